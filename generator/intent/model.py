@@ -1,0 +1,224 @@
+"""The intent: the user-facing contract of DESIGN.md, as strict pydantic models.
+
+Structure and types are enforced here; domain judgements (ranges that deserve a
+rule code and an explanation, like DSCP 0-63) are rules in generator/checks, so
+that every one of them has a stable code and `--explain`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from generator.intent.units import Ratio, SizeBytes, SpeedG
+
+TOPOLOGY_KINDS = ("single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _network(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected an IPv4 prefix such as 10.0.0.0/16 for {what}")
+    try:
+        net = ipaddress.IPv4Network(value, strict=False)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not an IPv4 prefix ({exc})") from None
+    if "/" not in value:
+        raise ValueError(f"{value!r} needs a prefix length, e.g. {value}/16")
+    if str(net) != value.strip():
+        raise ValueError(f"{value!r} has host bits set: did you mean {net}?")
+    return str(net)
+
+
+class FabricSection(_Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$", max_length=40,
+                               description="fabric name: lowercase letters, digits, dashes; prefixes every switch name")]
+    description: str = ""
+
+
+class SwitchTier(_Strict):
+    model: str = "SN5600"
+
+
+class Switches(_Strict):
+    leaf: SwitchTier = SwitchTier()
+    spine: SwitchTier = SwitchTier()
+    super_spine: SwitchTier = SwitchTier()
+
+
+class Cables(_Strict):
+    """Metres per tier: decides DAC/AOC and the PFC headroom of both ends."""
+
+    host_leaf: Annotated[float, Field(gt=0, le=100000)] = 3
+    leaf_spine: Annotated[float, Field(gt=0, le=100000)] = 30
+    spine_super_spine: Annotated[float, Field(gt=0, le=100000)] = 100
+    global_: Annotated[float, Field(gt=0, le=100000, alias="global")] = 50
+
+
+CableType = Literal["DAC", "AOC"]
+
+
+class CableTypes(_Strict):
+    """Force a cable type per tier (normally derived: DAC up to 3 m, AOC above)."""
+
+    host_leaf: CableType | None = None
+    leaf_spine: CableType | None = None
+    spine_super_spine: CableType | None = None
+    global_: CableType | None = Field(default=None, alias="global")
+
+
+class Topology(_Strict):
+    kind: str
+    nodes: Annotated[int, Field(ge=1, le=200000)]
+    gpus_per_node: Annotated[int, Field(ge=1, le=64)] = 8
+    gpu: str | None = None
+    rails: Annotated[int, Field(ge=1, le=16)] = 8
+    nic_speed: SpeedG = 400
+    oversubscription: Ratio = (1, 1)
+    nodes_per_unit: Annotated[int, Field(ge=1)] = 32
+    groups: Annotated[int, Field(ge=2, le=512)] = 2
+    switches: Switches = Switches()
+    cables: Cables = Cables()
+    cable_types: CableTypes = CableTypes()
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        if kind not in TOPOLOGY_KINDS:
+            raise ValueError(
+                f"{kind!r} is not supported: fabricgen builds Clos-family Ethernet fabrics for "
+                f"RoCE ({', '.join(TOPOLOGY_KINDS)}); torus/mesh/ring fabrics need per-hop "
+                "deadlock-free routing that BGP/ECMP underlays cannot provide")
+        return kind
+
+
+class SwitchOS(_Strict):
+    name: Literal["cumulus", "sonic"] = "cumulus"
+    version: Annotated[str, Field(pattern=r"^\d+\.\d+(\.\d+)?$")] = "5.11"
+
+    def version_tuple(self) -> tuple[int, int]:
+        major, minor = self.version.split(".")[:2]
+        return int(major), int(minor)
+
+
+class Ecn(_Strict):
+    min_threshold: SizeBytes = 150000
+    max_threshold: SizeBytes = 1500000
+    probability: int = 100
+    enabled: bool = True
+
+
+class Mtu(_Strict):
+    switch: Annotated[int, Field(ge=552, le=9216)] = 9216
+    host: Annotated[int, Field(ge=576, le=9216)] = 4200
+
+
+class Roce(_Strict):
+    mode: Literal["lossless", "lossy"] = "lossless"
+    dscp: int = 26
+    priority: int = 3
+    cnp_dscp: int = 48
+    cnp_priority: int = 6
+    ecn: Ecn = Ecn()
+    pfc_watchdog: bool = True
+    mtu: Mtu = Mtu()
+    bandwidth_percent: Annotated[int, Field(ge=1, le=99)] = 50
+
+
+class Asn(_Strict):
+    spine: Annotated[int, Field(description="ASN of the spine tier (RFC 7938); pods/groups count up from it")] = 65000
+    leaf_base: Annotated[int, Field(description="leaf i gets leaf_base + i")] = 65100
+
+
+class Addressing(_Strict):
+    loopbacks: str = "10.255.0.0/16"
+    fabric_links: str = "unnumbered"
+    rails: str = "172.16.0.0/12"
+    management: str = "192.168.0.0/20"
+    asn: Asn = Asn()
+
+    @field_validator("loopbacks", "rails", "management")
+    @classmethod
+    def _pool(cls, value: object, info) -> str:
+        return _network(value, info.field_name)
+
+    @field_validator("fabric_links")
+    @classmethod
+    def _fabric_links(cls, value: object) -> str:
+        if value == "unnumbered":
+            return value
+        return _network(value, "fabric_links (or 'unnumbered')")
+
+
+class HostRail(_Strict):
+    netdev: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.-]{1,15}$")]
+    rdma: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_]{1,32}$")]
+
+
+class Hosts(_Strict):
+    name: str = "gpu{n:03d}"
+    mgmt_interface: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.-]{1,15}$")] = "eno1"
+    rails: list[HostRail] | None = None
+    nic_tooling: Literal["mlnx_qos", "dcb"] = "mlnx_qos"
+
+    @field_validator("name")
+    @classmethod
+    def _name_template(cls, value: str) -> str:
+        try:
+            a, b = value.format(n=1), value.format(n=2)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"{value!r} must be a Python format string using only {{n}}, e.g. gpu{{n:03d}} ({exc})") from None
+        if a == b:
+            raise ValueError(f"{value!r} must contain {{n}} so every host gets its own name")
+        return value
+
+
+class Nccl(_Strict):
+    settings: dict[str, str | int | bool] = {}
+
+
+class Workload(_Strict):
+    model_params: Annotated[float, Field(gt=0)] | None = None
+    gradient_bytes_per_param: Annotated[float, Field(gt=0)] = 2
+    step_compute_ms: Annotated[float, Field(gt=0)] | None = None
+    gpu_hour_usd: Annotated[float, Field(ge=0)] | None = None
+
+    @field_validator("model_params", mode="before")
+    @classmethod
+    def _sci(cls, value: object) -> object:
+        # YAML 1.1 reads 70e9 (no dot) as a string
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is not a number such as 70e9") from None
+        return value
+
+
+class Deploy(_Strict):
+    user: str = "cumulus"
+    confirm_timeout: Annotated[int, Field(ge=30, le=3600)] = 300
+    concurrency: Annotated[int, Field(ge=1, le=1024)] = 32
+
+
+class Intent(_Strict):
+    fabric: FabricSection
+    topology: Topology
+    switch_os: SwitchOS = SwitchOS()
+    roce: Roce = Roce()
+    addressing: Addressing = Addressing()
+    hosts: Hosts = Hosts()
+    nccl: Nccl = Nccl()
+    workload: Workload | None = None
+    deploy: Deploy = Deploy()
+
+    def rail_nics(self) -> list[HostRail]:
+        """hosts.rails, or the ConnectX naming of a typical 8-rail server when omitted."""
+        if self.hosts.rails is not None and len(self.hosts.rails) == self.topology.rails:
+            return list(self.hosts.rails)
+        return [HostRail(netdev=f"ens{r + 1}f0np0", rdma=f"mlx5_{r}") for r in range(self.topology.rails)]

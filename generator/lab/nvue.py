@@ -1,0 +1,382 @@
+"""Simulated Cumulus Linux NVUE: pending/applied revisions, apply with a confirm timer."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import re
+import time
+from dataclasses import dataclass, field
+
+from generator.lab import tree as nvtree
+from generator.lab.device import CommandError, Device, Io
+from generator.lab.schema import SchemaError, resolve_cli, schema_for, validate_tree, version_key
+
+DEFAULT_CONFIRM_SECONDS = 600
+STARTUP_FILE = "/etc/nvue.d/startup.yaml"
+_DURATION = re.compile(r"^(\d+)([smh]?)$")
+
+
+@dataclass
+class Revision:
+    rev_id: int
+    config: dict
+    state: str = "pending"
+    message: str = ""
+    date: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    user: str = "cumulus"
+
+
+@dataclass
+class PendingConfirm:
+    rev_id: int
+    previous_id: int
+    deadline: float
+    handle: asyncio.TimerHandle
+
+
+class NvueDevice(Device):
+    os_name = "cumulus"
+
+    def __init__(self, *args, platform: str = "SN5600", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.platform = platform
+        self.schema = schema_for(self.version)
+        self.revisions: dict[int, Revision] = {0: Revision(0, {}, state="applied", message="empty")}
+        self.applied_id = 0
+        self.startup: dict = {}
+        self.pending: Revision | None = None
+        self.history: list[dict] = []
+        self.confirm: PendingConfirm | None = None
+        self._next_id = 1
+        self._save_startup({})
+
+    # --- identity -------------------------------------------------------
+    @property
+    def applied(self) -> dict:
+        return self.revisions[self.applied_id].config
+
+    @property
+    def hostname(self) -> str:
+        return str(self.applied.get("system", {}).get("hostname") or self.name)
+
+    @property
+    def release(self) -> str:
+        parts = self.version.split(".")
+        return ".".join(parts + ["0"] * (3 - len(parts)))
+
+    @property
+    def autosaves(self) -> bool:
+        return version_key(self.version) >= (5, 9)
+
+    def prompt(self, username: str) -> str:
+        return f"{username}@{self.hostname}:mgmt:~$ "
+
+    # --- dispatch -------------------------------------------------------
+    async def run(self, argv: list[str], io: Io) -> int | None:
+        if not argv or argv[0] != "nv":
+            return None
+        args = argv[1:]
+        try:
+            if args[:1] == ["set"]:
+                self._cli_set(args[1:], io)
+            elif args[:1] == ["unset"]:
+                self._cli_unset(args[1:], io)
+            elif args[:1] == ["config"]:
+                await self._config(args[1:], io)
+            elif args[:1] == ["show"]:
+                self._show(args[1:], io)
+            else:
+                raise CommandError("Error: usage: nv [set|unset|config|show] ...")
+        except (CommandError, SchemaError, nvtree.DocumentError) as exc:
+            io.write(f"{exc}\n")
+            return 1
+        return 0
+
+    # --- pending edits --------------------------------------------------
+    def _pending(self) -> Revision:
+        if self.pending is None:
+            self.pending = Revision(self._take_id(), copy.deepcopy(self.applied))
+            self.revisions[self.pending.rev_id] = self.pending
+        return self.pending
+
+    def _take_id(self) -> int:
+        rev_id, self._next_id = self._next_id, self._next_id + 1
+        return rev_id
+
+    def _cli_set(self, tokens: list[str], io: Io) -> None:
+        if not tokens:
+            raise CommandError("Error: nv set needs a path")
+        keys, value = resolve_cli(self.schema, tokens)
+        nvtree.merge(self._pending().config, nvtree.nest(keys, {} if value is None else value))
+
+    def _cli_unset(self, tokens: list[str], io: Io) -> None:
+        if not tokens:
+            raise CommandError("Error: nv unset needs a path")
+        keys, value = resolve_cli(self.schema, tokens)
+        if value is not None:
+            keys = [*keys, value]
+        nvtree.remove(self._pending().config, nvtree.nest(keys, {}))
+
+    def _load_file(self, path: str) -> list[dict]:
+        items = nvtree.load_document(self.read_file(path))
+        for item in items:
+            for kind, body in item.items():
+                if kind != "header":
+                    validate_tree(self.schema, body)
+        return items
+
+    # --- nv config ------------------------------------------------------
+    async def _config(self, args: list[str], io: Io) -> None:
+        sub, rest = (args[0], args[1:]) if args else ("", [])
+        if sub == "replace" and len(rest) == 1:
+            items = self._load_file(rest[0])
+            self._pending().config = nvtree.apply_document({}, items)
+        elif sub == "patch" and len(rest) == 1:
+            items = self._load_file(rest[0])
+            pending = self._pending()
+            pending.config = nvtree.apply_document(pending.config, items)
+        elif sub == "diff":
+            self._diff(rest, io)
+        elif sub == "apply":
+            await self._apply(rest, io)
+        elif sub == "detach":
+            if self.pending is not None:
+                self.pending.state = "detached"
+                self.pending = None
+        elif sub == "save":
+            self._save_startup(self.applied)
+            io.write("saved\n")
+        elif sub == "history":
+            self._history(rest, io)
+        elif sub == "revision":
+            self._revision(rest, io)
+        elif sub == "show":
+            self._show_config(rest, io)
+        else:
+            raise CommandError(f"Error: unknown or incomplete command: nv config {' '.join(args)}")
+
+    @staticmethod
+    def _option(args: list[str], flag: str, default: str) -> str:
+        for i, arg in enumerate(args):
+            if arg == flag and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(flag + "="):
+                return arg.split("=", 1)[1]
+        return default
+
+    def _diff(self, args: list[str], io: Io) -> None:
+        output = self._option(args, "-o", "yaml")
+        if self.pending is None:
+            return
+        items = nvtree.diff_document(self.applied, self.pending.config)
+        if not items:
+            return
+        if output == "commands":
+            io.write("\n".join(nvtree.document_commands(items)) + "\n")
+        elif output == "json":
+            io.write(json.dumps(items, indent=2) + "\n")
+        else:
+            io.write(nvtree.dump_yaml(items))
+
+    def _header(self) -> dict:
+        return {"model": self.platform, "nvue-api-version": "nvue_v1", "rev-id": "1.0.0",
+                "version": f"Cumulus Linux {self.release}"}
+
+    def _document(self, config: dict) -> list[dict]:
+        return [{"header": self._header()}, {"set": copy.deepcopy(config)}]
+
+    def _rev_config(self, which: str) -> dict:
+        if which == "applied":
+            return self.applied
+        if which == "startup":
+            return self.startup
+        if which == "empty":
+            return {}
+        if which == "pending":
+            return self.pending.config if self.pending else self.applied
+        if which.isdigit() and int(which) in self.revisions:
+            return self.revisions[int(which)].config
+        raise CommandError(f"Error: unknown revision '{which}'")
+
+    def _show_config(self, args: list[str], io: Io) -> None:
+        config = self._rev_config(self._option(args, "-r", "applied"))
+        output = self._option(args, "-o", "yaml")
+        document = self._document(config)
+        if output == "commands":
+            io.write("\n".join(nvtree.to_commands(config)) + "\n")
+        elif output == "json":
+            io.write(json.dumps(document, indent=2) + "\n")
+        else:
+            io.write(nvtree.dump_yaml(document))
+
+    def _history(self, args: list[str], io: Io) -> None:
+        events = list(reversed(self.history))
+        if self._option(args, "-o", "table") == "json":
+            io.write(json.dumps(events, indent=2) + "\n")
+            return
+        for event in events:
+            io.write(f"rev-id: {event['rev-id']}  state: {event['state']}  date: {event['date']}  "
+                     f"user: {event['user']}  message: {event['message']}\n")
+
+    def _revision(self, args: list[str], io: Io) -> None:
+        listing = {str(r.rev_id): {"state": r.state, "message": r.message, "date": r.date}
+                   for r in self.revisions.values()}
+        if self._option(args, "-o", "table") == "json":
+            io.write(json.dumps(listing, indent=2) + "\n")
+            return
+        for rev_id, info in listing.items():
+            io.write(f"{rev_id:>6}  {info['state']:<12} {info['date']}  {info['message']}\n")
+
+    # --- nv config apply ------------------------------------------------
+    async def _apply(self, args: list[str], io: Io) -> None:
+        flags = set()
+        confirm_seconds: int | None = None
+        message = ""
+        target = None
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg in ("-y", "--assume-yes"):
+                flags.add("yes")
+            elif arg in ("--confirm-yes", "--confirm-no", "--confirm-status"):
+                flags.add(arg)
+            elif arg == "--confirm" or arg.startswith("--confirm="):
+                value = arg.split("=", 1)[1] if "=" in arg else None
+                if value is None and i + 1 < len(args) and _DURATION.match(args[i + 1]):
+                    i += 1
+                    value = args[i]
+                confirm_seconds = _parse_duration(value) if value else DEFAULT_CONFIRM_SECONDS
+            elif arg in ("-m", "--message") and i + 1 < len(args):
+                i += 1
+                message = args[i]
+            elif not arg.startswith("-") and target is None:
+                target = arg
+            else:
+                raise CommandError(f"Error: unknown option '{arg}' for nv config apply")
+            i += 1
+
+        if "--confirm-status" in flags:
+            self._confirm_status(io)
+        elif "--confirm-yes" in flags:
+            self._confirm_yes(io)
+        elif "--confirm-no" in flags:
+            if self.confirm is None:
+                raise CommandError("Error: there is no pending confirm to reject")
+            self._revert("rejected")
+            io.write("Pending confirm rejected; previous revision restored\n")
+        else:
+            await self._apply_config(target, confirm_seconds, message, "yes" in flags, io)
+
+    async def _apply_config(self, target: str | None, confirm_seconds: int | None, message: str,
+                            assume_yes: bool, io: Io) -> None:
+        if self.confirm is not None:
+            raise CommandError(
+                f"Error: revision {self.confirm.rev_id} is waiting for confirmation; "
+                "run 'nv config apply --confirm-yes' or '--confirm-no' first")
+        if target is None:
+            config = self.pending.config if self.pending else self.applied
+        else:
+            config = self._rev_config(target)
+        if not assume_yes:
+            answer = await io.ask("Are you sure? [y/N] ")
+            if (answer or "").strip().lower() not in ("y", "yes"):
+                raise CommandError("Aborted")
+        fault = self.faults.current().apply_error
+        if fault:
+            raise CommandError(f"Error: {fault}")
+
+        if target is None and self.pending is not None:
+            revision = self.pending
+            self.pending = None
+        else:
+            revision = Revision(self._take_id(), copy.deepcopy(config))
+            self.revisions[revision.rev_id] = revision
+        revision.state, revision.message = "applied", message
+        previous_id = self.applied_id
+        self.revisions[previous_id].state = "superseded"
+        self.applied_id = revision.rev_id
+        if self.pending is not None:
+            # Other pending edits are rebased on what is now applied.
+            self.pending.state = "detached"
+            self.pending = None
+        self._record(revision.rev_id, "applied", message)
+        if confirm_seconds is not None:
+            loop = asyncio.get_running_loop()
+            handle = loop.call_later(confirm_seconds, self._revert, "confirm timeout")
+            self.confirm = PendingConfirm(revision.rev_id, previous_id, time.monotonic() + confirm_seconds, handle)
+            revision.state = "confirm"
+            io.write(f"applied [rev_id: {revision.rev_id}]; confirm within {confirm_seconds}s "
+                     "with 'nv config apply --confirm-yes'\n")
+        else:
+            if self.autosaves:
+                self._save_startup(self.applied)
+            io.write(f"applied [rev_id: {revision.rev_id}]\n")
+
+    def _record(self, rev_id: int, state: str, message: str) -> None:
+        self.history.append({"rev-id": rev_id, "state": state, "message": message,
+                             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "user": "cumulus"})
+
+    def _confirm_status(self, io: Io) -> None:
+        if self.confirm is None:
+            io.write("No pending confirm\n")
+            return
+        left = max(0, round(self.confirm.deadline - time.monotonic()))
+        io.write(f"Revision {self.confirm.rev_id} pending confirm: {left} seconds remaining\n")
+
+    def _confirm_yes(self, io: Io) -> None:
+        if self.confirm is None:
+            raise CommandError("Error: there is no pending confirm")
+        self.confirm.handle.cancel()
+        rev_id = self.confirm.rev_id
+        self.confirm = None
+        self.revisions[rev_id].state = "applied"
+        self._record(rev_id, "confirmed", "")
+        if self.autosaves:
+            self._save_startup(self.applied)
+        io.write(f"confirmed [rev_id: {rev_id}]\n")
+
+    def _revert(self, reason: str) -> None:
+        pending = self.confirm
+        if pending is None:
+            return
+        pending.handle.cancel()
+        self.confirm = None
+        self.revisions[pending.rev_id].state = "confirm_fail"
+        self.applied_id = pending.previous_id
+        self.revisions[pending.previous_id].state = "applied"
+        self._record(pending.previous_id, "rollback", f"{reason} of revision {pending.rev_id}")
+
+    def _save_startup(self, config: dict) -> None:
+        self.startup = copy.deepcopy(config)
+        self.write_file(STARTUP_FILE, nvtree.dump_yaml(self._document(config)))
+
+    # --- nv show --------------------------------------------------------
+    def _show(self, args: list[str], io: Io) -> None:
+        what = [a for a in args if not a.startswith("-") and a not in ("json", "yaml")]
+        as_json = self._option(args, "-o", "table") == "json"
+        if what == ["system"]:
+            data = {"hostname": self.hostname, "build": f"Cumulus Linux {self.release}",
+                    "product-name": "Cumulus Linux", "product-release": self.release,
+                    "uptime": int(time.time() - self.booted), "timezone": "Etc/UTC"}
+        elif what == ["platform"]:
+            data = {"manufacturer": "NVIDIA", "product-name": f"M{self.platform}",
+                    "serial-number": f"MT{abs(hash(self.name)) % 10**10:010d}", "system-mac": "1c:34:da:00:00:01"}
+        elif what == ["interface"]:
+            names = sorted({"eth0", "lo", *self.applied.get("interface", {})})
+            data = {n: {"type": self.applied.get("interface", {}).get(n, {}).get("type", "swp")
+                        if n not in ("eth0", "lo") else ("eth" if n == "eth0" else "loopback")} for n in names}
+        else:
+            raise CommandError(f"Error: nv show {' '.join(args)}: not simulated")
+        if as_json:
+            io.write(json.dumps(data, indent=2) + "\n")
+        else:
+            io.write("".join(f"{k:<16} {v}\n" for k, v in data.items()))
+
+
+def _parse_duration(text: str) -> int:
+    match = _DURATION.match(text)
+    if not match:
+        raise CommandError(f"Error: invalid confirm time '{text}' (use e.g. 300s, 10m, 1h)")
+    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]

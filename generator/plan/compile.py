@@ -1,0 +1,165 @@
+"""intent -> FabricPlan: topology, addressing, cables, headroom, QoS, NCCL."""
+
+from __future__ import annotations
+
+import re
+
+from generator.intent.model import Intent
+from generator.plan import addressing
+from generator.plan.headroom import lanes_for, port_headroom
+from generator.plan.model import (
+    ROLE_LEAF,
+    ROLE_SPINE,
+    ROLE_SUPER_SPINE,
+    TIER_GLOBAL,
+    TIER_HOST_LEAF,
+    TIER_LEAF_SPINE,
+    TIER_SPINE_SUPER,
+    FabricPlan,
+    Headroom,
+    Host,
+    Link,
+    Nic,
+    Port,
+    Switch,
+)
+from generator.plan.qos import build_qos
+from generator.plan.topology import CompileError, SwitchNode, build_topology
+
+DAC_MAX_M = 3.0     # passive copper reach at 100G+ PAM4 lanes
+_TIER_KEY = {TIER_HOST_LEAF: "host_leaf", TIER_LEAF_SPINE: "leaf_spine",
+             TIER_SPINE_SUPER: "spine_super_spine", TIER_GLOBAL: "global_"}
+_ROLE_ORDER = {ROLE_SUPER_SPINE: 0, ROLE_SPINE: 1, ROLE_LEAF: 2}
+_PORT_RE = re.compile(r"^swp(\d+)(?:s(\d+))?$")
+
+
+def port_sort_key(name: str) -> tuple[int, int]:
+    m = _PORT_RE.match(name)
+    return (int(m.group(1)), int(m.group(2) or -1)) if m else (1 << 30, 0)
+
+
+def cable_for(intent: Intent, tier: str) -> tuple[float, str]:
+    key = _TIER_KEY[tier]
+    length = getattr(intent.topology.cables, key)
+    forced = getattr(intent.topology.cable_types, key)
+    return length, forced or ("DAC" if length <= DAC_MAX_M else "AOC")
+
+
+def _asns(intent: Intent, nodes: list[SwitchNode]) -> dict[str, int]:
+    """RFC 7938: spines of one tier/pod/group share an ASN, every leaf has its own."""
+    asn = intent.addressing.asn
+    out: dict[str, int] = {}
+    leaf_i = 0
+    for sw in nodes:
+        if sw.role == ROLE_LEAF:
+            leaf_i += 1
+            out[sw.name] = asn.leaf_base + leaf_i
+        elif sw.role == ROLE_SUPER_SPINE:
+            out[sw.name] = asn.spine
+        elif sw.unit is not None:          # three-tier pod spines
+            out[sw.name] = asn.spine + sw.unit
+        elif sw.group is not None:         # dragonfly-plus group spines
+            out[sw.name] = asn.spine + sw.group - 1
+        else:
+            out[sw.name] = asn.spine
+    return out
+
+
+def compile_plan(intent: Intent) -> FabricPlan:
+    topo = build_topology(intent)
+    t = intent.topology
+    qos = build_qos(intent.roce)
+    lossless = qos.mode == "lossless"
+    port_mtu = intent.roce.mtu.switch
+
+    nodes = sorted(topo.switches, key=lambda s: _ROLE_ORDER[s.role])   # stable within a role
+    asns = _asns(intent, nodes)
+    lo_pool = addressing.Pool.parse("addressing.loopbacks", intent.addressing.loopbacks)
+    mgmt_pool = addressing.Pool.parse("addressing.management", intent.addressing.management)
+    rail_pool = addressing.Pool.parse("addressing.rails", intent.addressing.rails)
+    fabric_pool = None
+    if intent.addressing.fabric_links != "unnumbered":
+        fabric_pool = addressing.Pool.parse("addressing.fabric_links", intent.addressing.fabric_links)
+        fabric_pool.need(2 * len(topo.links), f"{len(topo.links)} switch-to-switch /31 links")
+    loopbacks = addressing.loopbacks(lo_pool, len(nodes))
+    sw_mgmt, host_mgmt = addressing.management(mgmt_pool, len(nodes), len(topo.hosts))
+    addressing.check_host_pool(rail_pool, t.rails, t.nodes)
+
+    switches = tuple(
+        Switch(name=sw.name, role=sw.role, model=sw.model.name, asic=sw.model.asic, asn=asns[sw.name],
+               loopback=loopbacks[i], mgmt_ip=sw_mgmt[i], rail=sw.rail, unit=sw.unit, group=sw.group)
+        for i, sw in enumerate(nodes))
+    by_name = {sw.name: sw for sw in nodes}
+
+    def headroom(asic: str, speed: int, cable_m: float) -> Headroom | None:
+        if not lossless:
+            return None
+        h = port_headroom(asic, speed, cable_m, port_mtu)
+        return Headroom(h.xoff, h.xon, h.size)
+
+    ports: dict[str, list[Port]] = {sw.name: [] for sw in nodes}
+    links: list[Link] = []
+    speed = t.nic_speed
+
+    # host-facing ports, in node then rail order
+    rail_nics = intent.rail_nics()
+    host_len, host_cable = cable_for(intent, TIER_HOST_LEAF)
+    hosts = []
+    for h_i, slot in enumerate(topo.hosts):
+        name = intent.hosts.name.format(n=slot.index)
+        nics = []
+        for r in range(t.rails):
+            leaf_name, lport = topo.attachments[(slot.index, r)]
+            host_ip, leaf_ip = addressing.host_link(rail_pool, t.rails, t.nodes, r, slot.index)
+            leaf = by_name[leaf_name]
+            nic = rail_nics[r]
+            nics.append(Nic(rail=r, netdev=nic.netdev, rdma=nic.rdma, ip=f"{host_ip}/31", gateway=leaf_ip,
+                            switch=leaf_name, port=lport.name))
+            ports[leaf_name].append(Port(
+                device=leaf_name, port=lport.name, physical=lport.physical, breakout=lport.breakout,
+                speed_g=speed, lanes=lanes_for(leaf.model.asic, speed), cable_m=host_len, lossless=lossless,
+                headroom=headroom(leaf.model.asic, speed, host_len), peer_device=name, peer_port=nic.netdev,
+                tier=TIER_HOST_LEAF, ip=f"{leaf_ip}/31", peer_ip=host_ip, peer_asn=None))
+            links.append(Link(leaf_name, lport.name, name, nic.netdev, TIER_HOST_LEAF, speed, host_len, host_cable))
+        hosts.append(Host(name=name, index=slot.index, mgmt_ip=host_mgmt[h_i], unit=slot.unit, group=slot.group,
+                          nics=tuple(nics)))
+
+    for i, raw in enumerate(topo.links):
+        length, cable = cable_for(intent, raw.tier)
+        a_ip = b_ip = None
+        if fabric_pool is not None:
+            a_ip, b_ip = addressing.fabric_link(fabric_pool, i)
+        a, b = by_name[raw.a], by_name[raw.b]
+        for me, mine, my_ip, peer, theirs, peer_ip in ((a, raw.a_port, a_ip, b, raw.b_port, b_ip),
+                                                       (b, raw.b_port, b_ip, a, raw.a_port, a_ip)):
+            ports[me.name].append(Port(
+                device=me.name, port=mine.name, physical=mine.physical, breakout=mine.breakout, speed_g=speed,
+                lanes=lanes_for(me.model.asic, speed), cable_m=length, lossless=lossless,
+                headroom=headroom(me.model.asic, speed, length), peer_device=peer.name, peer_port=theirs.name,
+                tier=raw.tier, ip=f"{my_ip}/31" if my_ip else None, peer_ip=peer_ip, peer_asn=asns[peer.name]))
+        links.append(Link(raw.a, raw.a_port.name, raw.b, raw.b_port.name, raw.tier, speed, length, cable))
+
+    ports_by_device = {name: tuple(sorted(p, key=lambda x: port_sort_key(x.port))) for name, p in ports.items()}
+    all_ports = tuple(p for sw in switches for p in ports_by_device[sw.name])
+
+    names = [h.name for h in hosts]
+    clash = set(names) & set(by_name)
+    if clash:
+        raise CompileError("hosts.name", f"host name {sorted(clash)[0]!r} equals a switch name: change hosts.name",
+                           "FG402")
+
+    plan = FabricPlan(
+        fabric=intent.fabric.name, description=intent.fabric.description, kind=t.kind,
+        switch_os=intent.switch_os.name, switch_os_version=intent.switch_os.version_tuple(),
+        nic_speed_g=speed, rails=t.rails, oversubscription=t.oversubscription,
+        switches=switches, hosts=tuple(hosts), links=tuple(links), ports=all_ports, qos=qos,
+        loopback_pool=intent.addressing.loopbacks, rail_pool=intent.addressing.rails,
+        fabric_link_pool=None if fabric_pool is None else intent.addressing.fabric_links,
+        mgmt_pool=intent.addressing.management, mgmt_interface=intent.hosts.mgmt_interface,
+        nic_tooling=intent.hosts.nic_tooling, deploy_user=intent.deploy.user,
+        _ports_by_device=ports_by_device,
+    )
+    return plan
+
+
+__all__ = ["compile_plan", "CompileError", "cable_for", "port_sort_key"]

@@ -1,0 +1,162 @@
+"""The compiled fabric plan: plain frozen dataclasses, no pydantic.
+
+Large fabrics have tens of thousands of ports and links; per-object validation
+would cost seconds, and everything here was derived from an already validated
+intent. Every value a renderer or check needs is computed once, here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ROLE_LEAF = "leaf"
+ROLE_SPINE = "spine"
+ROLE_SUPER_SPINE = "super-spine"
+
+TIER_HOST_LEAF = "host-leaf"
+TIER_LEAF_SPINE = "leaf-spine"
+TIER_SPINE_SUPER = "spine-super-spine"
+TIER_GLOBAL = "global"
+
+
+@dataclass(frozen=True, slots=True)
+class Headroom:
+    xoff: int
+    xon: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    name: str
+    role: str               # leaf | spine | super-spine
+    model: str
+    asic: str
+    asn: int
+    loopback: str           # "10.255.0.1" (no prefix length)
+    mgmt_ip: str
+    rail: int | None        # rail-aligned leaves only
+    unit: int | None        # scalable unit / pod, 1-based
+    group: int | None       # dragonfly-plus group, 1-based
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """A logical switch port carrying one link (swp1 or a split port swp1s0)."""
+
+    device: str
+    port: str
+    physical: str           # front-panel port: swp1
+    breakout: str | None    # "2x" when the physical port is split, else None
+    speed_g: int
+    lanes: int              # SerDes lanes of this logical port
+    cable_m: float
+    lossless: bool
+    headroom: Headroom | None
+    peer_device: str
+    peer_port: str
+    tier: str
+    ip: str | None          # "172.16.0.0/31" when numbered, else None (unnumbered)
+    peer_ip: str | None     # the far end's address without prefix length
+    peer_asn: int | None    # None for host-facing ports
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+    tier: str
+    speed_g: int
+    length_m: float
+    cable: str              # DAC | AOC
+
+
+@dataclass(frozen=True, slots=True)
+class Nic:
+    rail: int
+    netdev: str
+    rdma: str
+    ip: str                 # host side, odd address of the /31: "172.16.0.1/31"
+    gateway: str            # leaf side: "172.16.0.0"
+    switch: str
+    port: str
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    name: str
+    index: int              # 1-based node number
+    mgmt_ip: str
+    unit: int | None
+    group: int | None
+    nics: tuple[Nic, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QosPlan:
+    """The lossless contract, computed once from `roce:`; every target renders these values."""
+
+    mode: str                               # lossless | lossy
+    roce_dscp: int
+    roce_priority: int
+    cnp_dscp: int
+    cnp_priority: int
+    roce_tc: int
+    cnp_tc: int
+    dscp_to_priority: tuple[tuple[int, int], ...]     # explicit entries (dscp, switch priority)
+    priority_to_tc: tuple[tuple[int, int], ...]       # (switch priority, traffic class) for all 8
+    pfc_priorities: tuple[int, ...]                   # () when lossy
+    ets: tuple[tuple[int, str, int], ...]             # (tc, "dwrr"|"strict", bw percent or 0)
+    ecn_tcs: tuple[int, ...]
+    ecn_min_bytes: int
+    ecn_max_bytes: int
+    ecn_probability: int
+    pfc_watchdog: bool
+    switch_mtu: int
+    host_mtu: int
+    tos: int                                          # DSCP << 2, for NCCL_IB_TC and cma_roce_tos
+    # NVUE lossless defaults differ from the intent: only these need explicit keys
+    differs_from_nvue_default: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NcclPlan:
+    settings: tuple[tuple[str, str], ...]     # ordered (KEY, VALUE) as written to nccl.conf
+
+
+@dataclass(frozen=True, slots=True)
+class FabricPlan:
+    fabric: str
+    description: str
+    kind: str
+    switch_os: str            # cumulus | sonic
+    switch_os_version: tuple[int, int]
+    nic_speed_g: int
+    rails: int
+    oversubscription: tuple[int, int]
+    switches: tuple[Switch, ...]
+    hosts: tuple[Host, ...]
+    links: tuple[Link, ...]
+    ports: tuple[Port, ...]
+    qos: QosPlan
+    loopback_pool: str
+    rail_pool: str
+    fabric_link_pool: str | None          # None = unnumbered
+    mgmt_pool: str
+    mgmt_interface: str
+    nic_tooling: str
+    deploy_user: str
+    nccl: NcclPlan | None = None
+    # device name -> indexes, filled by compile for O(1) lookups in renderers
+    _ports_by_device: dict[str, tuple[Port, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def ports_of(self, device: str) -> tuple[Port, ...]:
+        return self._ports_by_device.get(device, ())
+
+    def switch(self, name: str) -> Switch:
+        for sw in self.switches:
+            if sw.name == name:
+                return sw
+        raise KeyError(name)

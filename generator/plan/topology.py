@@ -1,0 +1,333 @@
+"""Topology compiler: derive switches, port assignments and links from the intent.
+
+Switch counts are never asked for; they follow from node count, rails, NIC speed,
+the switch model's ports and the oversubscription ratio. All ordering is
+deterministic so the same intent yields the same names and ports, and a node
+added at the end only touches the leaves it lands on.
+
+Sizing rules (documented in the README):
+- every link runs at the NIC speed; ports faster than that are split (breakout);
+- a leaf with n host ports gets ceil(n * up / down) uplinks, so the ratio is exact
+  whenever n * up is a multiple of down;
+- spines of a two-tier fabric use all ports downwards; spines of three-tier pods and
+  dragonfly groups split their ports half down, half up (non-blocking above the leaf);
+- at least two spines (and two super-spines) so no single box carries a tier.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from generator.intent.model import Intent
+from generator.plan.catalog import LogicalPort, SwitchModel, get_model
+from generator.plan.model import (
+    ROLE_LEAF,
+    ROLE_SPINE,
+    ROLE_SUPER_SPINE,
+    TIER_GLOBAL,
+    TIER_HOST_LEAF,
+    TIER_LEAF_SPINE,
+    TIER_SPINE_SUPER,
+)
+
+
+class CompileError(Exception):
+    """The intent is well-formed but cannot be built; `path` names the key to change."""
+
+    def __init__(self, path: str, message: str, code: str = "FG100"):
+        super().__init__(message)
+        self.path = path
+        self.message = message
+        self.code = code
+
+
+@dataclass(slots=True)
+class SwitchNode:
+    name: str
+    role: str
+    model: SwitchModel
+    rail: int | None = None
+    unit: int | None = None
+    group: int | None = None
+    down: list[LogicalPort] = field(default_factory=list)   # ports reserved for the tier below
+    up: list[LogicalPort] = field(default_factory=list)     # ports reserved for the tier above
+    down_used: int = 0
+    up_used: int = 0
+
+    def take_down(self, what: str) -> LogicalPort:
+        if self.down_used >= len(self.down):
+            raise CompileError("topology", f"{self.name} ({self.model.name}) has no free port left for {what}: "
+                               f"{len(self.down)} ports of this tier are used; choose a larger switch model or "
+                               "a higher oversubscription", "FG104")
+        port = self.down[self.down_used]
+        self.down_used += 1
+        return port
+
+    def take_up(self, what: str) -> LogicalPort:
+        if self.up_used >= len(self.up):
+            raise CompileError("topology", f"{self.name} ({self.model.name}) has no free uplink port for {what}: "
+                               f"all {len(self.up)} are used; choose a larger switch model", "FG104")
+        port = self.up[self.up_used]
+        self.up_used += 1
+        return port
+
+
+@dataclass(frozen=True, slots=True)
+class HostSlot:
+    index: int            # 1-based node number
+    unit: int | None
+    group: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RawLink:
+    a: str
+    a_port: LogicalPort
+    b: str
+    b_port: LogicalPort
+    tier: str
+
+
+@dataclass(slots=True)
+class Topology:
+    switches: list[SwitchNode]
+    hosts: list[HostSlot]
+    attachments: dict[tuple[int, int], tuple[str, LogicalPort]]   # (node, rail) -> (leaf, port)
+    links: list[RawLink]                                          # switch-switch links
+
+
+def _model(intent: Intent, tier: str) -> SwitchModel:
+    name = getattr(intent.topology.switches, tier).model
+    model = get_model(name)
+    if model is None:
+        from generator.plan.catalog import catalog
+
+        raise CompileError(f"topology.switches.{tier}.model",
+                           f"unknown switch model {name!r}: use one of {', '.join(sorted(catalog()))}", "FG102")
+    return model
+
+
+def _ports(model: SwitchModel, speed_g: int, tier: str) -> tuple[LogicalPort, ...]:
+    ports = model.logical_ports(speed_g)
+    if not ports:
+        raise CompileError(
+            f"topology.switches.{tier}.model",
+            f"{model.name} has no port that runs at {speed_g}G (its ports: "
+            f"{', '.join(f'{s}G' for s in model.speeds())}): pick a model with {speed_g}G ports or change "
+            "topology.nic_speed", "FG102")
+    return ports
+
+
+def leaf_capacity(n_ports: int, ratio: tuple[int, int]) -> int:
+    """Most host ports a leaf can take while keeping ceil(n*up/down) uplinks."""
+    down, up = ratio
+    n = n_ports * down // (down + up)
+    while n > 0 and n + math.ceil(n * up / down) > n_ports:
+        n -= 1
+    return n
+
+
+def uplinks_for(n_host_ports: int, ratio: tuple[int, int]) -> int:
+    down, up = ratio
+    return math.ceil(n_host_ports * up / down)
+
+
+class _Builder:
+    def __init__(self, intent: Intent):
+        self.intent = intent
+        self.fabric = intent.fabric.name
+        self.speed = intent.topology.nic_speed
+        self.ratio = intent.topology.oversubscription
+        self.rails = intent.topology.rails
+        self.switches: list[SwitchNode] = []
+        self.attachments: dict[tuple[int, int], tuple[str, LogicalPort]] = {}
+        self.links: list[RawLink] = []
+        self.hosts: list[HostSlot] = []
+
+    # -- switch construction -------------------------------------------------
+    def leaf(self, name: str, rail: int | None, unit: int | None, group: int | None, n_hosts: int) -> SwitchNode:
+        model = _model(self.intent, "leaf")
+        ports = _ports(model, self.speed, "leaf")
+        cap = leaf_capacity(len(ports), self.ratio)
+        up = uplinks_for(cap, self.ratio)
+        node = SwitchNode(name, ROLE_LEAF, model, rail, unit, group,
+                          down=list(ports[:cap]), up=list(ports[cap:cap + up]))
+        self.switches.append(node)
+        return node
+
+    def spine(self, name: str, role: str, unit: int | None, group: int | None, split: bool, tier: str) -> SwitchNode:
+        model = _model(self.intent, tier)
+        ports = _ports(model, self.speed, tier)
+        half = len(ports) // 2 if split else len(ports)
+        node = SwitchNode(name, role, model, None, unit, group, down=list(ports[:half]), up=list(ports[half:]))
+        self.switches.append(node)
+        return node
+
+    def leaf_down_capacity(self) -> int:
+        model = _model(self.intent, "leaf")
+        cap = leaf_capacity(len(_ports(model, self.speed, "leaf")), self.ratio)
+        if cap < 1:
+            raise CompileError("topology.oversubscription",
+                               f"{model.name} cannot keep a {self.ratio[0]}:{self.ratio[1]} ratio with any host port",
+                               "FG104")
+        return cap
+
+    def spine_half(self, tier: str) -> int:
+        return len(_ports(_model(self.intent, tier), self.speed, tier)) // 2
+
+    def spine_all(self, tier: str) -> int:
+        return len(_ports(_model(self.intent, tier), self.speed, tier))
+
+    # -- wiring ---------------------------------------------------------------
+    def attach(self, node: int, rail: int, leaf: SwitchNode) -> None:
+        self.attachments[(node, rail)] = (leaf.name, leaf.take_down(f"node {node} rail {rail}"))
+
+    def connect_up(self, lower: list[SwitchNode], upper: list[SwitchNode], tier: str) -> None:
+        """Spread every uplink of `lower` round-robin over `upper`: each upper switch gets
+        the same number of links (within one), and each lower switch reaches all uppers
+        when it has at least as many uplinks as there are uppers."""
+        k = 0
+        for low in lower:
+            n_up = low.down_used if low.role != ROLE_LEAF else uplinks_for(low.down_used, self.ratio)
+            for _ in range(n_up):
+                high = upper[k % len(upper)]
+                k += 1
+                a_port = low.take_up(f"a link to {high.name}")
+                b_port = high.take_down(f"a link from {low.name}")
+                self.links.append(RawLink(low.name, a_port, high.name, b_port, tier))
+
+    def rail_leaves(self, nodes: list[int], label: str, unit: int | None, group: int | None) -> list[SwitchNode]:
+        """Rail-aligned leaves for a block of nodes: NIC r of every node goes to a rail-r
+        leaf; a block larger than one leaf's host ports gets several leaves per rail."""
+        cap = self.leaf_down_capacity()
+        chunks = [nodes[i:i + cap] for i in range(0, len(nodes), cap)]
+        leaves = []
+        for rail in range(self.rails):
+            for c, chunk in enumerate(chunks):
+                suffix = f"-{c + 1}" if len(chunks) > 1 else ""
+                leaf = self.leaf(f"{self.fabric}-leaf-{label}-r{rail}{suffix}", rail, unit, group, len(chunk))
+                for node in chunk:
+                    self.attach(node, rail, leaf)
+                leaves.append(leaf)
+        return leaves
+
+    def n_spines(self, uplinks: int, ports_per_spine: int) -> int:
+        return max(min(2, uplinks), math.ceil(uplinks / ports_per_spine))
+
+    def total_uplinks(self, leaves: list[SwitchNode]) -> int:
+        return sum(uplinks_for(leaf.down_used, self.ratio) for leaf in leaves)
+
+
+def _blocks(nodes: int, size: int) -> list[list[int]]:
+    """Nodes 1..nodes in consecutive blocks of `size` (the last may be short)."""
+    return [list(range(s, min(s + size, nodes + 1))) for s in range(1, nodes + 1, size)]
+
+
+def _split_even(nodes: int, parts: int) -> list[list[int]]:
+    base, extra = divmod(nodes, parts)
+    out, start = [], 1
+    for p in range(parts):
+        n = base + (1 if p < extra else 0)
+        out.append(list(range(start, start + n)))
+        start += n
+    return out
+
+
+def build_topology(intent: Intent) -> Topology:
+    b = _Builder(intent)
+    t = intent.topology
+    kind = t.kind
+    fabric = intent.fabric.name
+
+    if kind == "single-switch":
+        model = _model(intent, "leaf")
+        ports = _ports(model, t.nic_speed, "leaf")
+        need = t.nodes * t.rails
+        if need > len(ports):
+            raise CompileError("topology.nodes",
+                               f"{need} NIC ports ({t.nodes} nodes x {t.rails} rails) do not fit one {model.name} "
+                               f"({len(ports)} ports at {t.nic_speed}G): use leaf-spine or rail-optimized", "FG104")
+        leaf = SwitchNode(f"{fabric}-leaf-1", ROLE_LEAF, model, None, None, None, down=list(ports))
+        b.switches.append(leaf)
+        for n in range(1, t.nodes + 1):
+            b.hosts.append(HostSlot(n, None, None))
+            for r in range(t.rails):
+                b.attach(n, r, leaf)
+
+    elif kind == "leaf-spine":
+        cap = b.leaf_down_capacity()
+        per_leaf = cap // t.rails
+        if per_leaf < 1:
+            raise CompileError("topology.rails",
+                               f"a node's {t.rails} NICs do not fit one leaf ({cap} host ports at "
+                               f"{t.oversubscription[0]}:{t.oversubscription[1]}): use rail-optimized", "FG104")
+        leaves = []
+        for i, chunk in enumerate(_blocks(t.nodes, per_leaf)):
+            leaf = b.leaf(f"{fabric}-leaf-{i + 1}", None, None, None, len(chunk) * t.rails)
+            for n in chunk:
+                b.hosts.append(HostSlot(n, None, None))
+                for r in range(t.rails):
+                    b.attach(n, r, leaf)
+            leaves.append(leaf)
+        n_sp = b.n_spines(b.total_uplinks(leaves), b.spine_all("spine"))
+        spines = [b.spine(f"{fabric}-spine-{k + 1}", ROLE_SPINE, None, None, False, "spine") for k in range(n_sp)]
+        b.connect_up(leaves, spines, TIER_LEAF_SPINE)
+
+    elif kind == "rail-optimized":
+        leaves = []
+        for u, nodes in enumerate(_blocks(t.nodes, t.nodes_per_unit), start=1):
+            b.hosts.extend(HostSlot(n, u, None) for n in nodes)
+            leaves += b.rail_leaves(nodes, f"su{u}", u, None)
+        n_sp = b.n_spines(b.total_uplinks(leaves), b.spine_all("spine"))
+        spines = [b.spine(f"{fabric}-spine-{k + 1}", ROLE_SPINE, None, None, False, "spine") for k in range(n_sp)]
+        b.connect_up(leaves, spines, TIER_LEAF_SPINE)
+
+    elif kind == "three-tier":
+        all_spines = []
+        for p, nodes in enumerate(_blocks(t.nodes, t.nodes_per_unit), start=1):
+            b.hosts.extend(HostSlot(n, p, None) for n in nodes)
+            leaves = b.rail_leaves(nodes, f"pod{p}", p, None)
+            n_sp = b.n_spines(b.total_uplinks(leaves), b.spine_half("spine"))
+            spines = [b.spine(f"{fabric}-spine-pod{p}-{k + 1}", ROLE_SPINE, p, None, True, "spine")
+                      for k in range(n_sp)]
+            b.connect_up(leaves, spines, TIER_LEAF_SPINE)
+            all_spines += spines
+        spine_up = sum(s.down_used for s in all_spines)
+        n_ss = b.n_spines(spine_up, b.spine_all("super_spine"))
+        supers = [b.spine(f"{fabric}-super-spine-{k + 1}", ROLE_SUPER_SPINE, None, None, False, "super_spine")
+                  for k in range(n_ss)]
+        b.connect_up(all_spines, supers, TIER_SPINE_SUPER)
+
+    elif kind == "dragonfly-plus":
+        if t.groups > t.nodes:
+            raise CompileError("topology.groups", f"{t.groups} groups for {t.nodes} nodes leaves groups empty: "
+                               "use at most one group per node", "FG104")
+        groups = []
+        for g, nodes in enumerate(_split_even(t.nodes, t.groups), start=1):
+            b.hosts.extend(HostSlot(n, None, g) for n in nodes)
+            leaves = b.rail_leaves(nodes, f"g{g}", None, g)
+            groups.append(leaves)
+        # every group gets the same spine count so spine i of each group pairs with spine i elsewhere
+        n_sp = max(b.n_spines(b.total_uplinks(lv), b.spine_half("spine")) for lv in groups)
+        group_spines = []
+        for g, leaves in enumerate(groups, start=1):
+            # leaf-facing half down, global half up
+            spines = [b.spine(f"{fabric}-spine-g{g}-{k + 1}", ROLE_SPINE, None, g, True, "spine")
+                      for k in range(n_sp)]
+            b.connect_up(leaves, spines, TIER_LEAF_SPINE)
+            group_spines.append(spines)
+        least_down = min(sp.down_used for spines in group_spines for sp in spines)
+        per_pair = max(1, least_down // (t.groups - 1))
+        for g in range(len(group_spines)):
+            for h in range(g + 1, len(group_spines)):
+                for i in range(n_sp):
+                    a, z = group_spines[g][i], group_spines[h][i]
+                    for _ in range(per_pair):
+                        b.links.append(RawLink(a.name, a.take_up(f"a global link to {z.name}"),
+                                               z.name, z.take_up(f"a global link to {a.name}"), TIER_GLOBAL))
+    else:  # pragma: no cover - the intent model rejects other kinds
+        raise CompileError("topology.kind", f"unsupported kind {kind!r}")
+
+    b.hosts.sort(key=lambda h: h.index)
+    return Topology(b.switches, b.hosts, b.attachments, b.links)
