@@ -7,6 +7,7 @@ import copy
 import json
 import re
 import time
+import zlib
 from dataclasses import dataclass, field
 
 from generator.lab import tree as nvtree
@@ -362,7 +363,7 @@ class NvueDevice(Device):
                     "uptime": int(time.time() - self.booted), "timezone": "Etc/UTC"}
         elif what == ["platform"]:
             data = {"manufacturer": "NVIDIA", "product-name": f"M{self.platform}",
-                    "serial-number": f"MT{abs(hash(self.name)) % 10**10:010d}", "system-mac": "1c:34:da:00:00:01"}
+                    "serial-number": f"MT{zlib.crc32(self.name.encode()):010d}", "system-mac": "1c:34:da:00:00:01"}
         elif what == ["interface"]:
             names = sorted({"eth0", "lo", *self.applied.get("interface", {})})
             data = {n: {"type": self.applied.get("interface", {}).get(n, {}).get("type", "swp")

@@ -1,0 +1,1 @@
+"""napalm drivers for the switch operating systems fabricgen deploys to."""

@@ -1,0 +1,106 @@
+"""Every command string the switch drivers send, in one place, per OS version.
+
+NVUE generations (Cumulus Linux 5.x):
+  5.0 - 5.8   `nv config apply` does not write startup.yaml: the driver sends `nv config save`
+  5.9 +       apply also saves (NVIDIA: "Since 5.9 apply also saves")
+The confirm sub-commands (`--confirm-yes`, `--confirm-no`, `--confirm-status`) come from
+field guides, not the official reference: verify them on a real switch of each generation.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+NVUE_CANDIDATE_PATH = "/tmp/fabricgen-candidate.yaml"
+SONIC_CANDIDATE_PATH = "/tmp/fabricgen-candidate.json"
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    parts = tuple(int(p) for p in str(version).split(".") if p.isdigit())
+    return parts[:2] if parts else (0,)
+
+
+@dataclass(frozen=True)
+class NvueCommands:
+    generation: str
+    save: str | None
+    replace: str = "nv config replace {path}"
+    patch: str = "nv config patch {path}"
+    diff: str = "nv config diff"
+    apply: str = "nv config apply -y"
+    apply_confirm: str = "nv config apply -y --confirm {seconds}s"
+    apply_revision: str = "nv config apply {revision} -y"
+    message_option: str = " -m {message}"
+    confirm_yes: str = "nv config apply --confirm-yes"
+    confirm_no: str = "nv config apply --confirm-no"
+    confirm_status: str = "nv config apply --confirm-status"
+    detach: str = "nv config detach"
+    history_json: str = "nv config history -o json"
+    show_running: str = "nv config show -o yaml"
+    show_startup: str = "nv config show -r startup -o yaml"
+    show_system_json: str = "nv show system -o json"
+    show_platform_json: str = "nv show platform -o json"
+    show_interface_json: str = "nv show interface -o json"
+    candidate_path: str = NVUE_CANDIDATE_PATH
+    # `--confirm-status` prints "No pending confirm" when nothing waits for confirmation.
+    no_pending_confirm: re.Pattern = re.compile(r"no pending confirm", re.IGNORECASE)
+
+    def commit(self, message: str = "", revert_in: int | None = None) -> str:
+        command = self.apply if revert_in is None else self.apply_confirm.format(seconds=int(revert_in))
+        if message:
+            command += self.message_option.format(message=shlex.quote(message))
+        return command
+
+
+NVUE_GENERATIONS = (
+    ((5, 0), NvueCommands(generation="5.0-5.8", save="nv config save")),
+    ((5, 9), NvueCommands(generation="5.9+", save=None)),
+)
+
+
+def nvue_commands(version: str | None) -> NvueCommands:
+    """The command set for a Cumulus Linux 5.x version (newest generation when unknown)."""
+    if not version:
+        return NVUE_GENERATIONS[-1][1]
+    key = _version_key(version)
+    if key < (5, 0):
+        raise ValueError(f"Cumulus Linux {version} has no NVUE config workflow; 5.0 or newer is needed")
+    chosen = NVUE_GENERATIONS[0][1]
+    for first, commands in NVUE_GENERATIONS:
+        if key >= first:
+            chosen = commands
+    return chosen
+
+
+@dataclass(frozen=True)
+class SonicCommands:
+    """SONiC generic config updater commands plus the fabricgen confirm timer.
+
+    SONiC has no commit-confirm. `fabricgen-confirm` is a helper the deploy installs
+    on the switch (the lab implements it natively):
+      fabricgen-confirm start <seconds> <checkpoint>  roll back to <checkpoint> unless stopped
+      fabricgen-confirm stop                          confirm: cancel the pending rollback
+      fabricgen-confirm status                        JSON {"pending", "remaining", "checkpoint"}
+    On a switch it is a thin wrapper around
+      systemd-run --unit fabricgen-confirm --on-active=<seconds> config rollback <checkpoint>
+    and `systemctl stop fabricgen-confirm.timer`, so the rollback survives the SSH session.
+    """
+
+    checkpoint: str = "sudo config checkpoint {name}"
+    replace: str = "sudo config replace {path}"
+    rollback: str = "sudo config rollback {name}"
+    list_checkpoints: str = "sudo config list-checkpoints"
+    save: str = "sudo config save -y"
+    show_running: str = "show runningconfiguration all"
+    show_startup: str = "cat /etc/sonic/config_db.json"
+    show_version: str = "show version"
+    confirm_start: str = "sudo fabricgen-confirm start {seconds} {checkpoint}"
+    confirm_stop: str = "sudo fabricgen-confirm stop"
+    confirm_status: str = "sudo fabricgen-confirm status"
+    candidate_path: str = SONIC_CANDIDATE_PATH
+    checkpoint_prefix: str = "fabricgen-"
+
+
+SONIC = SonicCommands()

@@ -1,0 +1,160 @@
+"""Shared SSH plumbing for the switch drivers: netmiko session, host keys, SFTP, errors.
+
+Host keys are checked strictly against `known_hosts` (optional_args) by default:
+an unknown or changed key refuses the connection. `accept_new_host_keys: True`
+trusts a key on first contact and records it (a changed key is still refused).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+
+import paramiko
+from napalm.base import NetworkDriver
+from napalm.base.exceptions import (
+    ConnectAuthError,
+    ConnectionClosedException,
+    ConnectionException,
+    ConnectTimeoutError,
+)
+from netmiko import ConnectHandler
+from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
+
+DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
+
+
+class CommandFailed(Exception):
+    """The device answered a command with an error; the message is the device's."""
+
+
+class SSHCliDriver(NetworkDriver):
+    """Base for drivers that run CLI commands over one netmiko session."""
+
+    netmiko_device_type = "linux"
+    default_port = 22
+
+    def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
+                 optional_args: dict | None = None) -> None:
+        self.hostname = hostname
+        self.username = username
+        self._password = password
+        self.timeout = timeout
+        args = dict(optional_args or {})
+        self.port = int(args.get("port", self.default_port))
+        self.known_hosts = str(Path(os.path.expanduser(args.get("known_hosts") or DEFAULT_KNOWN_HOSTS)))
+        self.accept_new_host_keys = bool(args.get("accept_new_host_keys", False))
+        self.key_file = args.get("key_file")
+        self.optional_args = args
+        self.device = None
+        self._prompt = re.compile(rf"{re.escape(username)}@[\w.-]+(?::\w+)?:[^\n]*[$#]\s*$")
+
+    # --- connection -----------------------------------------------------
+    @property
+    def where(self) -> str:
+        return f"{self.hostname}:{self.port}"
+
+    def open(self) -> None:
+        if not self.accept_new_host_keys and not Path(self.known_hosts).is_file():
+            raise ConnectionException(
+                f"{self.where}: known_hosts file {self.known_hosts} does not exist; pass optional_args "
+                "known_hosts=<file> (strict host-key checking) or accept_new_host_keys=True")
+        try:
+            self.device = ConnectHandler(
+                device_type=self.netmiko_device_type, host=self.hostname, port=self.port,
+                username=self.username, password=self._password,
+                use_keys=bool(self.key_file), key_file=self.key_file, allow_agent=False,
+                ssh_strict=not self.accept_new_host_keys, system_host_keys=False,
+                alt_host_keys=True, alt_key_file=self.known_hosts,
+                conn_timeout=self.timeout, auth_timeout=self.timeout, banner_timeout=self.timeout,
+                read_timeout_override=None, fast_cli=True)
+        except NetmikoAuthenticationException:
+            raise ConnectAuthError(f"{self.where}: authentication failed for user {self.username!r}") from None
+        except NetmikoTimeoutException as exc:
+            raise ConnectTimeoutError(f"{self.where}: {self._scrub(_first_line(exc))}") from None
+        except paramiko.BadHostKeyException:
+            raise ConnectionException(
+                f"{self.where}: host key does not match {self.known_hosts}; if the switch was re-installed, "
+                f"remove the old key (ssh-keygen -R '[{self.hostname}]:{self.port}' -f {self.known_hosts})") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            message = self._scrub(_first_line(exc))
+            if "not found in known_hosts" in message:
+                message = (f"host key unknown: not in {self.known_hosts}; add it "
+                           "(ssh-keyscan) or pass optional_args accept_new_host_keys=True")
+            raise ConnectionException(f"{self.where}: {message}") from None
+        if self.accept_new_host_keys:
+            self._remember_host_key()
+
+    def _remember_host_key(self) -> None:
+        client = self.device.remote_conn_pre
+        path = Path(self.known_hosts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        client.save_host_keys(str(path))
+
+    def close(self) -> None:
+        if self.device is not None:
+            try:
+                self.device.disconnect()
+            except (OSError, EOFError, paramiko.SSHException):
+                pass
+            self.device = None
+
+    def is_alive(self) -> dict:
+        return {"is_alive": bool(self.device is not None and self.device.is_alive())}
+
+    # --- commands -------------------------------------------------------
+    def _send(self, command: str, read_timeout: float | None = None) -> str:
+        """Run one shell command and return its output without echo and prompt."""
+        if self.device is None:
+            raise ConnectionClosedException(f"{self.where}: not connected; call open() first")
+        try:
+            output = self.device.send_command(
+                command, expect_string=self._prompt.pattern, strip_prompt=False, strip_command=True,
+                read_timeout=read_timeout or float(self.timeout), cmd_verify=True)
+        except ReadTimeout:
+            raise ConnectionClosedException(
+                f"{self.where}: no prompt after {command.split()[0:3]} within "
+                f"{read_timeout or self.timeout}s") from None
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            self.device = None
+            raise ConnectionClosedException(f"{self.where}: connection lost: {self._scrub(_first_line(exc))}") from None
+        lines = output.replace("\r\n", "\n").split("\n")
+        if lines and self._prompt.search(lines[-1]):
+            lines.pop()
+        return "\n".join(lines).strip("\n")
+
+    def _check(self, command: str, read_timeout: float | None = None) -> str:
+        output = self._send(command, read_timeout)
+        errors = [ln for ln in output.splitlines() if ln.startswith(("Error", "Usage", "-bash:"))]
+        if errors:
+            raise CommandFailed(self._scrub("; ".join(errors)))
+        return output
+
+    def _upload(self, text: str, remote_path: str) -> None:
+        """Copy a file over SFTP on the already authenticated transport (no second login)."""
+        if self.device is None:
+            raise ConnectionClosedException(f"{self.where}: not connected; call open() first")
+        transport = self.device.remote_conn.get_transport()
+        sftp = paramiko.SFTPClient.from_transport(transport)
+        try:
+            sftp.putfo(io.BytesIO(text.encode()), remote_path)
+        finally:
+            sftp.close()
+
+    @staticmethod
+    def _read_source(filename: str | None, config: str | None) -> str:
+        if config is not None:
+            return config
+        if filename is None:
+            raise ValueError("give filename or config")
+        return Path(filename).read_text()
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._password, "***") if self._password else text
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]

@@ -1,0 +1,172 @@
+"""Start and stop a lab: one background process serving every simulated switch."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from generator.lab.faults import write_faults
+from generator.lab.server import CONFIG_FILE, READY_FILE
+
+PID_FILE = "lab.pid"
+LOG_FILE = "lab.log"
+SERVER_MODULE = "generator.lab.server"
+
+
+class LabError(RuntimeError):
+    """The lab could not be started or stopped."""
+
+
+@dataclass(frozen=True)
+class LabDevice:
+    name: str
+    os: str  # "cumulus" | "sonic"
+    version: str = "5.11"
+    port: int = 0  # 0: an ephemeral port
+
+
+def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulus",
+           password: str | None = None, faults: dict[str, dict] | None = None,
+           timeout: float = 60) -> Path:
+    """Start the lab process, wait until every device answers SSH, return DIR/endpoints.yml."""
+    directory = Path(directory).resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    if _running_pid(directory) is not None:
+        raise LabError(f"a lab is already running in {directory}; run `fabricgen lab down --dir {directory}` first")
+    names = [d.name for d in devices]
+    if len(set(names)) != len(names):
+        raise LabError("device names must be unique")
+    for device in devices:
+        if device.os not in ("cumulus", "sonic"):
+            raise LabError(f"device {device.name}: os must be cumulus or sonic, not {device.os!r}")
+    for stale in (READY_FILE, "endpoints.yml", PID_FILE):
+        (directory / stale).unlink(missing_ok=True)
+
+    _write_secret(directory / "password", password if password is not None else secrets.token_urlsafe(18))
+    for name, fault in (faults or {}).items():
+        if name not in names:
+            raise LabError(f"faults given for unknown device {name!r}")
+        write_faults(directory, name, fault)
+    (directory / CONFIG_FILE).write_text(json.dumps(
+        {"username": username, "devices": [asdict(d) for d in devices]}, indent=2))
+
+    with open(directory / LOG_FILE, "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", SERVER_MODULE, "--dir", str(directory)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+            cwd=str(directory), env=_child_env())
+    (directory / PID_FILE).write_text(f"{process.pid}\n")
+    try:
+        _wait_ready(directory, process, timeout)
+    except BaseException:
+        lab_down(directory)
+        raise
+    return directory / "endpoints.yml"
+
+
+def lab_down(directory: Path, timeout: float = 10) -> bool:
+    """Stop the lab process of DIR (only if it really is ours); True if one was stopped."""
+    directory = Path(directory).resolve()
+    pid = _running_pid(directory)
+    if pid is None:
+        (directory / PID_FILE).unlink(missing_ok=True)
+        return False
+    os.kill(pid, signal.SIGTERM)
+    if not _wait_exit(pid, timeout):
+        os.kill(pid, signal.SIGKILL)
+        _wait_exit(pid, 5)
+    (directory / PID_FILE).unlink(missing_ok=True)
+    (directory / READY_FILE).unlink(missing_ok=True)
+    return True
+
+
+def set_faults(directory: Path, device: str, faults: dict) -> None:
+    """Change a running device's faults; it re-reads them before the next login or command."""
+    write_faults(Path(directory).resolve(), device, faults)
+
+
+def _child_env() -> dict[str, str]:
+    # The server must import this very `generator` package, installed or not.
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _write_secret(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text + "\n")
+    os.chmod(path, 0o600)
+
+
+def _running_pid(directory: Path) -> int | None:
+    """The PID in DIR/lab.pid if that process is alive and is this directory's lab server."""
+    try:
+        pid = int((directory / PID_FILE).read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
+        return None
+    args = [a.decode(errors="replace") for a in cmdline]
+    if SERVER_MODULE in args and str(directory) in args:
+        return pid
+    return None
+
+
+def _wait_ready(directory: Path, process: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not (directory / READY_FILE).exists():
+        if process.poll() is not None:
+            tail = (directory / LOG_FILE).read_text(errors="replace").strip().splitlines()[-5:]
+            raise LabError(f"lab server exited with status {process.returncode}: {' | '.join(tail)}")
+        if time.monotonic() > deadline:
+            raise LabError(f"lab did not start within {timeout:.0f}s; see {directory / LOG_FILE}")
+        time.sleep(0.05)
+    import yaml
+
+    endpoints = yaml.safe_load((directory / "endpoints.yml").read_text())["switches"]
+    for name, endpoint in endpoints.items():
+        while not _answers_ssh(endpoint["host"], endpoint["port"]):
+            if time.monotonic() > deadline:
+                raise LabError(f"lab device {name} does not answer SSH on port {endpoint['port']}")
+            time.sleep(0.05)
+
+
+def _answers_ssh(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2) as sock:
+            return sock.recv(8).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def _wait_exit(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            waited, _ = os.waitpid(pid, os.WNOHANG)
+            if waited == pid:
+                return True
+        except ChildProcessError:
+            # Not our child (another process started the lab): poll /proc instead.
+            if not Path(f"/proc/{pid}").exists():
+                return True
+            if _is_zombie(pid):
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except (FileNotFoundError, IndexError):
+        return True

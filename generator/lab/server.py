@@ -1,0 +1,122 @@
+"""The lab process: one asyncio loop serving every simulated device over SSH.
+
+    python -m generator.lab.server --dir DIR
+
+DIR/lab.json (written by control.lab_up) lists the devices; the server writes
+DIR/endpoints.yml, DIR/known_hosts and finally DIR/lab.ready once every device listens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+from pathlib import Path
+
+import asyncssh
+import yaml
+
+from generator.lab.device import Device
+from generator.lab.faults import FaultSource, fault_file
+from generator.lab.nvue import NvueDevice
+from generator.lab.session import LabSSHServer, Session
+
+log = logging.getLogger("generator.lab")
+
+CONFIG_FILE = "lab.json"
+READY_FILE = "lab.ready"
+
+
+def host_key(directory: Path, name: str) -> asyncssh.SSHKey:
+    """Load the device's persisted host key, creating it on first start."""
+    path = directory / "hostkeys" / name
+    if path.exists():
+        return asyncssh.read_private_key(str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key.export_private_key())
+    return key
+
+
+def make_device(directory: Path, spec: dict) -> Device:
+    from generator.lab.sonic import SonicDevice
+
+    classes = {"cumulus": NvueDevice, "sonic": SonicDevice}
+    if spec["os"] not in classes:
+        raise ValueError(f"device {spec['name']}: unknown os {spec['os']!r} (cumulus or sonic)")
+    root = directory / "devices" / spec["name"]
+    return classes[spec["os"]](spec["name"], spec.get("version", "5.11"), root,
+                               FaultSource(fault_file(directory, spec["name"])))
+
+
+async def serve(directory: Path) -> None:
+    config = json.loads((directory / CONFIG_FILE).read_text())
+    username = config["username"]
+    password = (directory / "password").read_text().strip()
+    servers: list[asyncssh.SSHAcceptor] = []
+    endpoints: dict[str, dict] = {}
+    known_hosts: list[str] = []
+
+    for spec in config["devices"]:
+        device = make_device(directory, spec)
+        key = host_key(directory, device.name)
+        sftp_root = str(device.root)
+
+        async def handle(process, device=device):
+            await Session(device, username, process).run()
+
+        server = await asyncssh.create_server(
+            lambda device=device: LabSSHServer(device, username, password),
+            "127.0.0.1", int(spec.get("port") or 0),
+            server_host_keys=[key],
+            process_factory=handle,
+            sftp_factory=lambda chan, root=sftp_root: asyncssh.SFTPServer(chan, chroot=root),
+            allow_scp=True,
+            kbdint_auth=False,
+            reuse_address=True,
+            # Each session ends when the client goes away; keepalives only add load at 128+ devices.
+            keepalive_interval=0,
+        )
+        servers.append(server)
+        port = server.sockets[0].getsockname()[1]
+        endpoints[device.name] = {"host": "127.0.0.1", "port": port, "username": username}
+        public = key.export_public_key("openssh").decode().split()[:2]
+        known_hosts.append(f"[127.0.0.1]:{port} {' '.join(public)}\n")
+
+    _write(directory / "endpoints.yml", yaml.safe_dump(
+        {"switches": endpoints, "password_file": str(directory / "password")}, sort_keys=True))
+    _write(directory / "known_hosts", "".join(known_hosts))
+    _write(directory / READY_FILE, f"{os.getpid()}\n")
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    for server in servers:
+        server.close()
+    (directory / READY_FILE).unlink(missing_ok=True)
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="fabricgen lab SSH simulator")
+    parser.add_argument("--dir", type=Path, required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(serve(args.dir.resolve()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
