@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from generator.intent.model import Intent
@@ -43,6 +44,10 @@ def cable_for(intent: Intent, tier: str) -> tuple[float, str]:
     length = getattr(intent.topology.cables, key)
     forced = getattr(intent.topology.cable_types, key)
     return length, forced or ("DAC" if length <= DAC_MAX_M else "AOC")
+
+
+def pfc_cable_m(length_m: float) -> int:
+    return max(1, math.ceil(length_m))
 
 
 def _asns(intent: Intent, nodes: list[SwitchNode]) -> dict[str, int]:
@@ -94,7 +99,8 @@ def compile_plan(intent: Intent) -> FabricPlan:
     def headroom(asic: str, speed: int, cable_m: float) -> Headroom | None:
         if not lossless:
             return None
-        h = port_headroom(asic, speed, cable_m, port_mtu)
+        # switches take whole metres (NVUE cable-length, SONiC CABLE_LENGTH): round up, never under-provision
+        h = port_headroom(asic, speed, pfc_cable_m(cable_m), port_mtu)
         return Headroom(h.xoff, h.xon, h.size)
 
     ports: dict[str, list[Port]] = {sw.name: [] for sw in nodes}

@@ -1,0 +1,68 @@
+"""Run the rule catalog: intent rules, then compile, then plan rules."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+
+from generator.checks.registry import ERROR, RULES, CheckContext, Finding
+from generator.intent.loader import LoadedIntent
+from generator.plan.compile import compile_plan
+from generator.plan.model import FabricPlan
+from generator.plan.topology import CompileError
+
+_SEVERITY_ORDER = {ERROR: 0, "warning": 1}
+
+
+def load_rules() -> None:
+    """Import every generator/checks/*_rules.py module so its @rule functions register."""
+    import generator.checks as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.endswith("_rules"):
+            importlib.import_module(f"generator.checks.{info.name}")
+
+
+@dataclass
+class CheckResult:
+    findings: list[Finding] = field(default_factory=list)
+    plan: FabricPlan | None = None
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity != ERROR]
+
+
+def _run(stage: str, ctx: CheckContext, loaded: LoadedIntent) -> list[Finding]:
+    out = []
+    for code in sorted(RULES):
+        r = RULES[code]
+        if r.stage != stage:
+            continue
+        for path, message in r.func(ctx):
+            out.append(Finding(code, r.severity, path, message, loaded.line_of(path), loaded.file))
+    return out
+
+
+def run_checks(loaded: LoadedIntent) -> CheckResult:
+    load_rules()
+    result = CheckResult()
+    ctx = CheckContext(loaded.intent)
+    result.findings += _run("intent", ctx, loaded)
+    if not any(f.severity == ERROR for f in result.findings):
+        try:
+            result.plan = compile_plan(loaded.intent)
+        except CompileError as exc:
+            result.findings.append(Finding(exc.code, ERROR, exc.path, exc.message, loaded.line_of(exc.path),
+                                           loaded.file))
+    if result.plan is not None:
+        result.findings += _run("plan", CheckContext(loaded.intent, result.plan), loaded)
+    # one finding per (code, path, message): a rule seen from two stages must not print twice
+    unique = {(f.code, f.path, f.message): f for f in result.findings}
+    result.findings = sorted(unique.values(), key=lambda f: (_SEVERITY_ORDER.get(f.severity, 2), f.code, f.path))
+    return result

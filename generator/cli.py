@@ -1,0 +1,186 @@
+"""fabricgen command line: thin wrappers that parse arguments, call library
+functions and set exit codes (0 ok, 1 error, 2 usage, 3 changes/drift)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from generator import __version__
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="One reviewed YAML intent -> a lossless RoCEv2 GPU fabric.")
+lab_app = typer.Typer(no_args_is_help=True, help="Simulated switches on loopback for tests and demos.")
+app.add_typer(lab_app, name="lab")
+
+IntentArg = Annotated[str, typer.Argument(help="path of the intent (fabric.yaml)", show_default=False)]
+
+
+def _err(line: str) -> None:
+    typer.echo(line, err=True)
+
+
+def _load(path: str):
+    """LoadedIntent, or print one line per problem and exit 1."""
+    from generator.intent.loader import IntentError, load_intent
+
+    try:
+        return load_intent(path)
+    except IntentError as exc:
+        for problem in exc.problems:
+            _err(f"error: {problem}")
+        raise typer.Exit(1) from None
+
+
+def _check(path: str, *, quiet_warnings: bool = False):
+    from generator.checks.runner import run_checks
+
+    loaded = _load(path)
+    result = run_checks(loaded)
+    return loaded, result
+
+
+def _print_findings(result, stream_err: bool) -> None:
+    for f in result.findings:
+        (_err if stream_err else typer.echo)(f.one_line())
+
+
+def _summary(result) -> str:
+    return f"{len(result.errors)} error(s), {len(result.warnings)} warning(s)"
+
+
+@app.command()
+def validate(
+    intent: Annotated[list[str] | None, typer.Argument(help="intent file(s)", show_default=False)] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    explain: Annotated[str | None, typer.Option("--explain", help="explain a rule code, e.g. FG201")] = None,
+    sonic_yang: Annotated[str | None, typer.Option("--sonic-yang", help="SONiC YANG model dir: validate config_db")] = None,
+) -> None:
+    """Load, compile and check an intent; exit 1 on any error."""
+    from generator.checks.registry import RULES
+    from generator.checks.runner import load_rules
+
+    if explain:
+        load_rules()
+        rule = RULES.get(explain.upper())
+        if rule is None:
+            _err(f"error: unknown rule code {explain!r}: codes are {', '.join(sorted(RULES))}")
+            raise typer.Exit(1)
+        typer.echo(f"{rule.code} ({rule.severity}): {rule.title}\n\n{rule.explanation}")
+        return
+    if not intent:
+        _err("error: give an intent file, e.g. fabricgen validate inventories/medium/fabric.yaml")
+        raise typer.Exit(2)
+    if fmt not in ("text", "json"):
+        _err(f"error: --format {fmt!r}: use text or json")
+        raise typer.Exit(2)
+    failed = False
+    reports = []
+    for path in intent:
+        from generator.intent.loader import IntentError, load_intent
+        from generator.checks.runner import run_checks
+
+        try:
+            loaded = load_intent(path)
+        except IntentError as exc:
+            failed = True
+            if fmt == "json":
+                reports.append({"intent": path, "ok": False, "findings": [
+                    {"code": "FG000", "severity": "error", "path": p.path, "message": p.message,
+                     "file": p.file, "line": p.line} for p in exc.problems]})
+            else:
+                for p in exc.problems:
+                    typer.echo(f"error: {p}")
+            continue
+        result = run_checks(loaded)
+        findings = list(result.findings)
+        if sonic_yang and result.plan is not None and not result.errors:
+            findings += _sonic_yang_findings(result.plan, sonic_yang)
+        errors = [f for f in findings if f.severity == "error"]
+        failed |= bool(errors)
+        if fmt == "json":
+            reports.append({"intent": path, "ok": not errors, "findings": [f.as_dict() for f in findings]})
+        else:
+            for sev in ("error", "warning"):
+                for f in findings:
+                    if f.severity == sev:
+                        typer.echo(f.one_line())
+            typer.echo(f"{path}: {len(errors)} error(s), {len(findings) - len(errors)} warning(s)"
+                       + ("" if errors else " - ok"))
+    if fmt == "json":
+        typer.echo(json.dumps(reports if len(reports) > 1 else reports[0], indent=1))
+    raise typer.Exit(1 if failed else 0)
+
+
+def _sonic_yang_findings(plan, yang_dir: str) -> list:
+    from generator.checks.registry import ERROR, Finding
+    from generator.render.sonic_check import yang_findings
+
+    if plan.switch_os != "sonic":
+        return []
+    return [Finding("FG250", ERROR, "switch_os", msg) for msg in yang_findings(plan, yang_dir)]
+
+
+@app.command()
+def render(
+    intent: IntentArg,
+    output: Annotated[str, typer.Option("-o", "--output", help="output directory (replaced atomically)")],
+    sonic_yang: Annotated[str | None, typer.Option("--sonic-yang", help="SONiC YANG model dir: validate config_db")] = None,
+) -> None:
+    """Validate, then render every file into OUTPUT atomically."""
+    from generator.render.output import render_files, write_tree
+
+    started = time.perf_counter()
+    loaded, result = _check(intent)
+    if result.errors or result.plan is None:
+        _print_findings(result, True)
+        _err(f"error: {intent}: {_summary(result)}; nothing written")
+        raise typer.Exit(1)
+    for f in result.warnings:
+        _err(f.one_line())
+    if sonic_yang:
+        problems = _sonic_yang_findings(result.plan, sonic_yang)
+        if problems:
+            for f in problems:
+                _err(f.one_line())
+            _err(f"error: {intent}: SONiC YANG validation failed; nothing written")
+            raise typer.Exit(1)
+    plan = result.plan
+    files = render_files(plan, loaded.text)
+    out = write_tree(files, output)
+    roles = Counter(s.role for s in plan.switches)
+    tiers = ", ".join(f"{n} {r}" for r, n in sorted(roles.items()))
+    typer.echo(f"{plan.fabric}: {plan.kind}, {len(plan.switches)} switches ({tiers}), {len(plan.hosts)} hosts, "
+               f"{len(plan.links)} links, {len(files)} files -> {out} "
+               f"({len(result.warnings)} warning(s), {time.perf_counter() - started:.2f} s)")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the intent (for editor completion)."""
+    from generator.intent.model import Intent
+
+    doc = Intent.model_json_schema(by_alias=True)
+    doc["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    doc["title"] = "fabricgen intent"
+    typer.echo(json.dumps(doc, indent=1, sort_keys=True))
+
+
+@app.command()
+def version() -> None:
+    """Print the fabricgen version."""
+    typer.echo(f"fabricgen {__version__}")
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

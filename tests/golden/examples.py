@@ -1,0 +1,7 @@
+from pathlib import Path
+
+GOLDEN = ("small", "medium", "large")
+
+
+def golden_dir(name: str) -> Path:
+    return Path(__file__).resolve().parent / name
