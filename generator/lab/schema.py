@@ -93,6 +93,8 @@ def _validate(node: Node, tree: dict, where: list[str]) -> None:
     for key, value in tree.items():
         key = str(key)
         child = node.child(key)
+        if child is None and node.terminal and value in ({}, ""):
+            continue  # NVUE writes some enum values as keys: `link: {state: {up: {}}}`
         if child is None:
             raise SchemaError(f"Error: Invalid config path: {_describe([*where, key])}")
         if isinstance(value, dict):

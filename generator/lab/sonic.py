@@ -118,13 +118,16 @@ class SonicDevice(Device):
             io.write(json.dumps(self.running, indent=4, sort_keys=True) + "\n")
         elif args[:1] == ["version"]:
             meta = self.running.get("DEVICE_METADATA", {}).get("localhost", {})
-            uptime = int(time.time() - self.booted)
+            up = int(time.time() - self.booted)
+            days, rest = divmod(up, 86400)
+            clock = f"{rest // 3600}:{rest % 3600 // 60:02d}" if rest >= 3600 else f"{rest // 60} min"
+            uptime = (f"{days} day{'s' if days != 1 else ''}, " if days else "") + clock
             io.write(
                 f"\nSONiC Software Version: SONiC.{self.version}\n"
                 f"SONiC OS Version: 12\nDistribution: Debian 12\nKernel: 6.1.0-11-2-amd64\n"
                 f"Platform: {meta.get('platform', '')}\nHwSKU: {meta.get('hwsku', '')}\nASIC: mellanox\n"
                 f"ASIC Count: 1\nSerial Number: MT{zlib.crc32(self.name.encode()):010d}\n"
-                f"Model Number: M{self.platform}\nHardware Revision: A1\nUptime: up {uptime} seconds\n")
+                f"Model Number: M{self.platform}\nHardware Revision: A1\nUptime: {time.strftime('%H:%M:%S')} up {uptime},  1 user,  load average: 0.00, 0.01, 0.05\n")
         else:
             raise CommandError(f"Error: show {' '.join(args)}: not simulated")
 

@@ -12,6 +12,7 @@ import copy
 import datetime as dt
 import difflib
 import json
+import re
 
 from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
 
@@ -168,11 +169,9 @@ def _lines(config: dict) -> list[str]:
 
 
 def _uptime_seconds(text: str) -> float:
-    words = text.replace(",", " ").split()
-    units = {"second": 1, "seconds": 1, "minute": 60, "minutes": 60, "min": 60, "mins": 60,
-             "hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
-    total = 0.0
-    for number, unit in zip(words, words[1:], strict=False):
-        if number.isdigit() and unit in units:
-            total += int(number) * units[unit]
-    return total if total else -1.0
+    """Seconds from `uptime` text: ' 10:32:09 up 2 days,  3:04,  1 user, ...' or 'up 7 min, ...'."""
+    match = re.search(r"up\s+(?:(\d+)\s+days?,\s*)?(?:(\d+):(\d+)|(\d+)\s+min)", text)
+    if not match:
+        return -1.0
+    days, hours, minutes, only_minutes = (int(g) if g else 0 for g in match.groups())
+    return float(days * 86400 + hours * 3600 + (minutes or only_minutes) * 60)

@@ -72,20 +72,23 @@ class SSHCliDriver(NetworkDriver):
                 read_timeout_override=None, fast_cli=True)
         except NetmikoAuthenticationException:
             raise ConnectAuthError(f"{self.where}: authentication failed for user {self.username!r}") from None
-        except NetmikoTimeoutException as exc:
-            raise ConnectTimeoutError(f"{self.where}: {self._scrub(_first_line(exc))}") from None
-        except paramiko.BadHostKeyException:
-            raise ConnectionException(
-                f"{self.where}: host key does not match {self.known_hosts}; if the switch was re-installed, "
-                f"remove the old key (ssh-keygen -R '[{self.hostname}]:{self.port}' -f {self.known_hosts})") from None
-        except (paramiko.SSHException, OSError, EOFError) as exc:
-            message = self._scrub(_first_line(exc))
-            if "not found in known_hosts" in message:
-                message = (f"host key unknown: not in {self.known_hosts}; add it "
-                           "(ssh-keyscan) or pass optional_args accept_new_host_keys=True")
-            raise ConnectionException(f"{self.where}: {message}") from None
+        except (NetmikoTimeoutException, paramiko.SSHException, OSError, EOFError) as exc:
+            message = self._connect_failure(exc)
+            timed_out = isinstance(exc, NetmikoTimeoutException) and "host key" not in message
+            raise (ConnectTimeoutError if timed_out else ConnectionException)(f"{self.where}: {message}") from None
         if self.accept_new_host_keys:
             self._remember_host_key()
+
+    def _connect_failure(self, exc: BaseException) -> str:
+        # netmiko wraps paramiko's host-key errors in its timeout exception: read the text.
+        text = " ".join(self._scrub(str(exc)).split()) or type(exc).__name__
+        if isinstance(exc, paramiko.BadHostKeyException) or "does not match" in text:
+            return (f"host key does not match {self.known_hosts}; if the switch was re-installed, remove the "
+                    f"old key (ssh-keygen -R '[{self.hostname}]:{self.port}' -f {self.known_hosts})")
+        if "not found in known_hosts" in text:
+            return (f"host key unknown: not in {self.known_hosts}; add it (ssh-keyscan) "
+                    "or pass optional_args accept_new_host_keys=True")
+        return text
 
     def _remember_host_key(self) -> None:
         client = self.device.remote_conn_pre
@@ -114,6 +117,9 @@ class SSHCliDriver(NetworkDriver):
                 command, expect_string=self._prompt.pattern, strip_prompt=False, strip_command=True,
                 read_timeout=read_timeout or float(self.timeout), cmd_verify=True)
         except ReadTimeout:
+            if not self._transport_alive():
+                self.device = None
+                raise ConnectionClosedException(f"{self.where}: connection lost during {command.split()[:3]}") from None
             raise ConnectionClosedException(
                 f"{self.where}: no prompt after {command.split()[0:3]} within "
                 f"{read_timeout or self.timeout}s") from None
@@ -122,8 +128,14 @@ class SSHCliDriver(NetworkDriver):
             raise ConnectionClosedException(f"{self.where}: connection lost: {self._scrub(_first_line(exc))}") from None
         lines = output.replace("\r\n", "\n").split("\n")
         if lines and self._prompt.search(lines[-1]):
-            lines.pop()
+            # A new hostname changes the prompt; netmiko's own prompt checks (disconnect) need it.
+            self.device.base_prompt = lines.pop().strip()[:-1]
         return "\n".join(lines).strip("\n")
+
+    def _transport_alive(self) -> bool:
+        channel = self.device.remote_conn
+        transport = channel.get_transport() if channel is not None else None
+        return bool(transport and transport.is_active() and not channel.closed)
 
     def _check(self, command: str, read_timeout: float | None = None) -> str:
         output = self._send(command, read_timeout)

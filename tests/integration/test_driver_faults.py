@@ -1,0 +1,135 @@
+"""Fault injection and host-key checking, seen through the napalm drivers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from napalm.base.exceptions import (
+    CommitError,
+    ConnectAuthError,
+    ConnectionClosedException,
+    ConnectionException,
+)
+
+from generator.lab.control import LabDevice
+
+pytestmark = pytest.mark.integration
+
+CANDIDATE = "- set:\n    interface:\n      swp1:\n        link:\n          mtu: 9216\n"
+
+
+def test_auth_refused_without_leaking_the_password(lab_start):
+    lab = lab_start([LabDevice("leaf01", "cumulus")], faults={"leaf01": {"refuse_auth": True}})
+    device = lab.driver("leaf01")
+    with pytest.raises(ConnectAuthError) as info:
+        device.open()
+    assert lab.password not in str(info.value)
+    lab.set_faults("leaf01")  # runtime change: the next login works
+    device.open()
+    device.close()
+
+
+def test_wrong_password_refused(lab_nvue):
+    device = lab_nvue.driver("leaf01", password="not-the-password")
+    with pytest.raises(ConnectAuthError) as info:
+        device.open()
+    assert "not-the-password" not in str(info.value)
+
+
+def test_drop_after_n_commands(lab_start):
+    lab = lab_start([LabDevice("leaf01", "cumulus")], faults={"leaf01": {"drop_after_commands": 2}})
+    # netmiko notices a dead channel only when its read times out: keep that short.
+    device = lab.driver("leaf01", timeout=2)
+    device.open()
+    device.compare_config()
+    device.has_pending_commit()
+    with pytest.raises(ConnectionClosedException, match="connection lost"):
+        device.compare_config()
+    device.close()
+
+
+def test_apply_failure_keeps_pending(lab_nvue):
+    device = lab_nvue.driver("leaf01")
+    device.open()
+    try:
+        device.load_replace_candidate(config=CANDIDATE)
+        lab_nvue.set_faults("leaf01", apply_error="Switchd failed to apply the config")
+        with pytest.raises(CommitError, match="Switchd failed to apply the config"):
+            device.commit_config()
+        assert "mtu: 9216" in device.compare_config()
+        lab_nvue.set_faults("leaf01")
+        device.commit_config()
+        assert device.compare_config() == ""
+    finally:
+        device.close()
+
+
+def test_sonic_replace_failure(lab_sonic):
+    device = lab_sonic.driver("sonic01", "sonic_fabric")
+    device.open()
+    try:
+        lab_sonic.set_faults("sonic01", apply_error="Patch Applier: failed")
+        device.load_replace_candidate(config='{"PORT": {"Ethernet0": {"mtu": "9100"}}}')
+        with pytest.raises(CommitError, match="Patch Applier"):
+            device.commit_config()
+        assert "Ethernet0" not in device.get_config()["running"]
+    finally:
+        device.close()
+
+
+def test_slow_device_still_works(lab_nvue):
+    lab_nvue.set_faults("leaf01", delay=0.4)
+    device = lab_nvue.driver("leaf01")
+    device.open()
+    try:
+        started = time.monotonic()
+        device.load_replace_candidate(config=CANDIDATE)
+        device.commit_config()
+        assert time.monotonic() - started >= 0.8
+        assert "9216" in device.get_config()["running"]
+    finally:
+        device.close()
+
+
+def test_slower_than_timeout_is_an_error(lab_nvue):
+    device = lab_nvue.driver("leaf01", timeout=1)
+    device.open()
+    lab_nvue.set_faults("leaf01", delay=2.5)
+    try:
+        with pytest.raises(ConnectionClosedException, match="no prompt"):
+            device.compare_config()
+    finally:
+        lab_nvue.set_faults("leaf01")
+        device.close()
+
+
+def test_host_key_mismatch_refused(lab_nvue, tmp_path):
+    other = tmp_path / "known_hosts_other"
+    port = lab_nvue.port("leaf01")
+    # A valid ed25519 key that is not the device's.
+    other.write_text(f"[127.0.0.1]:{port} ssh-ed25519 "
+                     "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+    device = lab_nvue.driver("leaf01", known_hosts=str(other))
+    with pytest.raises(ConnectionException, match="does not match"):
+        device.open()
+    device = lab_nvue.driver("leaf01", known_hosts=str(other), accept_new_host_keys=True)
+    with pytest.raises(ConnectionException, match="does not match"):
+        device.open()
+
+
+def test_unknown_host_key_refused_unless_accepted(lab_nvue, tmp_path):
+    empty = tmp_path / "known_hosts_empty"
+    empty.write_text("")
+    with pytest.raises(ConnectionException, match="unknown"):
+        lab_nvue.driver("leaf01", known_hosts=str(empty)).open()
+    missing = tmp_path / "nope" / "known_hosts"
+    with pytest.raises(ConnectionException, match="does not exist"):
+        lab_nvue.driver("leaf01", known_hosts=str(missing)).open()
+    device = lab_nvue.driver("leaf01", known_hosts=str(missing), accept_new_host_keys=True)
+    device.open()
+    device.close()
+    assert f"[127.0.0.1]:{lab_nvue.port('leaf01')}" in missing.read_text()
+    strict = lab_nvue.driver("leaf01", known_hosts=str(missing))
+    strict.open()
+    strict.close()

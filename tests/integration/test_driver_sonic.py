@@ -1,0 +1,140 @@
+"""SonicDriver against the lab: checkpoint + config replace + rollback, confirm timer."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import napalm
+import pytest
+from napalm.base.exceptions import CommitError, ReplaceConfigException
+
+from generator.deploy.drivers.sonic import SonicDriver
+
+pytestmark = pytest.mark.integration
+
+CONFIG_DB = {
+    "DEVICE_METADATA": {"localhost": {"hostname": "sonic01", "hwsku": "ACS-SN5600", "bgp_asn": "65101"}},
+    "PORT": {"Ethernet0": {"speed": "400000", "mtu": "9216", "admin_status": "up"},
+             "Ethernet8": {"speed": "400000", "mtu": "9216", "admin_status": "up"}},
+    "LOOPBACK_INTERFACE": {"Loopback0|10.255.0.1/32": {}},
+}
+SECOND = json.loads(json.dumps(CONFIG_DB).replace('"9216"', '"9100"'))
+
+
+@pytest.fixture
+def lab_switch(lab_sonic):
+    device = lab_sonic.driver("sonic01", "sonic_fabric")
+    device.open()
+    yield device
+    device.close()
+
+
+def running(device) -> dict:
+    return json.loads(device.get_config(retrieve="running")["running"])
+
+
+def commit(device, config: dict, **kwargs) -> None:
+    device.load_replace_candidate(config=json.dumps(config))
+    device.commit_config(**kwargs)
+
+
+def test_get_network_driver_finds_sonic_fabric():
+    assert napalm.get_network_driver("sonic_fabric") is SonicDriver
+
+
+def test_replace_diff_commit_get_config(lab_switch, tmp_path):
+    path = tmp_path / "config_db.json"
+    path.write_text(json.dumps(CONFIG_DB))
+    lab_switch.load_replace_candidate(filename=str(path))
+    assert '"Ethernet0"' in lab_switch.compare_config()
+    lab_switch.commit_config()
+    config = lab_switch.get_config()
+    assert json.loads(config["running"]) == CONFIG_DB
+    assert json.loads(config["startup"]) == CONFIG_DB
+    assert lab_switch.compare_config() == ""
+
+
+def test_merge_candidate(lab_switch):
+    commit(lab_switch, CONFIG_DB)
+    lab_switch.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet0": {"mtu": "9100"}}}))
+    assert "9100" in lab_switch.compare_config()
+    lab_switch.commit_config()
+    ports = running(lab_switch)["PORT"]
+    assert ports["Ethernet0"] == {"speed": "400000", "mtu": "9100", "admin_status": "up"}
+    assert ports["Ethernet8"]["mtu"] == "9216"
+
+
+def test_invalid_json_is_refused(lab_switch):
+    with pytest.raises(ReplaceConfigException):
+        lab_switch.load_replace_candidate(config="{not json")
+    with pytest.raises(ReplaceConfigException):
+        lab_switch.load_replace_candidate(config='{"PORT": "Ethernet0"}')
+
+
+def test_discard(lab_switch):
+    lab_switch.load_replace_candidate(config=json.dumps(CONFIG_DB))
+    lab_switch.discard_config()
+    assert lab_switch.compare_config() == ""
+    with pytest.raises(CommitError, match="no candidate"):
+        lab_switch.commit_config()
+
+
+def test_revert_in_reverts_without_confirm(lab_switch, lab_wait):
+    commit(lab_switch, CONFIG_DB)
+    commit(lab_switch, SECOND, revert_in=2)
+    assert lab_switch.has_pending_commit()
+    assert running(lab_switch)["PORT"]["Ethernet0"]["mtu"] == "9100"
+    assert lab_wait(lambda: not lab_switch.has_pending_commit(), timeout=6)
+    assert running(lab_switch) == CONFIG_DB
+
+
+def test_confirm_keeps(lab_switch):
+    commit(lab_switch, CONFIG_DB, revert_in=1)
+    lab_switch.confirm_commit()
+    time.sleep(1.5)
+    assert running(lab_switch) == CONFIG_DB
+    assert not lab_switch.has_pending_commit()
+    with pytest.raises(CommitError):
+        lab_switch.confirm_commit()
+
+
+def test_second_commit_while_pending_refused(lab_switch):
+    commit(lab_switch, CONFIG_DB, revert_in=30)
+    lab_switch.load_replace_candidate(config=json.dumps(SECOND))
+    with pytest.raises(CommitError, match="pending"):
+        lab_switch.commit_config()
+    lab_switch.rollback()
+
+
+def test_rollback_with_pending_rejects_at_once(lab_switch):
+    commit(lab_switch, CONFIG_DB)
+    commit(lab_switch, SECOND, revert_in=60)
+    lab_switch.rollback()
+    assert not lab_switch.has_pending_commit()
+    assert running(lab_switch) == CONFIG_DB
+
+
+def test_rollback_to_checkpoint_from_a_new_session(lab_sonic):
+    first = lab_sonic.driver("sonic01", "sonic_fabric")
+    first.open()
+    commit(first, CONFIG_DB)
+    commit(first, SECOND)
+    first.close()
+    second = lab_sonic.driver("sonic01", "sonic_fabric")
+    second.open()
+    try:
+        second.rollback()
+        assert running(second) == CONFIG_DB
+    finally:
+        second.close()
+
+
+def test_get_facts(lab_switch):
+    commit(lab_switch, CONFIG_DB)
+    facts = lab_switch.get_facts()
+    assert facts["hostname"] == "sonic01"
+    assert facts["os_version"] == "SONiC.202311"
+    assert facts["interface_list"] == ["Ethernet0", "Ethernet8"]
+    assert facts["serial_number"].startswith("MT")
+    assert facts["uptime"] >= 0
