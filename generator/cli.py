@@ -7,7 +7,6 @@ import json
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -83,8 +82,8 @@ def validate(
     failed = False
     reports = []
     for path in intent:
-        from generator.intent.loader import IntentError, load_intent
         from generator.checks.runner import run_checks
+        from generator.intent.loader import IntentError, load_intent
 
         try:
             loaded = load_intent(path)

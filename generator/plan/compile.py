@@ -24,6 +24,7 @@ from generator.plan.model import (
     Port,
     Switch,
 )
+from generator.plan.nccl import build_nccl
 from generator.plan.qos import build_qos
 from generator.plan.topology import CompileError, SwitchNode, build_topology
 
@@ -100,8 +101,7 @@ def compile_plan(intent: Intent) -> FabricPlan:
         if not lossless:
             return None
         # switches take whole metres (NVUE cable-length, SONiC CABLE_LENGTH): round up, never under-provision
-        h = port_headroom(asic, speed, pfc_cable_m(cable_m), port_mtu)
-        return Headroom(h.xoff, h.xon, h.size)
+        return port_headroom(asic, speed, pfc_cable_m(cable_m), port_mtu)
 
     ports: dict[str, list[Port]] = {sw.name: [] for sw in nodes}
     links: list[Link] = []
@@ -163,6 +163,7 @@ def compile_plan(intent: Intent) -> FabricPlan:
         fabric_link_pool=None if fabric_pool is None else intent.addressing.fabric_links,
         mgmt_pool=intent.addressing.management, mgmt_interface=intent.hosts.mgmt_interface,
         nic_tooling=intent.hosts.nic_tooling, deploy_user=intent.deploy.user,
+        nccl=build_nccl(intent, qos),
         _ports_by_device=ports_by_device,
     )
     return plan

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from generator.plan.headroom import Headroom
+
 ROLE_LEAF = "leaf"
 ROLE_SPINE = "spine"
 ROLE_SUPER_SPINE = "super-spine"
@@ -17,13 +19,6 @@ TIER_HOST_LEAF = "host-leaf"
 TIER_LEAF_SPINE = "leaf-spine"
 TIER_SPINE_SUPER = "spine-super-spine"
 TIER_GLOBAL = "global"
-
-
-@dataclass(frozen=True, slots=True)
-class Headroom:
-    xoff: int
-    xon: int
-    size: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,6 @@ from generator.plan.model import (
     ROLE_SPINE,
     ROLE_SUPER_SPINE,
     TIER_GLOBAL,
-    TIER_HOST_LEAF,
     TIER_LEAF_SPINE,
     TIER_SPINE_SUPER,
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.intent.loader import load_intent, parse_yaml, validate_data
+from generator.intent.loader import parse_yaml, validate_data
 from generator.plan.compile import compile_plan
 from generator.render.nvue import render_switch
 from tests.conftest import EXAMPLES, SHARED, example
