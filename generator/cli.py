@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -158,6 +159,122 @@ def render(
     typer.echo(f"{plan.fabric}: {plan.kind}, {len(plan.switches)} switches ({tiers}), {len(plan.hosts)} hosts, "
                f"{len(plan.links)} links, {len(files)} files -> {out} "
                f"({len(result.warnings)} warning(s), {time.perf_counter() - started:.2f} s)")
+
+
+OnlyOpt = Annotated[str | None, typer.Option("--only", help="switches | hosts")]
+EndpointsOpt = Annotated[str | None, typer.Option("--endpoints", help="endpoints.yml (management address overrides)")]
+
+
+def _only(value: str | None) -> str | None:
+    if value not in (None, "switches", "hosts"):
+        _err(f"error: --only {value!r}: use switches or hosts")
+        raise typer.Exit(2)
+    return value
+
+
+@app.command()
+def plan(
+    intent: IntentArg,
+    against: Annotated[str, typer.Option("--against", help="git ref (e.g. origin/main) or a rendered directory")],
+    fmt: Annotated[str, typer.Option("--format", help="text | markdown | json")] = "text",
+) -> None:
+    """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes)."""
+    from generator.gitops.plan import run_plan
+
+    raise typer.Exit(run_plan(intent, against=against, fmt=fmt))
+
+
+@app.command()
+def deploy(
+    intent: IntentArg,
+    endpoints: EndpointsOpt = None,
+    only: OnlyOpt = None,
+    limit: Annotated[str | None, typer.Option("--limit", help="only devices matching this glob")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="diff only; hosts in --check --diff")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="do not ask for confirmation")] = False,
+    accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
+                                                       help="trust SSH host keys on first contact")] = False,
+) -> None:
+    """Push in waves with commit-confirm; roll back and stop on the first failed wave."""
+    from generator.deploy.rollout import run_deploy
+
+    raise typer.Exit(run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run,
+                                yes=yes, accept_new_host_keys=accept_new_host_keys))
+
+
+@app.command()
+def drift(
+    intent: IntentArg,
+    endpoints: EndpointsOpt = None,
+    only: OnlyOpt = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | prometheus | markdown")] = "table",
+    output: Annotated[str | None, typer.Option("--output", help="write the report here (atomically)")] = None,
+) -> None:
+    """Compare every device with the intent: exit 0 in sync, 3 drift, 1 could not check."""
+    from generator.drift.command import run_drift
+
+    raise typer.Exit(run_drift(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output))
+
+
+@app.command()
+def capacity(
+    intent: IntentArg,
+    message_size: Annotated[str | None, typer.Option("--message-size", help="all-reduce size, e.g. 140GB")] = None,
+    what_if: Annotated[list[str] | None, typer.Option("--what-if", help="KEY=V1,V2,... (repeatable)")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text | json | markdown")] = "text",
+    naive: Annotated[bool, typer.Option("--naive", help="also show the bytes/bisection estimate in detail")] = False,
+    output_dir: Annotated[str | None, typer.Option("--output-dir", help="write plots and BOM CSV here")] = None,
+) -> None:
+    """Bandwidth, all-reduce time, cost and bill of materials from the plan."""
+    from generator.capacity.command import run_capacity
+
+    raise typer.Exit(run_capacity(intent, message_size=message_size, what_if=what_if or [], fmt=fmt, naive=naive,
+                                  output_dir=output_dir))
+
+
+@app.command()
+def report(
+    intent: IntentArg,
+    output: Annotated[str, typer.Option("-o", "--output", help="HTML file to write")],
+) -> None:
+    """One self-contained HTML report: topology, capacity, BOM, findings."""
+    from generator.capacity.command import run_report
+
+    raise typer.Exit(run_report(intent, output))
+
+
+@lab_app.command("up")
+def lab_up(
+    intent: IntentArg,
+    directory: Annotated[str, typer.Option("--dir", help="lab state directory (endpoints.yml, pid, keys)")],
+) -> None:
+    """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml."""
+    from generator.lab.control import LabDevice, LabError
+    from generator.lab.control import lab_up as start
+
+    loaded, result = _check(intent)
+    if result.errors or result.plan is None:
+        _print_findings(result, True)
+        raise typer.Exit(1)
+    p = result.plan
+    version = ".".join(map(str, p.switch_os_version))
+    devices = [LabDevice(sw.name, p.switch_os, version) for sw in p.switches]
+    try:
+        endpoints = start(devices, Path(directory), username=p.deploy_user)
+    except LabError as exc:
+        _err(f"error: lab up: {exc}")
+        raise typer.Exit(1) from None
+    typer.echo(f"{len(devices)} simulated {p.switch_os} switches up; endpoints: {endpoints}")
+
+
+@lab_app.command("down")
+def lab_down(
+    directory: Annotated[str, typer.Option("--dir", help="lab state directory given to `lab up`")],
+) -> None:
+    """Stop exactly the lab processes started in DIR."""
+    from generator.lab.control import lab_down as stop
+
+    typer.echo("lab stopped" if stop(Path(directory)) else "no lab running in " + directory)
 
 
 @app.command()
