@@ -62,7 +62,17 @@ def schema_for(version: str) -> Node:
         for token in path.split():
             node = node.children.setdefault(token, Node())
         node.terminal = True
+    _containers_are_not_leaves(root)
     return root
+
+
+def _containers_are_not_leaves(node: Node) -> None:
+    # The reference lists container headings (`interface <id> link`) as rows of their own;
+    # a node with named children is a container, never a value-taking leaf.
+    if any(token != WILDCARD for token in node.children):
+        node.terminal = False
+    for child in node.children.values():
+        _containers_are_not_leaves(child)
 
 
 def _describe(tokens: list[str]) -> str:

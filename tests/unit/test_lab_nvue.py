@@ -1,0 +1,110 @@
+"""NVUE revision/confirm semantics of the simulated device, driven without SSH."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from generator.lab.faults import FaultSource, write_faults
+from generator.lab.nvue import NvueDevice
+
+
+class FakeIo:
+    def __init__(self, answers=()):
+        self.out: list[str] = []
+        self.answers = list(answers)
+
+    def write(self, text):
+        self.out.append(text)
+
+    async def ask(self, prompt):
+        self.write(prompt)
+        return self.answers.pop(0) if self.answers else None
+
+    def text(self):
+        return "".join(self.out)
+
+
+def make_device(tmp_path, version="5.11"):
+    return NvueDevice("leaf01", version, tmp_path / "root", FaultSource(tmp_path / "faults" / "leaf01.json"))
+
+
+async def run(device, line, answers=()):
+    io = FakeIo(answers)
+    status = await device.run(line.split(), io)
+    return status, io.text()
+
+
+def test_apply_confirm_revert_and_confirm_yes(tmp_path):
+    async def scenario():
+        device = make_device(tmp_path)
+        await run(device, "nv set interface swp1 link mtu 9216")
+        assert (await run(device, "nv config apply -y"))[0] == 0
+        await run(device, "nv set interface swp1 link mtu 9000")
+        status, out = await run(device, "nv config apply -y --confirm 1s")
+        assert status == 0 and "confirm within 1s" in out
+        status, out = await run(device, "nv config apply -y")
+        assert status == 1 and "waiting for confirmation" in out
+        await asyncio.sleep(1.3)
+        assert device.applied["interface"]["swp1"]["link"]["mtu"] == "9216"
+        await run(device, "nv set interface swp1 link mtu 9100")
+        await run(device, "nv config apply -y --confirm 1s")
+        assert (await run(device, "nv config apply --confirm-yes"))[0] == 0
+        await asyncio.sleep(1.2)
+        assert device.applied["interface"]["swp1"]["link"]["mtu"] == "9100"
+        assert device.startup == device.applied
+
+    asyncio.run(scenario())
+
+
+def test_apply_prompts_without_y(tmp_path):
+    async def scenario():
+        device = make_device(tmp_path)
+        await run(device, "nv set qos roce mode lossless")
+        status, out = await run(device, "nv config apply", answers=["n"])
+        assert status == 1 and "Are you sure? [y/N]" in out
+        assert device.applied == {}
+        status, _ = await run(device, "nv config apply", answers=["y"])
+        assert status == 0 and device.applied == {"qos": {"roce": {"mode": "lossless"}}}
+
+    asyncio.run(scenario())
+
+
+def test_apply_fault_keeps_pending(tmp_path):
+    async def scenario():
+        device = make_device(tmp_path)
+        await run(device, "nv set qos roce mode lossless")
+        write_faults(tmp_path, "leaf01", {"apply_error": "boom"})
+        status, out = await run(device, "nv config apply -y")
+        assert status == 1 and out.strip() == "Error: boom"
+        assert device.applied == {} and device.pending.config == {"qos": {"roce": {"mode": "lossless"}}}
+
+    asyncio.run(scenario())
+
+
+def test_rollback_to_revision_and_history(tmp_path):
+    async def scenario():
+        device = make_device(tmp_path)
+        await run(device, "nv set qos roce mode lossless")
+        await run(device, "nv config apply -y -m first")
+        await run(device, "nv set qos roce mode lossy")
+        await run(device, "nv config apply -y")
+        assert (await run(device, "nv config apply 1 -y"))[0] == 0
+        assert device.applied == {"qos": {"roce": {"mode": "lossless"}}}
+        history = json.loads((await run(device, "nv config history -o json"))[1])
+        assert [e["rev-id"] for e in history] == [3, 2, 1]  # a rollback is a new revision
+        assert history[-1]["message"] == "first"
+
+    asyncio.run(scenario())
+
+
+def test_pre_59_needs_save(tmp_path):
+    async def scenario():
+        device = make_device(tmp_path, "5.8")
+        await run(device, "nv set qos roce mode lossless")
+        await run(device, "nv config apply -y")
+        assert device.startup == {}
+        await run(device, "nv config save")
+        assert device.startup == device.applied
+
+    asyncio.run(scenario())
