@@ -119,7 +119,8 @@ def _estimate(name: str, s: Shape, size: int, latency_s: float, ceiling_GBps: fl
     return Estimate(name, t, algbw, algbw * factor, latency_s, ceiling_GBps, candidate)
 
 
-def estimate(shape: Shape, message_bytes: int, cal: Calibration = Calibration()) -> AllReduce:
+def estimate(shape: Shape, message_bytes: int, cal: Calibration | None = None) -> AllReduce:
+    cal = cal or Calibration()
     s, size = shape, message_bytes
     eff = cal.nic_efficiency if cal.nic_efficiency is not None else nic_efficiency(s.nic_speed_g)
     node_GBps = s.rails * s.nic_speed_g / 8 * eff
