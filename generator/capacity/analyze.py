@@ -35,13 +35,17 @@ class Analysis:
     bom: tuple[BomLine, ...]
 
 
+def _params(n: float) -> str:
+    return f"{n / 1e9:g}e9" if n >= 1e9 else f"{n:g}"
+
+
 def message_size(intent: Intent, override: int | None) -> tuple[int, str]:
     if override is not None:
         return override, "--message-size"
     w = intent.workload
     if w is not None and w.model_params:
         return int(round(w.model_params * w.gradient_bytes_per_param)), (
-            f"workload: {w.model_params:g} params x {w.gradient_bytes_per_param:g} B")
+            f"workload: {_params(w.model_params)} params x {w.gradient_bytes_per_param:g} B")
     return DEFAULT_MESSAGE_BYTES, "default 1 GiB (no workload.model_params in the intent)"
 
 

@@ -1,0 +1,166 @@
+"""Library side of `fabricgen capacity` and `fabricgen report` (the CLI only wires flags).
+
+`run_capacity(...) -> int` prints to stdout and returns 0, or prints one line per
+problem to stderr and returns 1 (unreadable intent, unknown GPU, message size that does
+not parse, --what-if key not in the intent, unknown --format).
+
+JSON shape (`--format json`, schema "fabricgen.capacity/1"; keys are only ever added):
+
+    {"schema": "fabricgen.capacity/1", "fabric": str, "kind": str,
+     "gpu": {"model": str, "assumed": bool, "nvlink_GBps": float, "nvls": bool},
+     "nodes": int, "gpus": int, "gpus_per_node": int, "rails": int, "nic_speed_gbps": int,
+     "injection": {"per_gpu_gbps": float, "per_node_gbps": int},
+     "switches": [{"role", "model", "count", "ports_total", "ports_used", "ports_free"}],
+     "oversubscription": {"intent": "1:1", "per_tier": {"leaf": 1.0, "spine": 1.0}},
+     "hops": {"min": int, "max": int},
+     "bisection_tbps": float,
+     "allreduce": {"message_bytes": int, "message_source": str, "algorithm": str,
+                   "time_s": float, "algbw_GBps": float, "busbw_GBps": float,
+                   "node_injection_GBps": float, "nic_efficiency": float,
+                   "algorithms": [{"algorithm", "time_s", "algbw_GBps", "busbw_GBps",
+                                   "latency_s", "busbw_ceiling_GBps", "nccl_candidate"}]},
+     "step": null | {"compute_s", "comm_s", "gpus", "hours_per_month",
+                     "no_overlap": {"comm_share", "gpu_hours_lost_per_month", "usd_lost_per_month"},
+                     "overlap": {...same keys...}},
+     "naive": {"time_s": float, "bisection_tbps": float, "efficiency": 0.7, "guide_mode": bool,
+               "ratio": float, "worked": str, "why_wrong": str},
+     "bom": [{"category": "switch|cable|nic-port|transceiver", "item", "detail", "quantity"}],
+     "what_if": [{"key", "value", "ok", "error", "algorithm", "time_s", "busbw_GBps", "algbw_GBps",
+                  "bisection_tbps", "naive_time_s", "switches", "comm_share_no_overlap",
+                  "comm_share_overlap"}],
+     "plots": [paths written under --output-dir]}
+
+`allreduce.algorithm/time_s/algbw_GBps/busbw_GBps` are the algorithm NCCL would most
+likely pick; `naive.time_s` is the field guide's figure (`--naive`: with the guide's own
+bisection assumption, GPUs x NIC / 2, which reproduces its 140 GB / 256 GPUs / 200 Gb/s
+= 62 ms example).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from generator.capacity.analyze import Analysis, analyze
+from generator.capacity.bom import bom_csv
+from generator.capacity.gpus import UnknownGpu
+from generator.capacity.shape import capacity_json
+from generator.capacity.text import render_text
+from generator.capacity.whatif import Variant, WhatIfError, load_base_data, run_what_if
+from generator.intent.loader import IntentError, LoadedIntent, load_intent
+from generator.intent.units import parse_size
+from generator.plan.topology import CompileError
+
+FORMATS = ("text", "json", "markdown")
+
+
+class CapacityInputError(Exception):
+    """Bad input; each line of `lines` is printed as is on stderr."""
+
+    def __init__(self, *lines: str):
+        super().__init__(lines[0] if lines else "")
+        self.lines = list(lines)
+
+
+def parse_message_size(text: str) -> int:
+    """Bytes from 140GB, 1GiB, 1000000 or 1.4e11 (decimal units as elsewhere in the intent)."""
+    try:
+        return parse_size(text.strip())
+    except ValueError:
+        pass
+    if re.fullmatch(r"\s*\d+(\.\d+)?[eE]\+?\d+\s*", text):
+        value = float(text)
+        if value == int(value):
+            return int(value)
+    raise CapacityInputError(f"--message-size {text!r} is not a size: write e.g. 140GB (1 GB = 1e9 B), "
+                             "1GiB, 1.4e11 or a number of bytes")
+
+
+def _load(intent_path: str) -> LoadedIntent:
+    try:
+        return load_intent(intent_path)
+    except IntentError as exc:
+        raise CapacityInputError(*[str(p) for p in exc.problems]) from None
+
+
+def _where(loaded: LoadedIntent, path: str) -> str:
+    line = loaded.line_of(path)
+    return f"{loaded.file}:{line}" if line else loaded.file
+
+
+def build(loaded: LoadedIntent, message_size: str | None, what_if: list[str], naive: bool
+          ) -> tuple[Analysis, list[list[Variant]]]:
+    size = parse_message_size(message_size) if message_size is not None else None
+    try:
+        analysis = analyze(loaded.intent, size, naive_guide=naive)
+    except UnknownGpu as exc:
+        raise CapacityInputError(f"{_where(loaded, 'topology.gpu')}: topology.gpu: {exc}") from None
+    except CompileError as exc:
+        raise CapacityInputError(f"{_where(loaded, exc.path)}: {exc.path}: {exc.message}") from None
+    rows = []
+    base = load_base_data(loaded.text)
+    for spec in what_if:
+        try:
+            rows.append(run_what_if(base, spec, size, naive_guide=naive))
+        except WhatIfError as exc:
+            raise CapacityInputError(str(exc)) from None
+    return analysis, rows
+
+
+def _write_outputs(analysis: Analysis, rows: list[list[Variant]], output_dir: str) -> list[str]:
+    from generator.capacity.plots import save_what_if
+
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bom.csv").write_text(bom_csv(analysis.bom), encoding="utf-8")
+    written = [str(out / "bom.csv")]
+    for variants in rows:
+        if variants and any(v.analysis is not None for v in variants):
+            stem = "what-if-" + re.sub(r"[^a-z0-9]+", "-", variants[0].key.lower()).strip("-")
+            written += [str(p) for p in save_what_if(variants, out, stem)]
+    return written
+
+
+def run_capacity(intent_path: str, *, message_size: str | None, what_if: list[str], fmt: str, naive: bool,
+                 output_dir: str | None) -> int:
+    try:
+        if fmt not in FORMATS:
+            raise CapacityInputError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+        loaded = _load(intent_path)
+        analysis, rows = build(loaded, message_size, list(what_if or []), naive)
+    except CapacityInputError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return 1
+    written = _write_outputs(analysis, rows, output_dir) if output_dir else []
+    if fmt == "json":
+        sys.stdout.write(json.dumps(capacity_json(analysis, rows, written), indent=2, sort_keys=False) + "\n")
+    else:
+        sys.stdout.write(render_text(analysis, rows, markdown=fmt == "markdown"))
+        if written:
+            sys.stdout.write("\nwritten: " + ", ".join(written) + "\n")
+    return 0
+
+
+def run_report(intent_path: str, output: str) -> int:
+    from generator.capacity.report import write_report
+
+    try:
+        loaded = _load(intent_path)
+        analysis, rows = build(loaded, None, _default_what_ifs(loaded), False)
+    except CapacityInputError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return 1
+    path = write_report(loaded, analysis, rows, output)
+    print(f"wrote {path}")
+    return 0
+
+
+def _default_what_ifs(loaded: LoadedIntent) -> list[str]:
+    """The report's sweeps: NIC speeds and rails around the intent's own values."""
+    speeds = sorted({200, 400, 800, loaded.intent.topology.nic_speed})
+    rails = sorted({1, 2, 4, 8, loaded.intent.topology.rails})
+    return ["nic_speed=" + ",".join(f"{s}G" for s in speeds), "rails=" + ",".join(str(r) for r in rails)]
