@@ -28,6 +28,7 @@ log = logging.getLogger("generator.lab")
 
 CONFIG_FILE = "lab.json"
 READY_FILE = "lab.ready"
+SONIC_DEFAULT_VERSION = "202311"
 
 
 def host_key(directory: Path, name: str) -> asyncssh.SSHKey:
@@ -50,7 +51,10 @@ def make_device(directory: Path, spec: dict) -> Device:
     if spec["os"] not in classes:
         raise ValueError(f"device {spec['name']}: unknown os {spec['os']!r} (cumulus or sonic)")
     root = directory / "devices" / spec["name"]
-    return classes[spec["os"]](spec["name"], spec.get("version", "5.11"), root,
+    version = str(spec.get("version") or "5.11")
+    if spec["os"] == "sonic" and version.startswith("5."):
+        version = SONIC_DEFAULT_VERSION  # LabDevice's default is a Cumulus release
+    return classes[spec["os"]](spec["name"], version, root,
                                FaultSource(fault_file(directory, spec["name"])))
 
 
