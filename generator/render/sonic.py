@@ -1,0 +1,483 @@
+"""SONiC config_db.json per switch, from the plan and generator/data/sonic_platforms.yaml.
+
+Why Python and not templates/sonic/*.j2: config_db.json is one JSON object whose tables
+must come out key-sorted, so tables of different features interleave (BUFFER_* sits
+between BGP_NEIGHBOR and CABLE_LENGTH); a Jinja partial per feature would have to
+manage commas and escaping and could still emit invalid JSON. Instead each feature is
+one small function below that returns its tables as plain dicts (the structured
+context, pyavd style), and json.dumps(sort_keys=True) makes the bytes. Every value is
+a string, as config_db stores them.
+
+Every number comes from the plan (headroom, pools, ECN, ETS, MTU, addresses, ASNs) or
+from SONiC's own defaults recorded, with sources, in sonic_platforms.yaml. Port names:
+the plan speaks Cumulus (swp1, swp1s0); SONiC names are derived from platform.json lanes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from generator.plan.compile import pfc_cable_m
+from generator.plan.headroom import model_pools
+from generator.plan.model import ROLE_LEAF, FabricPlan, Port, Switch
+from generator.plan.qos import NVUE_DEFAULT_DSCP_RANGES
+
+# SONiC tables reference the QoS maps by name; AZURE is the name SONiC's own qos templates and
+# tools (ecnconfig, `config qos reload`) use, so operators find the usual objects.
+MAP_NAME = "AZURE"
+WRED_NAME = "AZURE_LOSSLESS"
+LOOPBACK = "Loopback0"
+# The issue's contract: leaves are LeafRouter, both spine tiers SpineRouter.
+DEVICE_TYPE = {ROLE_LEAF: "LeafRouter"}
+SPINE_TYPE = "SpineRouter"
+# FRR's datacenter profile timers, the ones the Cumulus target runs with, so both targets
+# detect a dead fabric link equally fast.
+BGP_TIMERS = {"keepalive": "3", "holdtime": "9"}
+
+_SWP_RE = re.compile(r"^swp(\d+)(?:s(\d+))?$")
+
+
+class SonicDataError(ValueError):
+    """The plan needs something sonic_platforms.yaml does not provide (rules FG252/FG253 say so first)."""
+
+
+# ----------------------------------------------------------------------------- platform data
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPort:
+    name: str           # Ethernet8
+    alias: str          # etp2a
+    lanes: str          # "8,9,10,11"
+    index: int          # front-panel number
+    speed_g: int
+    subport: int        # 0 unsplit, else 1-based position in the split
+
+
+@dataclass(frozen=True, slots=True)
+class PortGroup:
+    first: int
+    count: int
+    speed_g: int
+    lanes: int
+    name_base: int
+    name_step: int
+    lane_base: int
+    lane_step: int
+    breakouts: tuple[tuple[str, int], ...]     # ("2x", 400)
+
+    def modes(self) -> dict[str, int]:
+        return {"1x": self.speed_g, **dict(self.breakouts)}
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPlatform:
+    model: str
+    platform: str
+    hwskus: tuple[tuple[str, str], ...]        # (speed in Gb/s or "default", SKU)
+    groups: tuple[PortGroup, ...]
+
+    def hwsku_for(self, speed_g: int | None) -> str:
+        skus = dict(self.hwskus)
+        return skus.get(str(speed_g), skus["default"])
+
+    def group_of(self, number: int) -> PortGroup | None:
+        return next((g for g in self.groups if g.first <= number < g.first + g.count), None)
+
+    def front_panel(self) -> Iterable[tuple[int, PortGroup]]:
+        for g in self.groups:
+            for n in range(g.first, g.first + g.count):
+                yield n, g
+
+    def ports(self, number: int, mode: str) -> tuple[SonicPort, ...]:
+        return _split(self, number, mode)
+
+
+@cache
+def _split(platform: SonicPlatform, number: int, mode: str) -> tuple[SonicPort, ...]:
+    """The SONiC ports of front-panel port `number` in breakout `mode`, as portconfig.py derives them."""
+    group = platform.group_of(number)
+    if group is None:
+        raise SonicDataError(f"{platform.model}: no front-panel port {number} in sonic_platforms.yaml")
+    speed = group.modes().get(mode)
+    if speed is None:
+        raise SonicDataError(f"{platform.model} port {number}: SONiC platform {platform.platform} has no {mode} "
+                             f"breakout (it offers {', '.join(sorted(group.modes()))})")
+    parts = int(mode.rstrip("x"))
+    offset = number - group.first
+    first_lane = group.lane_base + offset * group.lane_step
+    base = group.name_base + offset * group.name_step
+    per_port = group.lanes // parts
+    out = []
+    for k in range(parts):
+        lane_id = k * per_port
+        lanes = ",".join(str(first_lane + lane_id + i) for i in range(per_port))
+        alias = f"etp{number}" if parts == 1 else f"etp{number}{chr(ord('a') + k)}"
+        out.append(SonicPort(f"Ethernet{base + lane_id}", alias, lanes, number, speed, 0 if parts == 1 else k + 1))
+    return tuple(out)
+
+
+@cache
+def _data() -> dict[str, Any]:
+    text = resources.files("generator.data").joinpath("sonic_platforms.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+@cache
+def sonic_platform(model: str) -> SonicPlatform | None:
+    """The SONiC data of a catalog model, None when sonic_platforms.yaml has none."""
+    spec = _data()["models"].get(model)
+    if spec is None:
+        return None
+    groups = tuple(
+        PortGroup(g["first"], g["count"], g["speed_g"], g["lanes"], g["name_base"], g["name_step"],
+                  g["lane_base"], g["lane_step"],
+                  tuple(sorted(((m, int(s)) for m, s in (g.get("breakouts") or {}).items()),
+                               key=lambda ms: int(ms[0].rstrip("x")))))
+        for g in spec["port_groups"])
+    return SonicPlatform(model, spec["platform"], tuple(sorted((str(k), v) for k, v in spec["hwsku"].items())),
+                         groups)
+
+
+def sonic_models() -> list[str]:
+    return sorted(_data()["models"])
+
+
+def _physical_number(port: Port) -> int:
+    m = _SWP_RE.match(port.physical)
+    if m is None:
+        raise SonicDataError(f"{port.device}: cannot map port {port.physical!r} to a front-panel number")
+    return int(m.group(1))
+
+
+def _split_index(port: Port) -> int:
+    m = _SWP_RE.match(port.port)
+    return int(m.group(2)) if m and m.group(2) is not None else 0
+
+
+# ----------------------------------------------------------------------------- per-switch context
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchLayout:
+    """Every SONiC port of a switch in front-panel order, with the plan port it carries (or None)."""
+
+    platform: SonicPlatform
+    hwsku: str
+    ports: tuple[tuple[SonicPort, Port | None], ...]
+
+    def used(self) -> list[tuple[str, Port]]:
+        return [(sp.name, p) for sp, p in self.ports if p is not None]
+
+
+def switch_layout(plan: FabricPlan, sw: Switch) -> SwitchLayout:
+    platform = sonic_platform(sw.model)
+    if platform is None:
+        raise SonicDataError(f"{sw.name}: switch model {sw.model} has no SONiC platform data "
+                             f"(known: {', '.join(sonic_models())})")
+    plan_ports = plan.ports_of(sw.name)
+    wanted: dict[int, str] = {}            # front-panel number -> breakout mode the plan uses
+    carried: dict[tuple[int, int], Port] = {}
+    for p in plan_ports:
+        n = _physical_number(p)
+        wanted[n] = p.breakout or "1x"
+        carried[(n, _split_index(p))] = p
+    # An unused port takes the layout its group already runs, so the switch matches one SKU's layout.
+    group_mode: dict[int, str] = {}
+    for n, mode in sorted(wanted.items()):
+        group = platform.group_of(n)
+        if group is None:
+            raise SonicDataError(f"{sw.name}: {sw.model} has no front-panel port {n} in sonic_platforms.yaml")
+        group_mode.setdefault(group.first, mode)
+    ports: list[tuple[SonicPort, Port | None]] = []
+    for n, group in platform.front_panel():
+        mode = wanted.get(n) or group_mode.get(group.first, "1x")
+        if mode not in group.modes():
+            mode = "1x"
+        for k, sp in enumerate(platform.ports(n, mode)):
+            ports.append((sp, carried.pop((n, k), None)))
+    if carried:
+        (n, k), p = next(iter(carried.items()))
+        raise SonicDataError(f"{sw.name}: plan port {p.port} has no SONiC port in the {wanted[n]} layout of "
+                             f"front-panel port {n}")
+    speeds = {p.speed_g for p in plan_ports}
+    hwsku = platform.hwsku_for(speeds.pop() if len(speeds) == 1 else None)
+    return SwitchLayout(platform, hwsku, tuple(ports))
+
+
+def lossless_profile_name(speed_g: int, cable_m: int) -> str:
+    return f"pg_lossless_{speed_g * 1000}_{cable_m}m_profile"
+
+
+def _mac(plan: FabricPlan, sw: Switch) -> str:
+    """Locally administered, stable per fabric and switch: the device's burned-in MAC is not known here."""
+    digest = hashlib.sha256(f"{plan.fabric}/{sw.name}".encode()).digest()
+    octets = [0x02, *digest[:5]]
+    return ":".join(f"{o:02x}" for o in octets)
+
+
+def _ranges(values: Iterable[int]) -> list[str]:
+    """[0, 1, 2, 4, 5] -> ["0-2", "4-5"]: SONiC keys accept a queue range."""
+    out: list[str] = []
+    run: list[int] = []
+    for v in sorted(values):
+        if run and v != run[-1] + 1:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+            run = []
+        run.append(v)
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return out
+
+
+# ----------------------------------------------------------------------------- QoS classification
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """The plan's DSCP -> priority -> TC contract, spelled as SONiC's maps."""
+
+    dscp_to_tc: dict[int, int]
+    tc_to_pg: dict[int, int]
+    lossless_pgs: tuple[int, ...]
+    pfc_to_pg: dict[int, int]
+    pfc_to_queue: dict[int, int]
+
+
+def classification(plan: FabricPlan) -> Classification:
+    q = plan.qos
+    prio_tc = dict(q.priority_to_tc)
+    explicit = dict(q.dscp_to_priority)
+    dscp_to_tc = {}
+    for dscp in range(64):
+        # The Cumulus target's RoCE profile also maps DSCP 24-31 / 48-55 to SP3 / SP6; mirroring it
+        # keeps a packet's class the same whichever OS the fabric runs.
+        prio = explicit.get(dscp)
+        if prio is None:
+            prio = next((p for p, dscps in NVUE_DEFAULT_DSCP_RANGES.items() if dscp in dscps), 0)
+        dscp_to_tc[dscp] = prio_tc[prio]
+    lossless_tcs = {prio_tc[p] for p in q.pfc_priorities}
+    # A lossless TC gets a PG of its own (numbered like the TC); everything lossy shares PG 0.
+    tc_to_pg = {tc: tc if tc in lossless_tcs else 0 for tc in range(8)}
+    pfc_to_pg = {p: tc_to_pg[prio_tc[p]] for p in q.pfc_priorities}
+    pfc_to_queue = {p: prio_tc[p] for p in q.pfc_priorities}     # queue n serves TC n
+    return Classification(dscp_to_tc, tc_to_pg, tuple(sorted(set(pfc_to_pg.values()))), pfc_to_pg, pfc_to_queue)
+
+
+def _strmap(mapping: dict[int, int]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in mapping.items()}
+
+
+# ----------------------------------------------------------------------------- features
+
+
+def _metadata(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, Any]:
+    return {"DEVICE_METADATA": {"localhost": {
+        "bgp_asn": str(sw.asn),
+        "buffer_model": "traditional",
+        "default_pfcwd_status": "enable" if plan.qos.pfc_watchdog else "disable",
+        # bgpcfgd builds FRR from BGP_NEIGHBOR only in this mode (split mode ignores config_db)
+        "docker_routing_config_mode": "separated",
+        "hostname": sw.name,
+        "hwsku": layout.hwsku,
+        "mac": _mac(plan, sw),
+        "platform": layout.platform.platform,
+        "type": DEVICE_TYPE.get(sw.role, SPINE_TYPE),
+    }}}
+
+
+def _ports(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, Any]:
+    fec = _data()["fec_by_speed_g"]
+    port_table: dict[str, dict[str, str]] = {}
+    neighbors: dict[str, dict[str, str]] = {}
+    for sp, p in layout.ports:
+        entry = {
+            "admin_status": "up" if p is not None else "down",
+            "alias": sp.alias,
+            "index": str(sp.index),
+            "lanes": sp.lanes,
+            "mtu": str(plan.qos.switch_mtu),
+            "speed": str(sp.speed_g * 1000),
+            "subport": str(sp.subport),
+        }
+        if sp.speed_g in fec:
+            entry["fec"] = fec[sp.speed_g]
+        if p is not None:
+            entry["description"] = f"{p.peer_device}:{p.peer_port}"
+            neighbors[sp.name] = {"name": p.peer_device, "port": p.peer_port, "local_port": sp.name}
+        port_table[sp.name] = entry
+    return {"PORT": port_table, "DEVICE_NEIGHBOR": neighbors}
+
+
+def _routing(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, Any]:
+    interfaces: dict[str, dict[str, str]] = {}
+    bgp: dict[str, dict[str, str]] = {}
+    for name, p in layout.used():
+        if p.ip is None:
+            raise SonicDataError(f"{sw.name} {p.port}: unnumbered link to {p.peer_device}; SONiC config_db needs "
+                                 "a /31 pool in addressing.fabric_links")
+        interfaces[name] = {}
+        interfaces[f"{name}|{p.ip}"] = {}
+        if p.peer_asn is not None:
+            bgp[p.peer_ip] = {"admin_status": "up", "asn": str(p.peer_asn), "local_addr": p.ip.split("/")[0],
+                              "name": p.peer_device, **BGP_TIMERS}
+    return {
+        "LOOPBACK_INTERFACE": {LOOPBACK: {}, f"{LOOPBACK}|{sw.loopback}/32": {}},
+        "INTERFACE": interfaces,
+        "BGP_NEIGHBOR": bgp,
+    }
+
+
+def _buffers(plan: FabricPlan, sw: Switch, layout: SwitchLayout, cls: Classification) -> dict[str, Any]:
+    data = _data()
+    pools = model_pools(sw.model)
+    profiles = {name: {k: str(v) for k, v in spec.items()} for name, spec in data["buffer_profiles"].items()}
+    cable: dict[str, str] = {}
+    pgs: dict[str, dict[str, str]] = {}
+    queues: dict[str, dict[str, str]] = {}
+    ingress: dict[str, dict[str, str]] = {}
+    egress: dict[str, dict[str, str]] = {}
+    lossless_queues = set(cls.pfc_to_queue.values())
+    lossy_queues = _ranges(q for q in range(7) if q not in lossless_queues)
+    for name, p in layout.used():
+        cable_m = pfc_cable_m(p.cable_m)
+        cable[name] = f"{cable_m}m"
+        ingress[name] = {"profile_list": "ingress_lossless_profile"}
+        egress[name] = {"profile_list": "egress_lossless_profile"}
+        pgs[f"{name}|0"] = {"profile": "ingress_lossy_profile"}
+        for rng in lossy_queues:
+            queues[f"{name}|{rng}"] = {"profile": "q_lossy_profile"}
+        if not p.lossless or p.headroom is None:
+            continue
+        profile = lossless_profile_name(p.speed_g, cable_m)
+        numbers = {"dynamic_th": str(data["lossless_pg_dynamic_th"]), "pool": "ingress_lossless_pool",
+                   "size": str(p.headroom.size), "xoff": str(p.headroom.xoff), "xon": str(p.headroom.xon)}
+        if profiles.setdefault(profile, numbers) != numbers:
+            # one name, two headrooms: SONiC would silently apply whichever it read first
+            raise SonicDataError(f"{sw.name}: ports of {p.speed_g}G / {cable_m} m need different headroom "
+                                 f"under one profile name {profile}")
+        for pg in cls.lossless_pgs:
+            pgs[f"{name}|{pg}"] = {"profile": profile}
+        for q in sorted(lossless_queues):
+            queues[f"{name}|{q}"] = {"profile": "egress_lossless_profile"}
+    return {
+        "CABLE_LENGTH": {MAP_NAME: cable} if cable else {},
+        "BUFFER_POOL": {
+            "egress_lossless_pool": {"mode": "dynamic", "size": str(pools["egress_lossless_pool_bytes"]),
+                                     "type": "egress"},
+            "ingress_lossless_pool": {"mode": "dynamic", "size": str(pools["ingress_lossless_pool_bytes"]),
+                                      "type": "ingress"},
+        },
+        "BUFFER_PROFILE": profiles,
+        "BUFFER_PG": pgs,
+        "BUFFER_QUEUE": queues,
+        "BUFFER_PORT_INGRESS_PROFILE_LIST": ingress,
+        "BUFFER_PORT_EGRESS_PROFILE_LIST": egress,
+    }
+
+
+def _qos_maps(plan: FabricPlan, layout: SwitchLayout, cls: Classification) -> dict[str, Any]:
+    q = plan.qos
+    tables: dict[str, Any] = {
+        "DSCP_TO_TC_MAP": {MAP_NAME: _strmap(cls.dscp_to_tc)},
+        "TC_TO_QUEUE_MAP": {MAP_NAME: {str(tc): str(tc) for tc in range(8)}},
+        "TC_TO_PRIORITY_GROUP_MAP": {MAP_NAME: _strmap(cls.tc_to_pg)},
+    }
+    if cls.pfc_to_pg:
+        tables["MAP_PFC_PRIORITY_TO_QUEUE"] = {MAP_NAME: _strmap(cls.pfc_to_queue)}
+        tables["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] = {MAP_NAME: _strmap(cls.pfc_to_pg)}
+    port_maps = {}
+    pfc = ",".join(str(p) for p in q.pfc_priorities)
+    for name, p in layout.used():
+        entry = {"dscp_to_tc_map": MAP_NAME, "tc_to_pg_map": MAP_NAME, "tc_to_queue_map": MAP_NAME}
+        if p.lossless and pfc:
+            entry.update(pfc_enable=pfc, pfc_to_pg_map=MAP_NAME, pfc_to_queue_map=MAP_NAME)
+            if q.pfc_watchdog:
+                entry["pfcwd_sw_enable"] = pfc
+        port_maps[name] = entry
+    tables["PORT_QOS_MAP"] = port_maps
+    return tables
+
+
+def scheduler_name(tc: int) -> str:
+    return f"scheduler.{tc}"
+
+
+def _scheduling(plan: FabricPlan, layout: SwitchLayout) -> dict[str, Any]:
+    q = plan.qos
+    schedulers = {}
+    for tc, mode, percent in q.ets:
+        schedulers[scheduler_name(tc)] = {"type": "DWRR", "weight": str(percent)} if mode == "dwrr" \
+            else {"type": "STRICT"}
+    wred = {}
+    if q.ecn_tcs:
+        wred[WRED_NAME] = {
+            "ecn": "ecn_all",
+            "green_drop_probability": str(q.ecn_probability),
+            "green_max_threshold": str(q.ecn_max_bytes),
+            "green_min_threshold": str(q.ecn_min_bytes),
+            "wred_green_enable": "true",
+        }
+    queues = {}
+    ecn = set(q.ecn_tcs)
+    for name, _ in layout.used():
+        for tc, _mode, _pct in q.ets:
+            entry = {"scheduler": scheduler_name(tc)}
+            if tc in ecn:
+                entry["wred_profile"] = WRED_NAME
+            queues[f"{name}|{tc}"] = entry      # queue n serves TC n (TC_TO_QUEUE_MAP)
+    return {"SCHEDULER": schedulers, "WRED_PROFILE": wred, "QUEUE": queues}
+
+
+def _pfc_watchdog(plan: FabricPlan, layout: SwitchLayout) -> dict[str, Any]:
+    if not plan.qos.pfc_watchdog:
+        return {}
+    wd = _data()["pfc_watchdog"]
+    # Same scaling as `pfcwd start_default`: SONiC polls every port's queues within one interval.
+    steps = max(1, (len(layout.ports) - 1) // wd["ports_per_step"] + 1)
+    timer = str(wd["base_ms"] * steps)
+    table = {"GLOBAL": {"POLL_INTERVAL": str(min(wd["base_ms"] * steps, wd["max_poll_ms"]))}}
+    for name, p in layout.used():
+        if p.lossless:
+            table[name] = {"action": wd["action"], "detection_time": timer, "restoration_time": timer}
+    return {"PFC_WD": table}
+
+
+# ----------------------------------------------------------------------------- document
+
+
+def switch_config(plan: FabricPlan, sw: Switch) -> dict[str, dict[str, dict[str, Any]]]:
+    """config_db of one switch as nested dicts: table -> key -> field -> string."""
+    layout = switch_layout(plan, sw)
+    cls = classification(plan)
+    config: dict[str, Any] = {}
+    for tables in (
+        _metadata(plan, sw, layout),
+        _ports(plan, sw, layout),
+        _routing(plan, sw, layout),
+        _buffers(plan, sw, layout, cls),
+        _qos_maps(plan, layout, cls),
+        _scheduling(plan, layout),
+        _pfc_watchdog(plan, layout),
+    ):
+        for table, rows in tables.items():
+            if rows:                    # an empty table says nothing and config replace would churn on it
+                config[table] = rows
+    return config
+
+
+def render_config_db(plan: FabricPlan, sw: Switch) -> str:
+    return json.dumps(switch_config(plan, sw), indent=4, sort_keys=True) + "\n"
+
+
+__all__ = ["SonicDataError", "classification", "lossless_profile_name", "render_config_db", "sonic_models",
+           "sonic_platform", "switch_config", "switch_layout"]
