@@ -1,0 +1,141 @@
+"""Structured diffs of rendered files: key paths with old -> new values, or unified text.
+
+A key that exists on one side only is reported once, at that key, with its whole
+subtree as the value: adding a port is one line, not twenty.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+@dataclass(frozen=True)
+class Change:
+    op: str          # "added" | "removed" | "changed"
+    path: str
+    old: Any = None
+    new: Any = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op, "path": self.path}
+        if self.op != "added":
+            out["old"] = self.old
+        if self.op != "removed":
+            out["new"] = self.new
+        return out
+
+
+def join_path(parent: str, key: Any) -> str:
+    key = str(key)
+    # keys such as "10.255.0.1/32" or "'3'" would make a dotted path ambiguous
+    part = key if _PLAIN_KEY.match(key) else json.dumps(key)
+    if not parent:
+        return part if _PLAIN_KEY.match(key) else f"[{part}]"
+    return f"{parent}.{part}" if _PLAIN_KEY.match(key) else f"{parent}[{part}]"
+
+
+def diff_trees(old: Any, new: Any, path: str = "") -> list[Change]:
+    if isinstance(old, dict) and isinstance(new, dict) and (old or new):
+        out: list[Change] = []
+        for key in sorted(set(old) | set(new), key=_natural):
+            child = join_path(path, key)
+            if key not in new:
+                out.append(Change("removed", child, old=old[key]))
+            elif key not in old:
+                out.append(Change("added", child, new=new[key]))
+            else:
+                out.extend(diff_trees(old[key], new[key], child))
+        return out
+    if old != new:
+        return [Change("changed", path, old=old, new=new)]
+    return []
+
+
+def _natural(key: Any) -> tuple:
+    # swp2 before swp10: the order a person reads a port list in
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(key)))
+
+
+def keyed_lists(value: Any) -> Any:
+    """Lists of records become dicts keyed by their identity, so one changed port is one path."""
+    if isinstance(value, dict):
+        return {k: keyed_lists(v) for k, v in value.items()}
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        keys = [_identity(v) for v in value]
+        if None not in keys and len(set(keys)) == len(keys):
+            return {k: keyed_lists(v) for k, v in zip(keys, value, strict=True)}
+        return {str(i): keyed_lists(v) for i, v in enumerate(value)}
+    return value
+
+
+def _identity(record: dict) -> str | None:
+    if "name" in record:
+        return str(record["name"])
+    if "device" in record and "port" in record:
+        return f"{record['device']}:{record['port']}"
+    a, b = record.get("a"), record.get("b")
+    if isinstance(a, dict) and isinstance(b, dict):
+        return f"{a.get('device')}:{a.get('port')}--{b.get('device')}:{b.get('port')}"
+    return None
+
+
+def parse_structured(relpath: str, text: str) -> Any:
+    """The data of a rendered file; yaml via BaseLoader so on/off, 3 and '3' compare as written."""
+    if relpath.endswith(".json"):
+        data = json.loads(text) if text.strip() else {}
+    else:
+        data = yaml.load(text, Loader=yaml.BaseLoader) if text.strip() else {}
+    return keyed_lists(nvue_unwrapped(data))
+
+
+def nvue_unwrapped(data: Any) -> Any:
+    """An NVUE document [{header: ..}, {set: ..}] as its `set` tree plus `header`: paths read like `nv set`."""
+    if isinstance(data, list) and data and all(isinstance(d, dict) and len(d) == 1 for d in data):
+        keys = [next(iter(d)) for d in data]
+        if set(keys) <= {"header", "set"} and len(set(keys)) == len(keys):
+            merged = dict(next((d["set"] for d in data if "set" in d), None) or {})
+            header = next((d["header"] for d in data if "header" in d), None)
+            if header is not None:
+                merged["header"] = header
+            return merged
+    return data
+
+
+def is_structured(relpath: str) -> bool:
+    """Switch configs and fabric-wide data files are structured; host files stay text (reviewed as files)."""
+    if relpath.startswith("hosts/"):
+        return False
+    return relpath.endswith((".json", ".yaml", ".yml"))
+
+
+def unified(relpath: str, old: str | None, new: str | None) -> str:
+    return "".join(difflib.unified_diff(
+        (old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
+        fromfile=f"a/{relpath}" if old is not None else "/dev/null",
+        tofile=f"b/{relpath}" if new is not None else "/dev/null"))
+
+
+def diff_file(relpath: str, old: str | None, new: str | None) -> dict[str, Any] | None:
+    """None if equal, else {"status", "changes": [...]} or {"status", "unified": "..."}."""
+    if old == new:
+        return None
+    status = "added" if old is None else "removed" if new is None else "changed"
+    if is_structured(relpath):
+        try:
+            changes = diff_trees(parse_structured(relpath, old or ""), parse_structured(relpath, new or ""))
+        except (ValueError, yaml.YAMLError):
+            changes = None           # not parseable: fall back to text rather than hide the change
+        if changes is not None:
+            if not changes:
+                return None          # only formatting or key order moved: nothing for the device
+            return {"status": status, "changes": [c.as_dict() for c in changes]}
+    text = unified(relpath, old, new)
+    return {"status": status, "unified": text}
