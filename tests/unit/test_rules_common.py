@@ -91,11 +91,15 @@ def test_examples_have_no_errors(name):
     assert result.plan is not None
 
 
+def _mine(findings_):
+    return [f for f in findings_ if f.code[:3] in ("FG1", "FG2", "FG4")]
+
+
 def test_example_warnings_are_the_known_ones():
     # small: 8 GPUs on 2 NICs; large: 100 m 400G spine/super-spine links fill the SN5600 pool
-    assert {f.code for f in check(base("small")).findings} == {"FG111"}
-    assert check(base("medium")).findings == []
-    large = check(base("large")).findings
+    assert {f.code for f in _mine(check(base("small")).findings)} == {"FG111"}
+    assert _mine(check(base("medium")).findings) == []
+    large = _mine(check(base("large")).findings)
     assert {(f.code, f.path) for f in large} == {("FG221", "topology.switches.spine.model"),
                                                  ("FG221", "topology.switches.super_spine.model")}
 
