@@ -1,0 +1,485 @@
+"""`fabricgen deploy`: push rendered switch configs in waves with commit-confirm.
+
+Sequence: validate + render (errors: nothing is pushed) -> take the fabric's deploy
+lock -> for every target, back up the running config, load the candidate and diff
+(nothing is committed yet, so an auth or host-key problem anywhere stops the rollout
+before any switch changes) -> ask (or --yes) -> waves (waves.py). Inside a wave every
+changed switch commits with a confirm timer, is checked on a fresh SSH session, and
+only when the whole wave is healthy are the commits confirmed. A failed device fails
+its wave: pending commits of the wave are rolled back (or left to their timers when
+unreachable) and later waves are not touched.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from generator.deploy.credentials import Access, CredentialsError, Target, resolve_access
+from generator.deploy.lock import DeployLock, LockError
+from generator.deploy.report import (
+    CHANGED,
+    FAILED,
+    REVERTING,
+    ROLLED_BACK,
+    SKIPPED,
+    UNCHANGED,
+    WOULD_CHANGE,
+    DeviceResult,
+    print_report,
+)
+from generator.deploy.waves import Wave, WaveDevice, natural_key, plan_waves
+
+BACKUP_ENV = "FABRICGEN_BACKUP_DIR"
+CONFIRM_ENV = "FABRICGEN_CONFIRM_TIMEOUT"
+SSH_TIMEOUT_ENV = "FABRICGEN_SSH_TIMEOUT"
+
+
+class DeviceFailed(Exception):
+    """A post-check found the device in the wrong state; the message says which."""
+
+
+@dataclass
+class Job:
+    """Everything the workers share; per-device state lives in dicts keyed by name."""
+
+    os_name: str                      # cumulus | sonic
+    os_version: str
+    access: Access
+    rendered: dict[str, str]          # switch name -> candidate text
+    backup_dir: Path
+    revert_in: int
+    ssh_timeout: int
+    accept_new_host_keys: bool
+    results: dict[str, DeviceResult]
+    diffs: dict[str, str] = field(default_factory=dict)
+    # Concurrent first-contact logins would each rewrite known_hosts and lose the others' keys.
+    known_hosts_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def scrub(self, text: str) -> str:
+        password = self.access.password
+        return text.replace(password, "***") if password else text
+
+
+# --- drivers -------------------------------------------------------------
+def _driver(job: Job, target: Target):
+    optional_args = {"port": target.port, "known_hosts": str(job.access.known_hosts),
+                     "accept_new_host_keys": job.accept_new_host_keys}
+    if job.os_name == "cumulus":
+        from generator.deploy.drivers.nvue import NVUEDriver
+
+        optional_args["cumulus_version"] = job.os_version
+        return NVUEDriver(target.host, target.username, job.access.password, timeout=job.ssh_timeout,
+                          optional_args=optional_args)
+    from generator.deploy.drivers.sonic import SonicDriver
+
+    return SonicDriver(target.host, target.username, job.access.password, timeout=job.ssh_timeout,
+                       optional_args=optional_args)
+
+
+def _open(job: Job, name: str):
+    driver = _driver(job, job.access.targets[name])
+    if job.accept_new_host_keys:
+        with job.known_hosts_lock:
+            driver.open()
+    else:
+        driver.open()
+    return driver
+
+
+def _close(driver) -> None:
+    try:
+        driver.close()
+    except Exception:  # noqa: BLE001 - closing a dead session must not hide the real error
+        pass
+
+
+def _same_config(os_name: str, running: str, rendered: str) -> bool:
+    if os_name == "cumulus":
+        from generator.deploy.drivers.nvue import load_nvue_document
+
+        return load_nvue_document(running) == load_nvue_document(rendered)
+    try:
+        return json.loads(running) == json.loads(rendered)
+    except json.JSONDecodeError:
+        return False
+
+
+def _message(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) < 400 else text[:397] + "..."
+
+
+# --- phase 1: backup + diff ------------------------------------------------
+def _prepare(job: Job, name: str) -> None:
+    result = job.results[name]
+    driver = None
+    try:
+        driver = _open(job, name)
+        running = driver.get_config(retrieve="running")["running"]
+        suffix = "yaml" if job.os_name == "cumulus" else "json"
+        (job.backup_dir / f"{name}.{suffix}").write_text(running)
+        driver.load_replace_candidate(config=job.rendered[name])
+        diff = driver.compare_config()
+        driver.discard_config()
+        job.diffs[name] = diff
+        result.diff_lines = len(diff.splitlines())
+        result.status = WOULD_CHANGE if diff else UNCHANGED
+    except Exception as exc:  # noqa: BLE001 - every device failure is reported, none aborts the others
+        result.status, result.message = FAILED, job.scrub(_message(exc))
+    finally:
+        if driver is not None:
+            _close(driver)
+
+
+# --- phase 2: one wave -----------------------------------------------------
+class WaveRun:
+    def __init__(self, job: Job, wave: Wave):
+        self.job = job
+        self.wave = wave
+        self.abort = threading.Event()
+        self.pending: dict[str, object] = {}     # name -> open driver with our commit pending
+        self.lock = threading.Lock()
+
+    def apply(self, name: str) -> None:
+        job, result = self.job, self.job.results[name]
+        if result.status == UNCHANGED:
+            return
+        if self.abort.is_set():
+            result.status, result.message = SKIPPED, "not started: its wave failed"
+            return
+        driver = None
+        committed = False
+        try:
+            driver = _open(job, name)
+            driver.load_replace_candidate(config=job.rendered[name])
+            if not driver.compare_config():
+                driver.discard_config()
+                result.status = UNCHANGED
+                return
+            if self.abort.is_set():
+                driver.discard_config()
+                result.status, result.message = SKIPPED, "not committed: its wave failed"
+                return
+            # From here on the switch may hold our commit even if the call fails midway.
+            committed = True
+            driver.commit_config(message="fabricgen deploy", revert_in=job.revert_in)
+            _close(driver)
+            # A fresh login proves management access survived the change.
+            driver = _open(job, name)
+            if not driver.has_pending_commit():
+                raise DeviceFailed("the commit is no longer pending confirmation (timer expired or "
+                                   "someone else confirmed or rolled it back)")
+            running = driver.get_config(retrieve="running")["running"]
+            if not _same_config(job.os_name, running, job.rendered[name]):
+                raise DeviceFailed("after the commit the running config differs from the rendered file")
+            with self.lock:
+                self.pending[name] = driver
+            driver = None
+        except Exception as exc:  # noqa: BLE001
+            self.abort.set()
+            result.status, result.message = FAILED, job.scrub(_message(exc))
+            if committed:
+                result.message += "; " + self._undo(name, driver)
+                driver = None
+        finally:
+            if driver is not None:
+                _close(driver)
+
+    def _undo(self, name: str, driver) -> str:
+        """Roll back a commit of ours; if the switch cannot be reached its timer will."""
+        try:
+            if driver is None or not driver.is_alive().get("is_alive"):
+                if driver is not None:
+                    _close(driver)
+                driver = _open(self.job, name)
+            if not driver.has_pending_commit():
+                return "no commit pending, nothing to roll back"
+            driver.rollback()
+            return "rolled back"
+        except Exception:  # noqa: BLE001
+            return f"unreachable: its confirm timer reverts it within {self.job.revert_in}s"
+        finally:
+            if driver is not None:
+                _close(driver)
+
+    def finish(self) -> bool:
+        """Confirm every pending commit if the wave is healthy, else roll them back."""
+        job = self.job
+        failed = any(job.results[n].status == FAILED for n in self.wave.devices)
+        for name, driver in sorted(self.pending.items()):
+            result = job.results[name]
+            try:
+                if failed:
+                    driver.rollback()
+                    result.status, result.message = ROLLED_BACK, "its wave failed"
+                else:
+                    driver.confirm_commit()
+                    result.status = CHANGED
+            except Exception as exc:  # noqa: BLE001
+                if failed:
+                    result.status = REVERTING
+                    result.message = (f"rollback failed ({job.scrub(_message(exc))}); its confirm timer "
+                                      f"reverts it within {job.revert_in}s")
+                else:
+                    result.status = FAILED
+                    result.message = (f"confirm failed ({job.scrub(_message(exc))}); its confirm timer "
+                                      f"reverts it within {job.revert_in}s")
+                    failed = True
+            finally:
+                _close(driver)
+        self.pending.clear()
+        return not failed
+
+
+# --- orchestration -----------------------------------------------------------
+def _backup_root() -> Path:
+    return Path(os.environ.get(BACKUP_ENV) or Path.cwd() / "backups")
+
+
+def _new_backup_dir(fabric_dir: Path) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for n in range(1000):
+        path = fabric_dir / (stamp if n == 0 else f"{stamp}-{n}")
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"cannot create a backup directory under {fabric_dir}")
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=False)
+
+
+def _run_parallel(progress: Progress, description: str, names: list[str], workers: int, func) -> None:
+    task = progress.add_task(description, total=len(names))
+
+    def one(name: str) -> None:
+        try:
+            func(name)
+        finally:
+            progress.advance(task)
+
+    if not names:
+        return
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(names)))) as pool:
+        list(pool.map(one, names))
+
+
+def _confirm(err: Console, yes: bool, question: str) -> bool:
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        err.print("error: refusing to push without confirmation: stdin is not a terminal; "
+                  "review with --dry-run, then pass --yes", markup=False)
+        return False
+    answer = err.input(f"{question} [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if not value:
+        return default
+    try:
+        return max(1, int(value))
+    except ValueError:
+        raise CredentialsError(f"{name}={value!r} is not a whole number of seconds") from None
+
+
+def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
+               limit: str | None = None, dry_run: bool = False, yes: bool = False,
+               accept_new_host_keys: bool = False) -> int:
+    # Piped output (CI logs, tests) gets a width that fits the wave table on one line per wave.
+    out = Console(file=sys.stdout, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
+    err = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+
+    from generator.checks.runner import run_checks
+    from generator.intent.loader import IntentError, load_intent
+
+    try:
+        loaded = load_intent(intent_path)
+    except IntentError as exc:
+        for problem in exc.problems:
+            err.print(f"error: {problem}", markup=False)
+        return 1
+    checked = run_checks(loaded)
+    if checked.errors or checked.plan is None:
+        for finding in checked.errors:
+            err.print(finding.one_line(), markup=False)
+        err.print(f"error: {intent_path} has {len(checked.errors)} error(s); nothing was pushed", markup=False)
+        return 1
+    plan = checked.plan
+
+    fabric_dir = _backup_root() / plan.fabric
+    lock = DeployLock(fabric_dir / ".deploy.lock", plan.fabric)
+    try:
+        lock.acquire()
+    except LockError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 1
+    try:
+        return _deploy_locked(loaded, plan, fabric_dir, out, err, endpoints=endpoints, only=only, limit=limit,
+                              dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys)
+    except CredentialsError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 1
+    finally:
+        lock.release()
+
+
+def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *, endpoints, only, limit,
+                   dry_run, yes, accept_new_host_keys) -> int:
+    from generator.render.output import render_files, write_tree
+
+    files = render_files(plan, loaded.text)
+    names = sorted((sw.name for sw in plan.switches if not limit or fnmatch.fnmatchcase(sw.name, limit)),
+                   key=natural_key)
+    backup_dir = _new_backup_dir(fabric_dir)
+    status = 0
+    if only in (None, "switches"):
+        if not names:
+            err.print(f"error: --limit {limit!r} matches no switch of fabric {plan.fabric}", markup=False)
+            return 1
+        status = _deploy_switches(loaded, plan, files, names, backup_dir, out, err, endpoints=endpoints,
+                                  dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys)
+        if status:
+            return status
+    if only in (None, "hosts"):
+        status = _deploy_hosts(files, backup_dir, out, err, write_tree, endpoints=endpoints, only=only,
+                               limit=limit, dry_run=dry_run, yes=yes or only is None)
+    return status
+
+
+def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoints, dry_run, yes,
+                     accept_new_host_keys) -> int:
+    suffix = "startup.yaml" if plan.switch_os == "cumulus" else "config_db.json"
+    access = resolve_access(plan, names, loaded.file, endpoints)
+    intent_deploy = loaded.intent.deploy
+    concurrency = intent_deploy.concurrency
+    job = Job(os_name=plan.switch_os, os_version=".".join(map(str, plan.switch_os_version)), access=access,
+              rendered={n: files[f"switches/{n}/{suffix}"] for n in names}, backup_dir=backup_dir,
+              revert_in=_env_int(CONFIRM_ENV, intent_deploy.confirm_timeout),
+              ssh_timeout=_env_int(SSH_TIMEOUT_ENV, 30), accept_new_host_keys=accept_new_host_keys,
+              results={n: DeviceResult(n) for n in names})
+
+    by_name = {sw.name: sw for sw in plan.switches}
+    started = time.monotonic()
+    with _progress(err) as progress:
+        _run_parallel(progress, "backup + diff", names, concurrency, lambda n: _prepare(job, n))
+    # Keys are now recorded: every later login is checked strictly.
+    job.accept_new_host_keys = False
+
+    waves = plan_waves([WaveDevice(n, by_name[n].role, by_name[n].rail, by_name[n].unit, by_name[n].group)
+                        for n in names], concurrency,
+                       prefer_canary=[n for n in names if job.results[n].status == WOULD_CHANGE])
+    for wave in waves:
+        for n in wave.devices:
+            job.results[n].wave, job.results[n].label = wave.index, wave.label
+
+    changed = [n for n in names if job.results[n].status == WOULD_CHANGE]
+    failed = [n for n in names if job.results[n].status == FAILED]
+    unchanged = len(names) - len(changed) - len(failed)
+    out.print(f"{plan.fabric}: {len(names)} switch(es): {len(changed)} to change, {unchanged} unchanged, "
+              f"{len(failed)} failed before any change; backups in {backup_dir}", markup=False)
+    if dry_run:
+        for n in changed:
+            out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
+            out.print(job.diffs[n], markup=False)
+    if failed:
+        for n in names:
+            if job.results[n].status != FAILED:
+                job.results[n].status = SKIPPED if job.results[n].status == WOULD_CHANGE else UNCHANGED
+        print_report(out, job.results)
+        err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed",
+                  markup=False)
+        return 1
+    if dry_run:
+        print_report(out, job.results)
+        out.print("dry run: nothing was committed", markup=False)
+        return 0
+    if not changed:
+        print_report(out, job.results)
+        return 0
+    for n in changed:
+        out.print(f"  {n}: {job.results[n].diff_lines} diff lines", markup=False)
+    if not _confirm(err, yes, f"push {len(changed)} switch(es) in {len(waves)} wave(s)?"):
+        return 1
+
+    for n in changed:
+        job.results[n].status = SKIPPED  # until its wave runs
+    stopped_at: Wave | None = None
+    with _progress(err) as progress:
+        for wave in waves:
+            run = WaveRun(job, wave)
+            _run_parallel(progress, f"wave {wave.index} {wave.label}", list(wave.devices), concurrency,
+                          run.apply)
+            if not run.finish():
+                stopped_at = wave
+                break
+    if stopped_at is not None:
+        for n in names:
+            r = job.results[n]
+            if r.wave > stopped_at.index and r.status == SKIPPED:
+                r.message = f"not started: wave {stopped_at.index} failed"
+    seconds = time.monotonic() - started
+    print_report(out, job.results)
+    if stopped_at is not None:
+        err.print(f"error: wave {stopped_at.index} ({stopped_at.label}) failed; the rollout stopped, later waves "
+                  f"were not touched; backups in {backup_dir}", markup=False)
+        return 1
+    out.print(f"switches deployed in {seconds:.1f}s", markup=False)
+    return 0
+
+
+def _deploy_hosts(files, backup_dir, out, err, write_tree, *, endpoints, only, limit, dry_run, yes) -> int:
+    if not any(rel.startswith("hosts/") for rel in files):
+        out.print("hosts: none in the plan", markup=False)
+        return 0
+    if endpoints is not None:
+        import yaml
+
+        try:
+            listed = "hosts" in (yaml.safe_load(Path(endpoints).read_text()) or {})
+        except (OSError, yaml.YAMLError):
+            listed = False
+        if not listed:
+            # An endpoints file that only lists switches (the lab) has no route to the GPU servers.
+            line = f"hosts: skipped: {endpoints} lists no hosts"
+            if only == "hosts":
+                err.print("error: " + line, markup=False)
+                return 1
+            out.print(line, markup=False)
+            return 0
+    try:
+        from generator.deploy.hosts import run_hosts_playbook
+    except ImportError:
+        out.print("hosts: not available", markup=False)
+        return 1 if only == "hosts" else 0
+    if not dry_run and not _confirm(err, yes, "configure the hosts?"):
+        return 1
+    render_dir = write_tree(files, backup_dir / "render")
+    known_hosts = Path(endpoints).resolve().parent / "known_hosts" if endpoints else None
+    try:
+        result = run_hosts_playbook(render_dir, render_dir / "inventory.yml", limit=limit, check=dry_run,
+                                    diff=dry_run, known_hosts=known_hosts)
+    except (OSError, RuntimeError) as exc:
+        err.print(f"error: hosts: {_message(exc)}", markup=False)
+        return 1
+    for host, task, message in result.failures:
+        err.print(f"hosts: {host}: {task}: {message}", markup=False)
+    out.print(f"hosts: {result.status}: {len(result.hosts)} host(s), {result.changed} change(s)", markup=False)
+    return 0 if result.ok else 1
