@@ -1,0 +1,181 @@
+"""Run playbooks/hosts.yml through ansible-runner and summarise the result per host.
+
+SSH host keys are checked strictly by default: a GPU server whose key changed is
+refused rather than silently trusted. Pass `known_hosts` to use a dedicated file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ansible_runner
+
+PLAYBOOK_NAME = "hosts.yml"
+
+
+@dataclass
+class HostStats:
+    ok: int = 0
+    changed: int = 0
+    failed: int = 0
+    unreachable: int = 0
+    skipped: int = 0
+
+
+@dataclass
+class HostRunResult:
+    status: str                                   # ansible-runner status: successful | failed | timeout | canceled
+    rc: int
+    hosts: dict[str, HostStats] = field(default_factory=dict)
+    failures: list[tuple[str, str, str]] = field(default_factory=list)   # (host, task, message)
+    changes: list[tuple[str, str]] = field(default_factory=list)          # (host, task)
+    stdout: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.failures and all(
+            s.failed == 0 and s.unreachable == 0 for s in self.hosts.values())
+
+    @property
+    def changed(self) -> int:
+        return sum(s.changed for s in self.hosts.values())
+
+
+def playbook_path() -> Path:
+    """playbooks/hosts.yml: FABRICGEN_PLAYBOOKS, else next to the source tree."""
+    env = os.environ.get("FABRICGEN_PLAYBOOKS")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[2] / "playbooks")
+    for base in candidates:
+        if (base / PLAYBOOK_NAME).is_file():
+            return base / PLAYBOOK_NAME
+    raise FileNotFoundError(f"{PLAYBOOK_NAME} not found in {', '.join(map(str, candidates))}: "
+                            "set FABRICGEN_PLAYBOOKS to the playbooks directory")
+
+
+def _message(res: dict[str, Any]) -> str:
+    msg = str(res.get("msg") or "").strip()
+    stdout = str(res.get("stdout") or "")
+    # fabricgen's probes and roce-qos.sh tag problems with "error:"; prefer those lines
+    errors = [line.strip() for line in stdout.splitlines() if line.strip().startswith("error:")]
+    if errors:
+        return "; ".join(errors)
+    for key in ("stderr", "stdout"):
+        text = str(res.get(key) or "").strip()
+        if text:
+            detail = text.splitlines()[-1]
+            return f"{msg}: {detail}" if msg else detail
+    if msg:
+        return msg
+    results = res.get("results")
+    if isinstance(results, list):
+        for item in results:
+            if isinstance(item, dict) and item.get("failed"):
+                return _message(item)
+    return "failed"
+
+
+def run_hosts_playbook(
+    render_dir: str | os.PathLike[str],
+    inventory: str | os.PathLike[str],
+    *,
+    limit: str | None = None,
+    check: bool = False,
+    diff: bool = False,
+    private_data_dir: str | os.PathLike[str] | None = None,
+    extravars: dict[str, Any] | None = None,
+    ssh_key: str | os.PathLike[str] | None = None,
+    known_hosts: str | os.PathLike[str] | None = None,
+) -> HostRunResult:
+    """Apply the rendered host files in `render_dir` to the hosts of `inventory`.
+
+    `ssh_key` is a private key file; `known_hosts` replaces ~/.ssh/known_hosts (host
+    keys are still checked strictly). `extravars` may set fabricgen_root etc.
+    """
+    render_dir = Path(render_dir).resolve()
+    inventory = Path(inventory).resolve()
+    if not (render_dir / "hosts").is_dir():
+        raise FileNotFoundError(f"{render_dir}/hosts does not exist: run `fabricgen render INTENT -o {render_dir}`")
+    if not inventory.is_file():
+        raise FileNotFoundError(f"inventory {inventory} does not exist")
+
+    owned_dir = None
+    if private_data_dir is None:
+        owned_dir = tempfile.mkdtemp(prefix="fabricgen-runner-")
+        private_data_dir = owned_dir
+    pdd = Path(private_data_dir)
+    pdd.mkdir(parents=True, exist_ok=True)
+
+    ssh_args = ["-o StrictHostKeyChecking=yes"]
+    if known_hosts is not None:
+        ssh_args.append(f"-o UserKnownHostsFile={Path(known_hosts).resolve()}")
+    variables: dict[str, Any] = {"fabricgen_render_dir": str(render_dir)}
+    variables.update(extravars or {})
+    envvars = {
+        "ANSIBLE_HOST_KEY_CHECKING": "True",
+        "ANSIBLE_SSH_COMMON_ARGS": " ".join(ssh_args),
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+        "ANSIBLE_NOCOLOR": "1",
+        # short socket paths: the default under a deep private_data_dir can exceed 108 bytes
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.gettempdir() + "/fgcp",
+        "LC_ALL": os.environ.get("LC_ALL") or "C.UTF-8",
+        # ansible-playbook lives next to this interpreter in a virtualenv that is not activated
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]),
+    }
+    cmdline = []
+    if check:
+        cmdline.append("--check")
+    if diff:
+        cmdline.append("--diff")
+    if ssh_key is not None:
+        cmdline += ["--private-key", str(Path(ssh_key).resolve())]
+
+    try:
+        runner = ansible_runner.run(
+            private_data_dir=str(pdd),
+            playbook=str(playbook_path()),
+            inventory=str(inventory),
+            extravars=variables,
+            envvars=envvars,
+            limit=limit,
+            cmdline=" ".join(cmdline) or None,
+            quiet=True,
+        )
+        result = HostRunResult(status=runner.status, rc=runner.rc)
+        stats = runner.stats or {}
+        names = set()
+        for key in ("ok", "changed", "failures", "dark", "skipped", "processed"):
+            names.update((stats.get(key) or {}).keys())
+        for name in sorted(names):
+            result.hosts[name] = HostStats(
+                ok=stats.get("ok", {}).get(name, 0),
+                changed=stats.get("changed", {}).get(name, 0),
+                failed=stats.get("failures", {}).get(name, 0),
+                unreachable=stats.get("dark", {}).get(name, 0),
+                skipped=stats.get("skipped", {}).get(name, 0),
+            )
+        for event in runner.events:
+            kind = event.get("event")
+            data = event.get("event_data") or {}
+            host = data.get("host", "")
+            task = data.get("task", "")
+            if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
+                result.failures.append((host, task, _message(data.get("res") or {})))
+            elif kind in ("runner_on_ok", "runner_item_on_ok") and (data.get("res") or {}).get("changed"):
+                if kind == "runner_on_ok":
+                    result.changes.append((host, task))
+        stdout = runner.stdout.read() if runner.stdout else ""
+        result.stdout = stdout
+        return result
+    finally:
+        if owned_dir is not None:
+            shutil.rmtree(owned_dir, ignore_errors=True)
+
+
+__all__ = ["run_hosts_playbook", "HostRunResult", "HostStats", "playbook_path"]
