@@ -1,6 +1,6 @@
 from pathlib import Path
 
-GOLDEN = ("small", "medium", "large")
+GOLDEN = ("small", "medium", "large", "medium-sonic")
 
 
 def golden_dir(name: str) -> Path:
