@@ -11,7 +11,9 @@ Sizing rules (documented in the README):
   whenever n * up is a multiple of down;
 - spines of a two-tier fabric use all ports downwards; spines of three-tier pods and
   dragonfly groups split their ports half down, half up (non-blocking above the leaf);
-- at least two spines (and two super-spines) so no single box carries a tier.
+- at least two spines (and two super-spines) so no single box carries a tier, and
+  every lower switch links to every switch of the tier above (Clos: any two leaves
+  share all spines), even when its ratio alone would ask for fewer uplinks.
 """
 
 from __future__ import annotations
@@ -182,14 +184,18 @@ class _Builder:
     def attach(self, node: int, rail: int, leaf: SwitchNode) -> None:
         self.attachments[(node, rail)] = (leaf.name, leaf.take_down(f"node {node} rail {rail}"))
 
+    def natural_uplinks(self, low: SwitchNode) -> int:
+        """Uplinks the ratio asks for: leaves by the oversubscription, spines 1:1."""
+        return uplinks_for(low.down_used, self.ratio) if low.role == ROLE_LEAF else low.down_used
+
     def connect_up(self, lower: list[SwitchNode], upper: list[SwitchNode], tier: str) -> None:
-        """Spread every uplink of `lower` round-robin over `upper`: each upper switch gets
-        the same number of links (within one), and each lower switch reaches all uppers
-        when it has at least as many uplinks as there are uppers."""
+        """Spread every uplink of `lower` round-robin over `upper`. Each lower switch gets
+        at least one link to every upper switch (a lightly loaded leaf gets more uplinks
+        than its ratio asks for, never fewer), so any two leaves share every spine and
+        ECMP sees all paths; the uppers end up with the same link count within one."""
         k = 0
         for low in lower:
-            n_up = low.down_used if low.role != ROLE_LEAF else uplinks_for(low.down_used, self.ratio)
-            for _ in range(n_up):
+            for _ in range(max(self.natural_uplinks(low), len(upper))):
                 high = upper[k % len(upper)]
                 k += 1
                 a_port = low.take_up(f"a link to {high.name}")
@@ -211,11 +217,24 @@ class _Builder:
                 leaves.append(leaf)
         return leaves
 
-    def n_spines(self, uplinks: int, ports_per_spine: int) -> int:
-        return max(min(2, uplinks), math.ceil(uplinks / ports_per_spine))
-
-    def total_uplinks(self, leaves: list[SwitchNode]) -> int:
-        return sum(uplinks_for(leaf.down_used, self.ratio) for leaf in leaves)
+    def n_uppers(self, lower: list[SwitchNode], ports_per_upper: int) -> int:
+        """Fewest upper switches (at least two) whose ports take every uplink, counting
+        the extra uplinks that connect_up adds so each lower switch reaches all of them."""
+        naturals = [self.natural_uplinks(low) for low in lower]
+        n = 2
+        while True:
+            needed = math.ceil(sum(max(u, n) for u in naturals) / ports_per_upper)
+            if needed <= n:
+                break
+            n = needed
+        short = [low for low in lower if len(low.up) < n]
+        if short:
+            low = short[0]
+            raise CompileError("topology.oversubscription",
+                               f"{low.name} has {len(low.up)} uplink port(s) but the tier above needs {n} switches "
+                               "to take every uplink and each lower switch must reach all of them: lower the "
+                               "oversubscription or choose a larger switch model", "FG104")
+        return n
 
 
 def _blocks(nodes: int, size: int) -> list[list[int]]:
@@ -269,7 +288,7 @@ def build_topology(intent: Intent) -> Topology:
                 for r in range(t.rails):
                     b.attach(n, r, leaf)
             leaves.append(leaf)
-        n_sp = b.n_spines(b.total_uplinks(leaves), b.spine_all("spine"))
+        n_sp = b.n_uppers(leaves, b.spine_all("spine"))
         spines = [b.spine(f"{fabric}-spine-{k + 1}", ROLE_SPINE, None, None, False, "spine") for k in range(n_sp)]
         b.connect_up(leaves, spines, TIER_LEAF_SPINE)
 
@@ -278,7 +297,7 @@ def build_topology(intent: Intent) -> Topology:
         for u, nodes in enumerate(_blocks(t.nodes, t.nodes_per_unit), start=1):
             b.hosts.extend(HostSlot(n, u, None) for n in nodes)
             leaves += b.rail_leaves(nodes, f"su{u}", u, None)
-        n_sp = b.n_spines(b.total_uplinks(leaves), b.spine_all("spine"))
+        n_sp = b.n_uppers(leaves, b.spine_all("spine"))
         spines = [b.spine(f"{fabric}-spine-{k + 1}", ROLE_SPINE, None, None, False, "spine") for k in range(n_sp)]
         b.connect_up(leaves, spines, TIER_LEAF_SPINE)
 
@@ -287,13 +306,12 @@ def build_topology(intent: Intent) -> Topology:
         for p, nodes in enumerate(_blocks(t.nodes, t.nodes_per_unit), start=1):
             b.hosts.extend(HostSlot(n, p, None) for n in nodes)
             leaves = b.rail_leaves(nodes, f"pod{p}", p, None)
-            n_sp = b.n_spines(b.total_uplinks(leaves), b.spine_half("spine"))
+            n_sp = b.n_uppers(leaves, b.spine_half("spine"))
             spines = [b.spine(f"{fabric}-spine-pod{p}-{k + 1}", ROLE_SPINE, p, None, True, "spine")
                       for k in range(n_sp)]
             b.connect_up(leaves, spines, TIER_LEAF_SPINE)
             all_spines += spines
-        spine_up = sum(s.down_used for s in all_spines)
-        n_ss = b.n_spines(spine_up, b.spine_all("super_spine"))
+        n_ss = b.n_uppers(all_spines, b.spine_all("super_spine"))
         supers = [b.spine(f"{fabric}-super-spine-{k + 1}", ROLE_SUPER_SPINE, None, None, False, "super_spine")
                   for k in range(n_ss)]
         b.connect_up(all_spines, supers, TIER_SPINE_SUPER)
@@ -308,7 +326,7 @@ def build_topology(intent: Intent) -> Topology:
             leaves = b.rail_leaves(nodes, f"g{g}", None, g)
             groups.append(leaves)
         # every group gets the same spine count so spine i of each group pairs with spine i elsewhere
-        n_sp = max(b.n_spines(b.total_uplinks(lv), b.spine_half("spine")) for lv in groups)
+        n_sp = max(b.n_uppers(lv, b.spine_half("spine")) for lv in groups)
         group_spines = []
         for g, leaves in enumerate(groups, start=1):
             # leaf-facing half down, global half up

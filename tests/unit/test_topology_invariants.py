@@ -51,6 +51,10 @@ def _cases() -> list[tuple]:
         ("dragonfly-plus", 32, 4, "400G", "1:1", 32, 2, "SN5600", "SN5600", False),
         ("dragonfly-plus", 45, 2, "400G", "1:1", 32, 5, "SN5600", "SN5600", True),
         ("dragonfly-plus", 9, 8, "800G", "1:1", 32, 3, "SN5600", "SN5600", False),
+        # few uplinks per leaf: must still reach every spine (used to split the fabric)
+        ("leaf-spine", 4, 1, "100G", "2:1", 32, 2, "SN2201", "SN2700", False),
+        ("three-tier", 4, 2, "400G", "2:1", 32, 2, "SN5600", "SN5600", False),
+        ("rail-optimized", 70, 2, "100G", "3:1", 70, 2, "SN2700", "SN2700", False),
     ]
     models = {"400G": ["SN5600", "SN5400", "SN4700"], "200G": ["SN5600", "SN4600", "SN3700"],
               "100G": ["SN4600C", "SN2700", "SN5600"], "800G": ["SN5600"]}
@@ -115,16 +119,23 @@ def check_plan(plan, intent: Intent) -> None:
         native = sum(g.count * g.speed_g for g in model.port_groups)
         assert sum(p.speed_g for p in ports) <= native
 
-    # measured oversubscription equals the intent (exact when divisible, never worse)
+    # measured oversubscription equals the intent (exact when divisible, never worse); a leaf
+    # gets extra uplinks only to reach every switch above it
     down, up = t.oversubscription
     for sw in plan.switches:
         if sw.role != ROLE_LEAF or t.kind == "single-switch":
             continue
         hosts_n = sum(1 for p in by_dev[sw.name] if p.tier == TIER_HOST_LEAF)
         ups = sum(1 for p in by_dev[sw.name] if p.tier != TIER_HOST_LEAF)
-        assert ups == math.ceil(hosts_n * up / down)
-        if hosts_n * up % down == 0:
+        assert ups == max(math.ceil(hosts_n * up / down), len(_uppers(plan, sw)))
+        if hosts_n * up % down == 0 and hosts_n * up // down >= len(_uppers(plan, sw)):
             assert hosts_n * up == ups * down
+
+    # Clos: every switch reaches every switch of the tier above in its scope
+    for sw in plan.switches:
+        expected = {u.name for u in _uppers(plan, sw)}
+        reached = {p.peer_device for p in by_dev[sw.name] if p.peer_device in expected}
+        assert reached == expected, f"{sw.name} misses {sorted(expected - reached)}"
 
     # rail alignment
     if t.kind in ("rail-optimized", "three-tier", "dragonfly-plus"):
@@ -169,6 +180,17 @@ def check_plan(plan, intent: Intent) -> None:
     for p in plan.ports:
         if p.peer_asn is not None:
             assert p.peer_asn != switches[p.device].asn
+
+
+def _uppers(plan, sw) -> list:
+    """The switches `sw` must link to: its spines (same pod / group), or super-spines."""
+    if sw.role == ROLE_LEAF:
+        return [s for s in plan.switches if s.role == "spine"
+                and (plan.kind != "three-tier" or s.unit == sw.unit)
+                and (plan.kind != "dragonfly-plus" or s.group == sw.group)]
+    if sw.role == "spine" and plan.kind == "three-tier":
+        return [s for s in plan.switches if s.role == "super-spine"]
+    return []
 
 
 @pytest.mark.parametrize("kind", KINDS)
