@@ -1,0 +1,219 @@
+"""`fabricgen drift`: does every device still match the rendered intent?
+
+Switches: `get_config(retrieve="running")` through the napalm drivers, in a thread
+pool of `deploy.concurrency`, normalised and compared per feature. Hosts (best
+effort): playbooks/hosts.yml in ansible check + diff mode. A device that cannot be
+reached, authenticated or read is `unknown`: never counted as in sync.
+
+Exit: 0 all in sync; 3 drift, only when every device was checked; 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+
+from generator.drift.compare import FeatureResult, compare_device
+from generator.drift.normalize import ConfigParseError, parse_config, strip_unmanaged
+from generator.drift.report import FORMATS, DeviceResult, DriftReport, write_report
+
+SSH_TIMEOUT = 20
+
+
+def _one_line(exc: BaseException, password: str | None) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if password:
+        text = text.replace(password, "***")
+    return text if len(text) < 300 else text[:297] + "..."
+
+
+def _switch_file(plan, name: str, files: dict[str, str]) -> str:
+    rel = f"switches/{name}/startup.yaml" if plan.switch_os == "cumulus" else f"switches/{name}/config_db.json"
+    return files[rel]
+
+
+def _driver(plan, target, access):
+    optional_args = {"port": target.port, "known_hosts": str(access.known_hosts)}
+    if plan.switch_os == "cumulus":
+        from generator.deploy.drivers.nvue import NVUEDriver
+
+        optional_args["cumulus_version"] = ".".join(str(p) for p in plan.switch_os_version)
+        return NVUEDriver(target.host, target.username, access.password, timeout=SSH_TIMEOUT,
+                          optional_args=optional_args)
+    from generator.deploy.drivers.sonic import SonicDriver
+
+    return SonicDriver(target.host, target.username, access.password, timeout=SSH_TIMEOUT,
+                       optional_args=optional_args)
+
+
+def fetch_running(plan, target, access) -> str:
+    driver = _driver(plan, target, access)
+    driver.open()
+    try:
+        return driver.get_config(retrieve="running")["running"]
+    finally:
+        try:
+            driver.close()
+        except Exception:  # noqa: BLE001 - a failed close must not hide the config we already have
+            pass
+
+
+def check_switch(plan, name: str, intended_text: str, target, access) -> DeviceResult:
+    try:
+        running = fetch_running(plan, target, access)
+    except Exception as exc:  # noqa: BLE001 - any failure to read a device makes it unknown, never in sync
+        return DeviceResult(name, "switch", "unknown", error=_one_line(exc, access.password))
+    return compare_texts(plan.switch_os, name, intended_text, running)
+
+
+def compare_texts(os_name: str, name: str, intended_text: str, running_text: str) -> DeviceResult:
+    try:
+        intended = parse_config(os_name, intended_text)
+        actual = strip_unmanaged(os_name, intended, parse_config(os_name, running_text))
+    except ConfigParseError as exc:
+        return DeviceResult(name, "switch", "unknown", error=f"running config unreadable: {exc}")
+    features = compare_device(os_name, intended, actual)
+    status = "in_sync" if all(f.compliant for f in features.values()) else "drift"
+    return DeviceResult(name, "switch", status, features=features)
+
+
+def _endpoint_names(endpoints: str | None) -> set[str] | None:
+    if endpoints is None:
+        return None
+    try:
+        data = yaml.safe_load(Path(endpoints).read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return None            # resolve_access reports the problem in one line
+    switches = data.get("switches") if isinstance(data, dict) else None
+    return set(switches) if isinstance(switches, dict) else None
+
+
+def check_switches(plan, files: dict[str, str], intent_path: str, endpoints: str | None,
+                   concurrency: int) -> list[DeviceResult]:
+    from generator.deploy.credentials import CredentialsError, resolve_access
+
+    names = [sw.name for sw in plan.switches]
+    listed = _endpoint_names(endpoints)
+    # a switch the endpoints file does not list cannot be checked: unknown, the others still are
+    reachable = [n for n in names if listed is None or n in listed]
+    results = [DeviceResult(n, "switch", "unknown", error=f"not listed in {endpoints}")
+               for n in names if n not in reachable]
+    try:
+        access = resolve_access(plan, reachable, intent_path, endpoints)
+    except CredentialsError as exc:
+        return results + [DeviceResult(n, "switch", "unknown", error=str(exc)) for n in reachable]
+    workers = max(1, min(concurrency, len(reachable) or 1))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="drift") as pool:
+        futures = [pool.submit(check_switch, plan, n, _switch_file(plan, n, files), access.targets[n], access)
+                   for n in reachable]
+        results += [f.result() for f in futures]
+    return results
+
+
+_HOST_FEATURES = (("netplan", "netplan"), ("sysctl", "sysctl"), ("nccl", "nccl"), ("roce", "qos"),
+                  ("qos", "qos"))
+
+
+def _host_feature(task: str) -> str:
+    low = task.lower()
+    return next((feature for word, feature in _HOST_FEATURES if word in low), "host")
+
+
+def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | None) -> tuple[list[DeviceResult], str]:
+    """(results, note). Without a way to reach the hosts they are unknown when asked for, else skipped."""
+    names = [h.name for h in plan.hosts]
+    if not names:
+        return [], ""
+
+    def all_unknown(reason: str) -> tuple[list[DeviceResult], str]:
+        if only == "hosts":
+            return [DeviceResult(n, "host", "unknown", error=reason) for n in names], ""
+        return [], f"hosts not checked: {reason}"
+
+    if endpoints is not None:
+        try:
+            listed = "hosts" in (yaml.safe_load(Path(endpoints).read_text()) or {})
+        except (OSError, yaml.YAMLError):
+            listed = False
+        if not listed:
+            return all_unknown(f"{endpoints} lists no hosts")
+    try:
+        from generator.deploy.hosts import run_hosts_playbook
+        from generator.render.output import write_tree
+    except ImportError as exc:
+        return all_unknown(f"host checks unavailable ({exc.name} is not installed)")
+    known_hosts = Path(endpoints).resolve().parent / "known_hosts" if endpoints else None
+    with tempfile.TemporaryDirectory(prefix="fabricgen-drift-") as tmp:
+        render_dir = write_tree(files, Path(tmp) / "render")
+        try:
+            run = run_hosts_playbook(render_dir, render_dir / "inventory.yml", check=True, diff=True,
+                                     known_hosts=known_hosts)
+        except Exception as exc:  # noqa: BLE001 - best effort: any failure leaves the hosts unknown
+            return all_unknown(f"ansible check run failed: {_one_line(exc, None)}")
+    failures: dict[str, str] = {}
+    for host, task, message in run.failures:
+        failures.setdefault(host, f"{task}: {message}")
+    results = []
+    for name in names:
+        stats = run.hosts.get(name)
+        if stats is None or stats.unreachable or name in failures:
+            reason = failures.get(name) or ("unreachable" if stats else "not reached by the playbook run")
+            results.append(DeviceResult(name, "host", "unknown", error=reason))
+            continue
+        features: dict[str, FeatureResult] = {}
+        for host, task in run.changes:
+            if host == name:
+                feature = features.setdefault(_host_feature(task), FeatureResult(_host_feature(task)))
+                feature.changed.append({"path": task, "intended": "rendered", "actual": "differs"})
+        results.append(DeviceResult(name, "host", "drift" if features else "in_sync", features=features))
+    return results, ""
+
+
+def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
+              fmt: str = "table", output: str | None = None) -> int:
+    from generator.checks.runner import run_checks
+    from generator.intent.loader import IntentError, load_intent
+    from generator.render.output import render_files
+
+    if fmt not in FORMATS:
+        print(f"error: --format {fmt!r}: use {', '.join(FORMATS)}", file=sys.stderr)
+        return 2
+    started = time.time()
+    try:
+        loaded = load_intent(intent_path)
+    except IntentError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 1
+    checked = run_checks(loaded)
+    if checked.errors or checked.plan is None:
+        for f in checked.errors:
+            print(f"error: {f.one_line()}", file=sys.stderr)
+        print(f"error: {intent_path}: the intent does not validate; fix it before checking drift", file=sys.stderr)
+        return 1
+    plan = checked.plan
+    files = render_files(plan, loaded.text)
+    devices: list[DeviceResult] = []
+    notes: list[str] = []
+    if only in (None, "switches"):
+        devices += check_switches(plan, files, intent_path, endpoints, loaded.intent.deploy.concurrency)
+    if only in (None, "hosts"):
+        host_results, note = check_hosts(plan, files, endpoints, only)
+        devices += host_results
+        if note:
+            notes.append(note)
+    report = DriftReport(fabric=plan.fabric, devices=sorted(devices, key=lambda d: (d.kind != "switch", d.name)),
+                         started=started, finished=time.time(), notes=notes)
+    try:
+        write_report(report, fmt, output)
+    except OSError as exc:
+        print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
+        return 1
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return report.exit_code

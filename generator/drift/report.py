@@ -1,0 +1,211 @@
+"""Drift report formats: table (rich), json, markdown, prometheus (node_exporter textfile).
+
+Files are written atomically (temp file in the same directory, fsync, rename) so the
+node_exporter textfile collector never reads half a file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.drift.compare import FEATURES, FeatureResult
+
+FORMATS = ("table", "json", "prometheus", "markdown")
+MAX_DETAIL_ROWS = 200          # a drifted 10k-device fabric must still print in a screenful or two
+
+
+@dataclass
+class DeviceResult:
+    name: str
+    kind: str                                      # switch | host
+    status: str                                    # in_sync | drift | unknown
+    features: dict[str, FeatureResult] = field(default_factory=dict)
+    error: str | None = None
+
+    def drifted_features(self) -> list[str]:
+        return [n for n, f in self.features.items() if not f.compliant]
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "status": self.status}
+        if self.error:
+            out["error"] = self.error
+        if self.status != "unknown":
+            out["features"] = {n: f.as_dict() for n, f in self.features.items()}
+        return out
+
+
+@dataclass
+class DriftReport:
+    fabric: str
+    devices: list[DeviceResult]
+    started: float
+    finished: float
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for d in self.devices if d.status == status)
+
+    @property
+    def exit_code(self) -> int:
+        if self.count("unknown"):
+            return 1
+        return 3 if self.count("drift") else 0
+
+    def summary(self) -> dict[str, int]:
+        return {"devices": len(self.devices), "in_sync": self.count("in_sync"), "drift": self.count("drift"),
+                "unknown": self.count("unknown")}
+
+    def feature_names(self) -> list[str]:
+        seen = list(FEATURES)
+        for d in self.devices:
+            seen += [n for n in d.features if n not in seen]
+        return seen
+
+    def drift_rows(self) -> list[tuple[str, str, str, str, Any, Any]]:
+        """(device, feature, kind, path, intended, actual) for every difference."""
+        rows = []
+        for d in self.devices:
+            for name, f in d.features.items():
+                rows += [(d.name, name, "missing", c["path"], c["intended"], None) for c in f.missing]
+                rows += [(d.name, name, "extra", c["path"], None, c["actual"]) for c in f.extra]
+                rows += [(d.name, name, "changed", c["path"], c["intended"], c["actual"]) for c in f.changed]
+        return rows
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def format_json(report: DriftReport) -> str:
+    doc = {"fabric": report.fabric, "timestamp": int(report.finished), "exit_code": report.exit_code,
+           "summary": report.summary(), "devices": {d.name: d.as_dict() for d in report.devices}}
+    if report.notes:
+        doc["notes"] = report.notes
+    return json.dumps(doc, indent=1, default=str) + "\n"
+
+
+def format_table(report: DriftReport, *, width: int | None = None) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or 160, no_color=True, highlight=False, emoji=False)
+    features = report.feature_names()
+    table = Table(title=f"drift: {report.fabric}", title_justify="left")
+    table.add_column("device")
+    table.add_column("status")
+    for name in features:
+        table.add_column(name, justify="center")
+    for d in report.devices:
+        if d.status == "unknown":
+            cells = ["?"] * len(features)
+        else:
+            cells = ["-" if n not in d.features else ("ok" if d.features[n].compliant else "DRIFT")
+                     for n in features]
+        table.add_row(d.name, d.status, *cells)
+    console.print(table)
+    rows = report.drift_rows()
+    if rows:
+        detail = Table(title="differences", title_justify="left")
+        for col in ("device", "feature", "kind", "path", "intended", "actual"):
+            detail.add_column(col, overflow="fold")
+        for row in rows[:MAX_DETAIL_ROWS]:
+            detail.add_row(*row[:4], _value(row[4]), _value(row[5]))
+        console.print(detail)
+        if len(rows) > MAX_DETAIL_ROWS:
+            console.print(f"... {len(rows) - MAX_DETAIL_ROWS} more; use --format json for all")
+    for d in report.devices:
+        if d.status == "unknown":
+            console.print(f"unknown: {d.name}: {d.error}", markup=False)
+    s = report.summary()
+    console.print(f"{s['devices']} device(s): {s['in_sync']} in sync, {s['drift']} drift, {s['unknown']} unknown",
+                  markup=False)
+    return buffer.getvalue()
+
+
+def format_markdown(report: DriftReport) -> str:
+    s = report.summary()
+    out = [f"### fabricgen drift: `{report.fabric}`", "",
+           f"**{s['devices']} device(s):** {s['in_sync']} in sync, {s['drift']} drift, {s['unknown']} unknown", ""]
+    problem = [d for d in report.devices if d.status != "in_sync"]
+    if not problem:
+        return "\n".join(out + ["All devices match the intent."]) + "\n"
+    out += ["| device | status | features / reason |", "|---|---|---|"]
+    for d in problem:
+        why = d.error if d.status == "unknown" else ", ".join(d.drifted_features())
+        out.append(f"| `{d.name}` | {d.status} | {(why or '').replace('|', '/')} |")
+    rows = report.drift_rows()
+    if rows:
+        out += ["", "<details><summary>differences</summary>", "",
+                "| device | feature | kind | path | intended | actual |", "|---|---|---|---|---|---|"]
+        for row in rows[:MAX_DETAIL_ROWS]:
+            cells = [*row[:4], _value(row[4]), _value(row[5])]
+            out.append("| " + " | ".join(f"`{c}`" if c else "" for c in cells) + " |")
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def format_prometheus(report: DriftReport) -> str:
+    fabric = _label(report.fabric)
+    lines = ["# HELP fabricgen_drift_devices Devices whose running config differs from the intent, per feature.",
+             "# TYPE fabricgen_drift_devices gauge"]
+    for feature in report.feature_names():
+        n = sum(1 for d in report.devices if feature in d.features and not d.features[feature].compliant)
+        lines.append(f'fabricgen_drift_devices{{fabric="{fabric}",feature="{_label(feature)}"}} {n}')
+    lines += ["# HELP fabricgen_drift_devices_total Devices by drift check status.",
+              "# TYPE fabricgen_drift_devices_total gauge"]
+    for status in ("in_sync", "drift", "unknown"):
+        lines.append(f'fabricgen_drift_devices_total{{fabric="{fabric}",status="{status}"}} {report.count(status)}')
+    lines += ["# HELP fabricgen_drift_check_success 1 if every device could be checked, else 0.",
+              "# TYPE fabricgen_drift_check_success gauge",
+              f'fabricgen_drift_check_success{{fabric="{fabric}"}} {0 if report.count("unknown") else 1}',
+              "# HELP fabricgen_drift_last_run_timestamp_seconds When the drift check finished (Unix time).",
+              "# TYPE fabricgen_drift_last_run_timestamp_seconds gauge",
+              f'fabricgen_drift_last_run_timestamp_seconds{{fabric="{fabric}"}} {report.finished:.3f}',
+              "# HELP fabricgen_drift_duration_seconds How long the drift check took.",
+              "# TYPE fabricgen_drift_duration_seconds gauge",
+              f'fabricgen_drift_duration_seconds{{fabric="{fabric}"}} {report.finished - report.started:.3f}']
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS = {"table": format_table, "json": format_json, "markdown": format_markdown,
+             "prometheus": format_prometheus}
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)       # node_exporter runs as its own user
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(report: DriftReport, fmt: str, output: str | None) -> None:
+    text = RENDERERS[fmt](report)
+    if output:
+        write_atomic(output, text)
+    else:
+        print(text, end="")

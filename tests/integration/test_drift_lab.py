@@ -1,0 +1,157 @@
+"""`fabricgen drift` against the lab: in sync, hand edit, redeploy, unreachable device."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from netmiko import ConnectHandler
+
+from generator.checks.runner import run_checks
+from generator.drift.command import run_drift
+from generator.intent.loader import load_intent
+from generator.lab.control import LabDevice, lab_down
+from generator.render.output import render_files
+
+pytestmark = pytest.mark.integration
+
+INTENT = """\
+fabric: {name: tiny}
+topology:
+  kind: leaf-spine
+  nodes: 2
+  gpus_per_node: 8
+  rails: 2
+  nic_speed: 400G
+  switches:
+    leaf: {model: SN4700}
+    spine: {model: SN4700}
+  cables: {host_leaf: 2, leaf_spine: 30}
+switch_os: {name: cumulus, version: "5.11"}
+hosts:
+  name: "gpu{n:02d}"
+  mgmt_interface: eno1
+  rails:
+    - {netdev: ens1f0np0, rdma: mlx5_0}
+    - {netdev: ens2f0np0, rdma: mlx5_1}
+deploy: {concurrency: 4}
+"""
+SWITCHES = ("tiny-leaf-1", "tiny-spine-1", "tiny-spine-2")
+
+
+@pytest.fixture
+def fabric(tmp_path, lab_start):
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    loaded = load_intent(intent)
+    files = render_files(run_checks(loaded).plan, loaded.text)
+    lab = lab_start([LabDevice(name, "cumulus", "5.11") for name in SWITCHES])
+    return intent, files, lab
+
+
+def push(lab, files, names=SWITCHES):
+    for name in names:
+        driver = lab.driver(name)
+        driver.open()
+        try:
+            driver.load_replace_candidate(config=files[f"switches/{name}/startup.yaml"])
+            driver.commit_config(message="test deploy")
+        finally:
+            driver.close()
+
+
+def hand_edit(lab, name: str, *commands: str) -> None:
+    conn = ConnectHandler(device_type="cumulus_linux", host="127.0.0.1", port=lab.port(name),
+                          username=lab.username(name), password=lab.password, ssh_strict=True,
+                          system_host_keys=False, alt_host_keys=True, alt_key_file=str(lab.known_hosts),
+                          allow_agent=False, use_keys=False, fast_cli=True)
+    try:
+        for command in commands:
+            output = conn.send_command(command, expect_string=r"[$#]\s*$", read_timeout=10)
+            assert "Error" not in output, output
+    finally:
+        conn.disconnect()
+
+
+def drift(intent, lab, capsys, fmt="json", **kwargs):
+    capsys.readouterr()
+    code = run_drift(str(intent), endpoints=str(lab.directory / "endpoints.yml"), only="switches", fmt=fmt,
+                     **kwargs)
+    return code, capsys.readouterr()
+
+
+def test_drift_round_trip(fabric, capsys, tmp_path):
+    intent, files, lab = fabric
+    started = time.monotonic()
+    push(lab, files)
+
+    code, out = drift(intent, lab, capsys)
+    assert code == 0, out
+    doc = json.loads(out.out)
+    assert doc["summary"] == {"devices": 3, "in_sync": 3, "drift": 0, "unknown": 0}
+    assert all(f["compliant"] for f in doc["devices"]["tiny-leaf-1"]["features"].values())
+
+    hand_edit(lab, "tiny-spine-2", "nv set interface swp1 link mtu 1500", "nv config apply -y")
+    code, out = drift(intent, lab, capsys)
+    assert code == 3
+    doc = json.loads(out.out)
+    assert doc["summary"]["drift"] == 1
+    spine = doc["devices"]["tiny-spine-2"]
+    assert spine["status"] == "drift"
+    assert spine["features"]["interfaces"]["changed"] == [
+        {"path": "interface.swp1.link.mtu", "intended": 9216, "actual": 1500}]
+    assert spine["features"]["bgp"]["compliant"] and spine["features"]["qos"]["compliant"]
+    assert lab.password not in out.out + out.err
+
+    code, out = drift(intent, lab, capsys, fmt="table")
+    assert code == 3
+    assert "tiny-spine-2" in out.out and "interface.swp1.link.mtu" in out.out and "DRIFT" in out.out
+
+    push(lab, files, ["tiny-spine-2"])
+    code, out = drift(intent, lab, capsys, fmt="markdown")
+    assert code == 0, out
+    assert "3 in sync" in out.out
+
+    lab.set_faults("tiny-leaf-1", refuse_auth=True)
+    textfile = tmp_path / "textfile" / "fabricgen_drift.prom"
+    code, out = drift(intent, lab, capsys, fmt="prometheus", output=str(textfile))
+    assert code == 1
+    assert out.out == ""
+    prom = textfile.read_text()
+    assert 'fabricgen_drift_check_success{fabric="tiny"} 0' in prom
+    assert 'fabricgen_drift_devices{fabric="tiny",feature="interfaces"} 0' in prom
+    assert 'fabricgen_drift_devices_total{fabric="tiny",status="unknown"} 1' in prom
+    stamp = [ln for ln in prom.splitlines() if ln.startswith("fabricgen_drift_last_run_timestamp_seconds")]
+    assert len(stamp) == 1 and abs(float(stamp[0].split()[-1]) - time.time()) < 120
+    assert not [p for p in textfile.parent.iterdir() if p.name != textfile.name]    # no temp file left
+
+    code, out = drift(intent, lab, capsys)
+    doc = json.loads(out.out)
+    assert code == 1
+    assert doc["devices"]["tiny-leaf-1"]["status"] == "unknown"
+    assert "authentication failed" in doc["devices"]["tiny-leaf-1"]["error"]
+    assert doc["summary"] == {"devices": 3, "in_sync": 2, "drift": 0, "unknown": 1}
+
+    # drift on one device and another unknown: exit 1 (3 only when every device was checked)
+    hand_edit(lab, "tiny-spine-1", "nv set interface swp2 link mtu 9000", "nv config apply -y")
+    code, out = drift(intent, lab, capsys)
+    assert code == 1
+    assert json.loads(out.out)["devices"]["tiny-spine-1"]["status"] == "drift"
+
+    lab_down(lab.directory)                       # every device gone: connection refused
+    code, out = drift(intent, lab, capsys)
+    assert code == 1
+    assert json.loads(out.out)["summary"]["unknown"] == 3
+    assert time.monotonic() - started < 60
+
+
+def test_only_hosts_without_host_access_is_unknown(fabric, capsys):
+    intent, files, lab = fabric
+    capsys.readouterr()
+    code = run_drift(str(intent), endpoints=str(lab.directory / "endpoints.yml"), only="hosts", fmt="json",
+                     output=None)
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["summary"] == {"devices": 2, "in_sync": 0, "drift": 0, "unknown": 2}
+    assert "lists no hosts" in doc["devices"]["gpu01"]["error"]
