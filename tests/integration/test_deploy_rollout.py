@@ -1,0 +1,263 @@
+"""`fabricgen deploy` against the lab: real SSH, real napalm drivers, real confirm timers.
+
+The fabric is rail-optimized, 64 nodes x 2 rails: 4 leaves + 2 spines, so the waves are
+canary (su1-r0) | rail 0 (su2-r0) | rail 1 (su1-r1, su2-r1) | spine-1 | spine-2.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import paramiko
+import pytest
+
+from generator.checks.runner import run_checks
+from generator.deploy.drivers.nvue import NVUEDriver, load_nvue_document
+from generator.deploy.rollout import run_deploy
+from generator.intent.loader import load_intent
+from generator.lab.control import LabDevice
+from generator.render.output import render_files
+
+pytestmark = pytest.mark.integration
+
+CONFIRM_SECONDS = 8
+INTENT = """\
+fabric: {name: dt}
+topology:
+  kind: rail-optimized
+  nodes: 64
+  rails: 2
+deploy: {confirm_timeout: 60, concurrency: 4}
+"""
+CANARY, RAIL0, RAIL1_A, RAIL1_B = "dt-leaf-su1-r0", "dt-leaf-su2-r0", "dt-leaf-su1-r1", "dt-leaf-su2-r1"
+SPINES = ("dt-spine-1", "dt-spine-2")
+
+
+@dataclass
+class DeployFabric:
+    intent: Path
+    lab: object                 # conftest.LabHandle
+    rendered: dict[str, str]
+    backups: Path
+
+    @property
+    def endpoints(self) -> str:
+        return str(self.lab.directory / "endpoints.yml")
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self.rendered)
+
+    def running(self, name: str) -> dict:
+        device = self.lab.driver(name)
+        device.open()
+        try:
+            return load_nvue_document(device.get_config(retrieve="running")["running"])
+        finally:
+            device.close()
+
+    def snapshot(self) -> dict[str, dict]:
+        return {n: self.running(n) for n in self.names}
+
+    def deploy(self, capsys, **kwargs) -> tuple[int, str, str]:
+        kwargs = {"endpoints": self.endpoints, "yes": True, **kwargs}
+        code = run_deploy(str(self.intent), **kwargs)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+
+@pytest.fixture
+def deploy_fabric(tmp_path, lab_start, monkeypatch) -> DeployFabric:
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    plan = run_checks(load_intent(intent)).plan
+    rendered = {rel.split("/")[1]: text for rel, text in render_files(plan, INTENT).items()
+                if rel.startswith("switches/")}
+    lab = lab_start([LabDevice(sw.name, "cumulus", "5.11") for sw in plan.switches])
+    backups = tmp_path / "backups"
+    monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(backups))
+    monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
+    monkeypatch.setenv("FABRICGEN_SSH_TIMEOUT", "4")
+    monkeypatch.chdir(tmp_path)
+    return DeployFabric(intent, lab, rendered, backups)
+
+
+def wait_until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.3)
+    return predicate()
+
+
+def test_deploy_end_to_end_through_the_cli(deploy_fabric):
+    fab = deploy_fabric
+    command = [sys.executable, "-m", "generator.cli", "deploy", str(fab.intent), "--endpoints", fab.endpoints, "--yes"]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=120, env=os.environ)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "6 to change" in first.stdout and "switches deployed" in first.stdout
+    assert fab.lab.password not in first.stdout + first.stderr
+    for name in fab.names:
+        assert fab.running(name) == load_nvue_document(fab.rendered[name]), name
+    backups = sorted(p for p in (fab.backups / "dt").iterdir() if p.is_dir())
+    assert sorted(p.name for p in backups[0].iterdir()) == sorted(f"{n}.yaml" for n in fab.names)
+    assert not (fab.backups / "dt" / ".deploy.lock").exists()
+
+    second = subprocess.run(command, capture_output=True, text=True, timeout=120, env=os.environ)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "0 to change, 6 unchanged" in second.stdout
+
+
+def test_deploy_dry_run_changes_nothing(deploy_fabric, capsys):
+    before = deploy_fabric.snapshot()
+    code, out, _ = deploy_fabric.deploy(capsys, dry_run=True, yes=False)
+    assert code == 0, out
+    assert "6 to change" in out and "nothing was committed" in out
+    assert f"--- {CANARY}" in out
+    assert deploy_fabric.snapshot() == before
+
+
+def test_deploy_connection_dropped_mid_wave(deploy_fabric, capsys, monkeypatch):
+    fab = deploy_fabric
+    before = fab.snapshot()
+    victim_port = fab.lab.port(RAIL1_B)
+    real_commit = NVUEDriver.commit_config
+
+    def commit_then_cut(self, message="", revert_in=None):
+        real_commit(self, message, revert_in)
+        if self.port == victim_port:
+            # The switch has applied our commit; now it vanishes from the management network.
+            fab.lab.set_faults(RAIL1_B, refuse_auth=True, drop_after_commands=0)
+
+    monkeypatch.setattr(NVUEDriver, "commit_config", commit_then_cut)
+    code, out, err = fab.deploy(capsys)
+    assert code == 1, out + err
+    assert "wave 3 (leaves rail 1) failed" in err
+    assert f"{RAIL1_B} (wave 3): failed" in out and "confirm timer reverts it" in out
+    for name in (CANARY, RAIL0):
+        assert fab.running(name) == load_nvue_document(fab.rendered[name]), name
+    for name in (RAIL1_A, *SPINES):
+        assert fab.running(name) == before[name], f"{name} must be untouched or rolled back"
+    fab.lab.set_faults(RAIL1_B)
+    assert wait_until(lambda: fab.running(RAIL1_B) == before[RAIL1_B], CONFIRM_SECONDS + 15), \
+        "the confirm timer did not revert the unreachable switch"
+
+
+def test_deploy_apply_error_stops_the_rollout(deploy_fabric, capsys):
+    fab = deploy_fabric
+    before = fab.snapshot()
+    fab.lab.set_faults(RAIL0, apply_error="Switchd failed to program the ASIC")
+    code, out, err = fab.deploy(capsys)
+    assert code == 1
+    assert "Switchd failed to program the ASIC" in out
+    assert fab.running(CANARY) == load_nvue_document(fab.rendered[CANARY])
+    for name in (RAIL0, RAIL1_A, RAIL1_B, *SPINES):
+        assert fab.running(name) == before[name], name
+    assert "wave 2 (leaves rail 0) failed" in err
+
+
+def test_deploy_auth_failure_pushes_nothing(deploy_fabric, capsys):
+    fab = deploy_fabric
+    before = fab.snapshot()
+    fab.lab.set_faults(SPINES[1], refuse_auth=True)
+    code, out, err = fab.deploy(capsys)
+    assert code == 1
+    assert f"{SPINES[1]}" in out and "authentication failed" in out
+    assert "nothing was pushed" in err
+    assert fab.lab.password not in out + err
+    fab.lab.set_faults(SPINES[1])
+    assert fab.snapshot() == before
+
+
+def test_deploy_host_key_mismatch_refused(deploy_fabric, capsys):
+    fab = deploy_fabric
+    before = fab.snapshot()
+    port = fab.lab.port(SPINES[0])
+    entry = f"[127.0.0.1]:{port}"
+    known = paramiko.HostKeys(str(fab.lab.known_hosts))
+    assert entry in known
+    impostor = paramiko.Ed25519Key.from_private_key(io.StringIO(_new_ed25519_pem()))
+    for key_type in list(known[entry].keys()):
+        del known[entry][key_type]
+    known.add(entry, impostor.get_name(), impostor)
+    known.save(str(fab.lab.known_hosts))
+    code, out, err = fab.deploy(capsys)
+    assert code == 1
+    assert "host key does not match" in out
+    assert "nothing was pushed" in err
+    for name in fab.names:
+        if name != SPINES[0]:
+            assert fab.running(name) == before[name], name
+
+
+def _new_ed25519_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    return Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()).decode()
+
+
+def test_deploy_lock_refuses_a_second_deploy(deploy_fabric, capsys):
+    fab = deploy_fabric
+    for name in fab.names:
+        fab.lab.set_faults(name, delay=0.15)  # keep the first deploy busy long enough
+    first = subprocess.Popen([sys.executable, "-m", "generator.cli", "deploy", str(fab.intent), "--endpoints",
+                              fab.endpoints, "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=os.environ)
+    try:
+        lock = fab.backups / "dt" / ".deploy.lock"
+        assert wait_until(lock.exists, 30), "the first deploy never took the lock"
+        code, _, err = fab.deploy(capsys)
+        assert code == 1
+        assert "another deploy of fabric 'dt' is running" in err
+        assert str(first.pid) in err
+    finally:
+        out, errors = first.communicate(timeout=120)
+    assert first.returncode == 0, out + errors
+    assert not lock.exists()
+
+
+def test_deploy_stale_lock_is_reported_not_stolen(deploy_fabric, capsys):
+    fab = deploy_fabric
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    lock = fab.backups / "dt" / ".deploy.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps({"pid": dead.pid, "host": os.uname().nodename, "started": "then"}) + "\n")
+    code, _, err = fab.deploy(capsys)
+    assert code == 1
+    assert "stale deploy lock" in err and str(dead.pid) in err
+    assert lock.exists()
+
+
+def test_deploy_without_yes_needs_a_terminal(deploy_fabric, capsys, monkeypatch):
+    before = deploy_fabric.snapshot()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, out, err = deploy_fabric.deploy(capsys, yes=False)
+    assert code == 1
+    assert "pass --yes" in err
+    assert deploy_fabric.snapshot() == before
+
+
+def test_deploy_limit_and_invalid_intent(deploy_fabric, capsys):
+    fab = deploy_fabric
+    before = fab.snapshot()
+    code, out, _ = fab.deploy(capsys, limit="*spine*", only="switches")
+    assert code == 0, out
+    assert "2 switch(es): 2 to change" in out
+    assert fab.running(SPINES[0]) == load_nvue_document(fab.rendered[SPINES[0]])
+    assert fab.running(CANARY) == before[CANARY]
+
+    fab.intent.write_text(INTENT.replace("rails: 2", "rails: 0"))
+    code, _, err = fab.deploy(capsys)
+    assert code == 1 and "error" in err
+    assert fab.running(CANARY) == before[CANARY]
