@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.gitops.structured_diff import diff_trees
+from generator.gitops.structured_diff import Change, diff_trees, join_path
 
 FEATURES = ("interfaces", "bgp", "qos", "buffers", "system")
+SPLIT_TOPS = {"qos"}             # NVUE top-level keys whose children belong to different features
 NVUE_BUFFER_KEYS = {"pfc", "traffic-pool", "buffer", "buffer-pool", "ingress-buffer", "egress-buffer"}
 
 TABLE_FEATURES = {
@@ -77,6 +78,21 @@ def split_features(os_name: str, tree: dict) -> dict[str, dict]:
     return out
 
 
+def _split_top(changes: list[Change]) -> list[Change]:
+    """A whole `qos` missing or extra is reported per child: buffers must not read as path `qos`."""
+    out = []
+    for c in changes:
+        value = c.old if c.op == "removed" else c.new
+        if c.path in SPLIT_TOPS and c.op != "changed" and isinstance(value, dict) and value:
+            for key, sub in value.items():
+                path = join_path(c.path, key)
+                out.append(Change(c.op, path, old=sub if c.op == "removed" else None,
+                                  new=sub if c.op == "added" else None))
+        else:
+            out.append(c)
+    return out
+
+
 def compare_device(os_name: str, intended: dict, actual: dict) -> dict[str, FeatureResult]:
     """Every standard feature (compliant or not), plus `other` when something falls there."""
     want, have = split_features(os_name, intended), split_features(os_name, actual)
@@ -84,7 +100,7 @@ def compare_device(os_name: str, intended: dict, actual: dict) -> dict[str, Feat
     results: dict[str, FeatureResult] = {}
     for name in names:
         result = FeatureResult(name)
-        for change in diff_trees(want.get(name, {}), have.get(name, {})):
+        for change in _split_top(diff_trees(want.get(name, {}), have.get(name, {}))):
             if change.op == "removed":
                 result.missing.append({"path": change.path, "intended": change.old})
             elif change.op == "added":

@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,7 +102,10 @@ def format_table(report: DriftReport, *, width: int | None = None) -> str:
     from rich.table import Table
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width or 160, no_color=True, highlight=False, emoji=False)
+    if width is None:
+        # a terminal gets its own width; cron mail and files get a wide, stable layout
+        width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
+    console = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False)
     features = report.feature_names()
     table = Table(title=f"drift: {report.fabric}", title_justify="left")
     table.add_column("device")

@@ -162,3 +162,9 @@ def test_unknown_format_is_usage_error(fmt, capsys):
     from generator.drift.command import run_drift
 
     assert run_drift("nowhere.yaml", fmt=fmt) == 2
+
+
+def test_empty_device_reports_buffers_and_qos_at_their_own_paths():
+    result = compare_texts("cumulus", "leaf1", INTENDED, "")
+    assert [c["path"] for c in result.features["buffers"].missing] == ["qos.pfc"]
+    assert [c["path"] for c in result.features["qos"].missing] == ["qos.roce"]
