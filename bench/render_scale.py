@@ -35,6 +35,7 @@ addressing:
   fabric_links: 10.128.0.0/10
   rails: 172.16.0.0/12
   management: 10.0.0.0/16
+  asn: {spine: 4200000000, leaf_base: 4200001000}   # 512 leaves outgrow the 2-byte private range
 """
 
 

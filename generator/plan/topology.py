@@ -55,6 +55,7 @@ class SwitchNode:
     up: list[LogicalPort] = field(default_factory=list)     # ports reserved for the tier above
     down_used: int = 0
     up_used: int = 0
+    unit_index: int = 0     # position among the spines of its pod (spine planes)
 
     def take_down(self, what: str) -> LogicalPort:
         if self.down_used >= len(self.down):
@@ -217,12 +218,18 @@ class _Builder:
                 leaves.append(leaf)
         return leaves
 
-    def n_uppers(self, lower: list[SwitchNode], ports_per_upper: int) -> int:
-        """Fewest upper switches (at least two) whose ports take every uplink, counting
+    def n_uppers(self, lower: list[SwitchNode], ports_per_upper: int, minimum: int = 2) -> int:
+        """Fewest upper switches (at least `minimum`) whose ports take every uplink, counting
         the extra uplinks that connect_up adds so each lower switch reaches all of them."""
+        if len(lower) > ports_per_upper:
+            raise CompileError("topology.kind",
+                               f"{len(lower)} {lower[0].role} switches must each reach every switch above them, "
+                               f"but those have only {ports_per_upper} ports for them: use three-tier (or smaller "
+                               "nodes_per_unit) so each tier stays within one switch's radix", "FG104")
         naturals = [self.natural_uplinks(low) for low in lower]
-        n = 2
-        while True:
+        # a leaf with a single uplink port can reach only one switch: then one it is
+        n = max(1, min(minimum, min(len(low.up) for low in lower)))
+        for _ in range(10000):
             needed = math.ceil(sum(max(u, n) for u in naturals) / ports_per_upper)
             if needed <= n:
                 break
@@ -309,12 +316,23 @@ def build_topology(intent: Intent) -> Topology:
             n_sp = b.n_uppers(leaves, b.spine_half("spine"))
             spines = [b.spine(f"{fabric}-spine-pod{p}-{k + 1}", ROLE_SPINE, p, None, True, "spine")
                       for k in range(n_sp)]
+            for k, sp in enumerate(spines, start=1):
+                sp.unit_index = k
             b.connect_up(leaves, spines, TIER_LEAF_SPINE)
             all_spines += spines
-        n_ss = b.n_uppers(all_spines, b.spine_all("super_spine"))
-        supers = [b.spine(f"{fabric}-super-spine-{k + 1}", ROLE_SUPER_SPINE, None, None, False, "super_spine")
-                  for k in range(n_ss)]
-        b.connect_up(all_spines, supers, TIER_SPINE_SUPER)
+        # spine planes (DGX SuperPOD style): spine k of every pod connects to the
+        # super-spines of plane k only, so a super-spine needs one port group per pod,
+        # not per spine, and the core scales with the pod count
+        planes = max(s.unit_index for s in all_spines)
+        per_plane_min = 1 if planes > 1 else 2
+        numbered = 0
+        for k in range(1, planes + 1):
+            members = [s for s in all_spines if s.unit_index == k]
+            n_ss = b.n_uppers(members, b.spine_all("super_spine"), per_plane_min)
+            supers = [b.spine(f"{fabric}-super-spine-{numbered + j + 1}", ROLE_SUPER_SPINE, None, None, False,
+                              "super_spine") for j in range(n_ss)]
+            numbered += n_ss
+            b.connect_up(members, supers, TIER_SPINE_SUPER)
 
     elif kind == "dragonfly-plus":
         if t.groups > t.nodes:

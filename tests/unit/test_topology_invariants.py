@@ -189,7 +189,11 @@ def _uppers(plan, sw) -> list:
                 and (plan.kind != "three-tier" or s.unit == sw.unit)
                 and (plan.kind != "dragonfly-plus" or s.group == sw.group)]
     if sw.role == "spine" and plan.kind == "three-tier":
-        return [s for s in plan.switches if s.role == "super-spine"]
+        # spine planes: spine k of every pod reaches the super-spines of plane k
+        plane = [s for s in plan.switches if s.role == "spine" and s.name.rsplit("-", 1)[1] == sw.name.rsplit("-", 1)[1]]
+        supers = {p.peer_device for p in plan.ports if p.device in {s.name for s in plane}
+                  and p.peer_device.startswith(f"{plan.fabric}-super-spine-")}
+        return [s for s in plan.switches if s.name in supers]
     return []
 
 
@@ -209,6 +213,23 @@ def test_reference_counts() -> None:
     assert Counter(s.role for s in medium.switches) == {"leaf": 8, "spine": 4}
     large = compile_plan(make_intent("three-tier", 64, 8, unit=32))
     assert Counter(s.role for s in large.switches) == {"leaf": 16, "spine": 8, "super-spine": 4}
+
+
+def test_spine_planes_partition_the_core() -> None:
+    plan = compile_plan(make_intent("three-tier", 256, 8, unit=32))
+    planes = {}
+    for sw in plan.switches:
+        if sw.role == "spine":
+            peers = frozenset(p.peer_device for p in plan.ports_of(sw.name) if "super-spine" in p.peer_device)
+            planes.setdefault(sw.name.rsplit("-", 1)[1], set()).add(peers)
+    assert all(len(v) == 1 for v in planes.values()), "spines of one plane reach different super-spines"
+    sets = [next(iter(v)) for v in planes.values()]
+    assert sum(len(x) for x in sets) == len(frozenset().union(*sets)), "planes overlap"
+
+
+def test_two_tier_beyond_spine_radix_is_refused() -> None:
+    with pytest.raises(CompileError, match="three-tier"):
+        compile_plan(make_intent("rail-optimized", 2048, 8))
 
 
 def test_breakout_on_sn5600_gives_128_ports() -> None:
