@@ -175,14 +175,11 @@ class WaveRun:
             committed = True
             driver.commit_config(message="fabricgen deploy", revert_in=job.revert_in)
             _close(driver)
-            # A fresh login proves management access survived the change.
-            driver = _open(job, name)
-            if not driver.has_pending_commit():
-                raise DeviceFailed("the commit is no longer pending confirmation (timer expired or "
-                                   "someone else confirmed or rolled it back)")
-            running = driver.get_config(retrieve="running")["running"]
-            if not _same_config(job.os_name, running, job.rendered[name]):
-                raise DeviceFailed("after the commit the running config differs from the rendered file")
+            driver = None
+            try:
+                driver = self._post_check(name)
+            except Exception as exc:  # noqa: BLE001
+                raise DeviceFailed(f"post-check after the commit: {_message(exc)}") from None
             with self.lock:
                 self.pending[name] = driver
             driver = None
@@ -195,6 +192,22 @@ class WaveRun:
         finally:
             if driver is not None:
                 _close(driver)
+
+    def _post_check(self, name: str):
+        """A fresh login proves management access survived the change; the commit must
+        still be ours and pending, and the running config must be the rendered file."""
+        driver = _open(self.job, name)
+        try:
+            if not driver.has_pending_commit():
+                raise DeviceFailed("the commit is no longer pending confirmation (timer expired, or "
+                                   "someone else confirmed or rolled it back)")
+            running = driver.get_config(retrieve="running")["running"]
+            if not _same_config(self.job.os_name, running, self.job.rendered[name]):
+                raise DeviceFailed("the running config differs from the rendered file")
+        except BaseException:
+            _close(driver)
+            raise
+        return driver
 
     def _undo(self, name: str, driver) -> str:
         """Roll back a commit of ours; if the switch cannot be reached its timer will."""

@@ -141,7 +141,8 @@ def test_deploy_connection_dropped_mid_wave(deploy_fabric, capsys, monkeypatch):
     code, out, err = fab.deploy(capsys)
     assert code == 1, out + err
     assert "wave 3 (leaves rail 1) failed" in err
-    assert f"{RAIL1_B} (wave 3): failed" in out and "confirm timer reverts it" in out
+    assert f"{RAIL1_B} (wave 3): failed: post-check after the commit" in out
+    assert "confirm timer reverts it" in out
     for name in (CANARY, RAIL0):
         assert fab.running(name) == load_nvue_document(fab.rendered[name]), name
     for name in (RAIL1_A, *SPINES):
@@ -261,3 +262,9 @@ def test_deploy_limit_and_invalid_intent(deploy_fabric, capsys):
     code, _, err = fab.deploy(capsys)
     assert code == 1 and "error" in err
     assert fab.running(CANARY) == before[CANARY]
+
+
+def test_deploy_hosts_need_hosts_in_the_endpoints(deploy_fabric, capsys):
+    code, _, err = deploy_fabric.deploy(capsys, only="hosts")
+    assert code == 1
+    assert "lists no hosts" in err
