@@ -99,9 +99,12 @@ class Topology(_Strict):
 
 class SwitchOS(_Strict):
     name: Literal["cumulus", "sonic"] = "cumulus"
-    version: Annotated[str, Field(pattern=r"^\d+\.\d+(\.\d+)?$")] = "5.11"
+    # Cumulus "5.11" / "5.15.1"; SONiC release names such as "202411" (or "2024.11")
+    version: Annotated[str, Field(pattern=r"^(\d+\.\d+(\.\d+)?|\d{6})$")] = "5.11"
 
     def version_tuple(self) -> tuple[int, int]:
+        if "." not in self.version:
+            return int(self.version[:4]), int(self.version[4:])
         major, minor = self.version.split(".")[:2]
         return int(major), int(minor)
 

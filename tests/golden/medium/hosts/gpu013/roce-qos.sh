@@ -48,10 +48,10 @@ settle() {
     elif [ "$CHECK" = 1 ]; then
         DIFFS=$((DIFFS + 1))
         say "differs: $what: have '${have}', want '${want}'"
-    elif "$@"; then
+    elif out=$("$@" 2>&1); then
         say "changed: $what: '${have}' -> '${want}' ($*)"
     else
-        fail "$what: '$*' failed"
+        fail "$what: '$*' failed: $(printf '%s' "$out" | head -n 1)"
     fi
 }
 
