@@ -268,3 +268,27 @@ def test_deploy_hosts_need_hosts_in_the_endpoints(deploy_fabric, capsys):
     code, _, err = deploy_fabric.deploy(capsys, only="hosts")
     assert code == 1
     assert "lists no hosts" in err
+
+
+def test_deploy_sonic_then_unchanged(tmp_path, lab_start, monkeypatch, capsys):
+    text = INTENT.replace("fabric: {name: dt}", "fabric: {name: ds}\nswitch_os: {name: sonic, version: \"202411\"}\n"
+                          "addressing: {fabric_links: 10.254.0.0/16}")
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(text)
+    plan = run_checks(load_intent(intent)).plan
+    lab = lab_start([LabDevice(sw.name, "sonic", "202411") for sw in plan.switches], username=plan.deploy_user)
+    monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(tmp_path / "backups"))
+    monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
+    endpoints = str(lab.directory / "endpoints.yml")
+    assert run_deploy(str(intent), endpoints=endpoints, yes=True) == 0
+    assert "6 to change" in capsys.readouterr().out
+    rendered = render_files(plan, text)
+    device = lab.driver("ds-spine-1", "sonic_fabric")
+    device.open()
+    try:
+        running = json.loads(device.get_config(retrieve="running")["running"])
+    finally:
+        device.close()
+    assert running == json.loads(rendered["switches/ds-spine-1/config_db.json"])
+    assert run_deploy(str(intent), endpoints=endpoints, yes=True) == 0
+    assert "0 to change, 6 unchanged" in capsys.readouterr().out
