@@ -61,6 +61,7 @@ class Job:
     revert_in: int
     ssh_timeout: int
     accept_new_host_keys: bool
+    concurrency: int
     results: dict[str, DeviceResult]
     diffs: dict[str, str] = field(default_factory=dict)
     # Concurrent first-contact logins would each rewrite known_hosts and lose the others' keys.
@@ -126,6 +127,10 @@ def _prepare(job: Job, name: str) -> None:
     driver = None
     try:
         driver = _open(job, name)
+        if driver.has_pending_commit():
+            # Someone else's (or a crashed deploy's) commit is waiting for confirmation: do not race it.
+            raise DeviceFailed("a commit is already pending confirmation on the switch; confirm or roll it "
+                               "back there (or wait for its timer), then deploy again")
         running = driver.get_config(retrieve="running")["running"]
         suffix = "yaml" if job.os_name == "cumulus" else "json"
         (job.backup_dir / f"{name}.{suffix}").write_text(running)
@@ -227,32 +232,38 @@ class WaveRun:
                 _close(driver)
 
     def finish(self) -> bool:
-        """Confirm every pending commit if the wave is healthy, else roll them back."""
+        """Confirm every pending commit if the whole wave is healthy, else roll them back."""
         job = self.job
-        failed = any(job.results[n].status == FAILED for n in self.wave.devices)
-        for name, driver in sorted(self.pending.items()):
+        healthy = not any(job.results[n].status == FAILED for n in self.wave.devices)
+        pending = sorted(self.pending.items())
+        self.pending.clear()
+        if not pending:
+            return healthy
+
+        def settle(item) -> bool:
+            name, driver = item
             result = job.results[name]
             try:
-                if failed:
-                    driver.rollback()
-                    result.status, result.message = ROLLED_BACK, "its wave failed"
-                else:
+                if healthy:
                     driver.confirm_commit()
                     result.status = CHANGED
-            except Exception as exc:  # noqa: BLE001
-                if failed:
-                    result.status = REVERTING
-                    result.message = (f"rollback failed ({job.scrub(_message(exc))}); its confirm timer "
-                                      f"reverts it within {job.revert_in}s")
                 else:
-                    result.status = FAILED
-                    result.message = (f"confirm failed ({job.scrub(_message(exc))}); its confirm timer "
-                                      f"reverts it within {job.revert_in}s")
-                    failed = True
+                    driver.rollback()
+                    result.status, result.message = ROLLED_BACK, "its wave failed"
+                return True
+            except Exception as exc:  # noqa: BLE001
+                action = "confirm" if healthy else "rollback"
+                result.status = FAILED if healthy else REVERTING
+                result.message = (f"{action} failed ({job.scrub(_message(exc))}); its confirm timer "
+                                  f"reverts it within {job.revert_in}s")
+                return False
             finally:
                 _close(driver)
-        self.pending.clear()
-        return not failed
+
+        # In parallel: every second spent here runs down the confirm timers of the others.
+        with ThreadPoolExecutor(max_workers=max(1, min(job.concurrency, len(pending)))) as pool:
+            settled = list(pool.map(settle, pending))
+        return healthy and all(settled)
 
 
 # --- orchestration -----------------------------------------------------------
@@ -387,7 +398,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
               rendered={n: files[f"switches/{n}/{suffix}"] for n in names}, backup_dir=backup_dir,
               revert_in=_env_int(CONFIRM_ENV, intent_deploy.confirm_timeout),
               ssh_timeout=_env_int(SSH_TIMEOUT_ENV, 30), accept_new_host_keys=accept_new_host_keys,
-              results={n: DeviceResult(n) for n in names})
+              concurrency=concurrency, results={n: DeviceResult(n) for n in names})
 
     by_name = {sw.name: sw for sw in plan.switches}
     started = time.monotonic()
@@ -417,7 +428,8 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
             if job.results[n].status != FAILED:
                 job.results[n].status = SKIPPED if job.results[n].status == WOULD_CHANGE else UNCHANGED
         print_report(out, job.results)
-        err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed",
+        err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed "
+                  "(fix them, or leave them out with --limit)",
                   markup=False)
         return 1
     if dry_run:

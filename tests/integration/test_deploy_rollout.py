@@ -116,9 +116,18 @@ def test_deploy_end_to_end_through_the_cli(deploy_fabric):
     assert "0 to change, 6 unchanged" in second.stdout
 
 
-def test_deploy_dry_run_changes_nothing(deploy_fabric, capsys):
+def test_deploy_dry_run_changes_nothing(deploy_fabric, capsys, monkeypatch, tmp_path):
+    import yaml
+
     before = deploy_fabric.snapshot()
-    code, out, _ = deploy_fabric.deploy(capsys, dry_run=True, yes=False)
+    # The password from the environment this time (password_env), not from the lab's file.
+    endpoints = yaml.safe_load(Path(deploy_fabric.endpoints).read_text())
+    del endpoints["password_file"]
+    endpoints["password_env"] = "DT_SWITCH_PASSWORD"
+    by_env = deploy_fabric.lab.directory / "endpoints-env.yml"
+    by_env.write_text(yaml.safe_dump(endpoints))
+    monkeypatch.setenv("DT_SWITCH_PASSWORD", deploy_fabric.lab.password)
+    code, out, _ = deploy_fabric.deploy(capsys, dry_run=True, yes=False, endpoints=str(by_env))
     assert code == 0, out
     assert "6 to change" in out and "nothing was committed" in out
     assert f"--- {CANARY}" in out
@@ -209,8 +218,6 @@ def _new_ed25519_pem() -> str:
 
 def test_deploy_lock_refuses_a_second_deploy(deploy_fabric, capsys):
     fab = deploy_fabric
-    for name in fab.names:
-        fab.lab.set_faults(name, delay=0.15)  # keep the first deploy busy long enough
     first = subprocess.Popen([sys.executable, "-m", "generator.cli", "deploy", str(fab.intent), "--endpoints",
                               fab.endpoints, "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=os.environ)
@@ -292,3 +299,20 @@ def test_deploy_sonic_then_unchanged(tmp_path, lab_start, monkeypatch, capsys):
     assert running == json.loads(rendered["switches/ds-spine-1/config_db.json"])
     assert run_deploy(str(intent), endpoints=endpoints, yes=True) == 0
     assert "0 to change, 6 unchanged" in capsys.readouterr().out
+
+
+def test_deploy_refuses_a_switch_with_a_pending_commit(deploy_fabric, capsys):
+    fab = deploy_fabric
+    before = fab.snapshot()
+    device = fab.lab.driver(SPINES[1])
+    device.open()
+    try:
+        device.load_replace_candidate(config=fab.rendered[SPINES[1]])
+        device.commit_config(revert_in=60)
+        code, out, err = fab.deploy(capsys)
+        assert code == 1
+        assert "already pending confirmation" in out and "nothing was pushed" in err
+        device.rollback()
+    finally:
+        device.close()
+    assert fab.snapshot() == before
