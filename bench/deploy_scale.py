@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,16 @@ topology:
   nodes_per_unit: 8
 deploy: {confirm_timeout: 300, concurrency: 32}
 """
+
+
+def cpu_seconds_of(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def deploy(intent: Path, endpoints: Path, env: dict) -> tuple[float, str]:
@@ -66,9 +77,14 @@ def main() -> int:
         started = time.perf_counter()
         endpoints = lab_up(devices, lab_dir, username=plan.deploy_user, timeout=180)
         print(f"lab up: {len(devices)} switches in {time.perf_counter() - started:.1f}s")
+        lab_pid = int((lab_dir / "lab.pid").read_text())
+        print(f"{os.cpu_count()} CPUs; the simulator and the deploy share them, so CPU seconds are shown too")
         for label in ("deploy", "redeploy (no changes)"):
+            lab_cpu, cli_cpu = cpu_seconds_of(lab_pid), children_cpu()
             seconds, summary = deploy(intent, endpoints, env)
-            print(f"{label}: {seconds:.1f}s wall, {len(devices) / seconds:.1f} devices/s  [{summary}]")
+            print(f"{label}: {seconds:.1f}s wall, {len(devices) / seconds:.1f} devices/s; CPU: deploy "
+                  f"{children_cpu() - cli_cpu:.1f}s, simulator {cpu_seconds_of(lab_pid) - lab_cpu:.1f}s")
+            print(f"  {summary}")
     finally:
         lab_down(lab_dir)
         if not args.keep:

@@ -383,8 +383,8 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
         if status:
             return status
     if only in (None, "hosts"):
-        status = _deploy_hosts(files, backup_dir, out, err, write_tree, endpoints=endpoints, only=only,
-                               limit=limit, dry_run=dry_run, yes=yes or only is None)
+        status = _deploy_hosts(files, backup_dir, out, err, write_tree, intent_path=loaded.file,
+                               endpoints=endpoints, only=only, limit=limit, dry_run=dry_run, yes=yes)
     return status
 
 
@@ -470,7 +470,8 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
     return 0
 
 
-def _deploy_hosts(files, backup_dir, out, err, write_tree, *, endpoints, only, limit, dry_run, yes) -> int:
+def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpoints, only, limit, dry_run,
+                  yes) -> int:
     if not any(rel.startswith("hosts/") for rel in files):
         out.print("hosts: none in the plan", markup=False)
         return 0
@@ -497,10 +498,10 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, endpoints, only, l
     if not dry_run and not _confirm(err, yes, "configure the hosts?"):
         return 1
     render_dir = write_tree(files, backup_dir / "render")
-    known_hosts = Path(endpoints).resolve().parent / "known_hosts" if endpoints else None
+    known_hosts = (Path(endpoints) if endpoints else Path(intent_path)).resolve().parent / "known_hosts"
     try:
         result = run_hosts_playbook(render_dir, render_dir / "inventory.yml", limit=limit, check=dry_run,
-                                    diff=dry_run, known_hosts=known_hosts)
+                                    diff=dry_run, known_hosts=known_hosts if known_hosts.is_file() else None)
     except (OSError, RuntimeError) as exc:
         err.print(f"error: hosts: {_message(exc)}", markup=False)
         return 1
