@@ -316,3 +316,16 @@ def test_deploy_refuses_a_switch_with_a_pending_commit(deploy_fabric, capsys):
     finally:
         device.close()
     assert fab.snapshot() == before
+
+
+def test_deploy_first_contact_needs_accept_new_host_keys(deploy_fabric, capsys):
+    fab = deploy_fabric
+    fab.lab.known_hosts.unlink()
+    code, out, err = fab.deploy(capsys, dry_run=True)
+    assert code == 1 and "known_hosts" in out and "nothing was pushed" in err
+    code, out, _ = fab.deploy(capsys, dry_run=True, accept_new_host_keys=True)
+    assert code == 0, out
+    recorded = paramiko.HostKeys(str(fab.lab.known_hosts))
+    assert {f"[127.0.0.1]:{fab.lab.port(n)}" for n in fab.names} <= set(recorded.keys())
+    code, out, _ = fab.deploy(capsys, dry_run=True)
+    assert code == 0, out
