@@ -61,8 +61,22 @@ def format_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Problem], file: str) -> None:
+MAX_NODES = 1_000_000   # alias expansion ("billion laughs") must not exhaust memory
+
+
+def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Problem], file: str,
+          active: set[int] | None = None, budget: list[int] | None = None) -> None:
+    active = set() if active is None else active
+    budget = [MAX_NODES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise IntentError([Problem(file, node.start_mark.line + 1, path,
+                                   "YAML aliases expand to more than a million nodes: write the intent out plainly")])
+    if id(node) in active:
+        raise IntentError([Problem(file, node.start_mark.line + 1, path,
+                                   "recursive YAML alias: an anchor may not contain an alias to itself")])
     if isinstance(node, yaml.MappingNode):
+        active.add(id(node))
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
             key = str(key_node.value)
@@ -72,13 +86,16 @@ def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Prob
                 # PyYAML silently keeps the last value; a reviewed intent must not hide one
                 problems.append(Problem(file, line, child, f"duplicate key (first at line {seen[key]}): remove one"))
             seen[key] = line
-            lines[child] = line
-            _walk(value_node, child, lines, problems, file)
+            lines.setdefault(child, line)
+            _walk(value_node, child, lines, problems, file, active, budget)
+        active.discard(id(node))
     elif isinstance(node, yaml.SequenceNode):
+        active.add(id(node))
         for i, item in enumerate(node.value):
             child = f"{path}[{i}]"
-            lines[child] = item.start_mark.line + 1
-            _walk(item, child, lines, problems, file)
+            lines.setdefault(child, item.start_mark.line + 1)
+            _walk(item, child, lines, problems, file, active, budget)
+        active.discard(id(node))
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:

@@ -8,12 +8,14 @@ that every one of them has a stable code and `--explain`.
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from generator.intent.units import Ratio, SizeBytes, SpeedG
 
+_HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 TOPOLOGY_KINDS = ("single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus")
 
 
@@ -172,12 +174,20 @@ class Hosts(_Strict):
     @field_validator("name")
     @classmethod
     def _name_template(cls, value: str) -> str:
-        try:
-            a, b = value.format(n=1), value.format(n=2)
-        except (KeyError, IndexError, ValueError) as exc:
-            raise ValueError(f"{value!r} must be a Python format string using only {{n}}, e.g. gpu{{n:03d}} ({exc})") from None
-        if a == b:
+        names = []
+        for n in (1, 2, 200000):
+            try:
+                names.append(value.format(n=n))
+            except Exception as exc:  # any format-spec error is the user's template, never a crash
+                raise ValueError(f"{value!r} must be a Python format string using only {{n}}, e.g. gpu{{n:03d}} "
+                                 f"({type(exc).__name__}: {exc})") from None
+        if names[0] == names[1]:
             raise ValueError(f"{value!r} must contain {{n}} so every host gets its own name")
+        for name in names:
+            # the name becomes a hostname and a directory under hosts/: RFC 1123 label only
+            if not _HOSTNAME.match(name):
+                raise ValueError(f"{value!r} gives {name!r}, not a valid host name (letters, digits, dashes; "
+                                 "at most 63 characters; no dots or slashes)")
         return value
 
 

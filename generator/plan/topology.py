@@ -224,8 +224,8 @@ class _Builder:
         if len(lower) > ports_per_upper:
             raise CompileError("topology.kind",
                                f"{len(lower)} {lower[0].role} switches must each reach every switch above them, "
-                               f"but those have only {ports_per_upper} ports for them: use three-tier (or smaller "
-                               "nodes_per_unit) so each tier stays within one switch's radix", "FG104")
+                               f"but those have only {ports_per_upper} ports for them: use three-tier, or fewer and fuller "
+                               "leaves (a larger nodes_per_unit), so each tier stays within one switch's radix", "FG104")
         naturals = [self.natural_uplinks(low) for low in lower]
         # a leaf with a single uplink port can reach only one switch: then one it is
         n = max(1, min(minimum, min(len(low.up) for low in lower)))

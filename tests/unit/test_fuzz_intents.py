@@ -7,9 +7,8 @@ must be one of: IntentError with one-line problems, error findings with one line
 naming a key path, or a render that wrote only inside its output directory. Any other
 exception is a bug.
 
-Crashes found in code outside the rule catalog are pinned at the end of this file as
-xfail tests (they pass once fixed) and kept out of the random palette so the fuzz
-stays a regression guard for everything else.
+Crashes the fuzz found in the loader and intent model are fixed and pinned at the end
+of this file as regression cases.
 """
 
 from __future__ import annotations
@@ -213,8 +212,8 @@ def test_the_unmutated_base_renders(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Crashes the fuzz found outside the rule catalog (loader, intent model, render). Each
-# prints a traceback or writes outside DIR today; the contract is a one-line error.
+# Crashes the fuzz found outside the rule catalog (loader, intent model, render), fixed:
+# each used to print a traceback or write outside DIR; the contract is a one-line error.
 
 _KNOWN_BAD = {
     # loader._walk follows the alias back into itself: RecursionError
@@ -227,8 +226,6 @@ _KNOWN_BAD = {
 }
 
 
-@pytest.mark.xfail(reason="crash outside the rule catalog, reported to the lead (see module docstring)",
-                   raises=(RecursionError, AttributeError, TypeError, OSError), strict=False)
 @pytest.mark.parametrize("case", sorted(_KNOWN_BAD))
 def test_known_crash_elsewhere(case, tmp_path):
     old, new = _KNOWN_BAD[case]
@@ -237,8 +234,6 @@ def test_known_crash_elsewhere(case, tmp_path):
     _exercise(text.replace(old, new, 1), tmp_path)
 
 
-@pytest.mark.xfail(reason="hosts.name is not checked as a host name: '../' escapes the output directory",
-                   raises=AssertionError, strict=False)
 def test_host_name_cannot_escape_the_output_directory(tmp_path):
     text = example("medium").read_text().replace('name: "gpu{n:03d}"', 'name: "../../escape{n}"', 1)
     (tmp_path / "w").mkdir()
