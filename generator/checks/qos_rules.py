@@ -60,8 +60,8 @@ def ecn_min_ge_max(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     """WRED/ECN marks with a probability that rises linearly from 0 at the min threshold
     (Kmin) to roce.ecn.probability at the max threshold (Kmax), and marks every packet
     above Kmax. With Kmin >= Kmax there is no ramp: marking jumps from nothing to all at
-    once, DCQCN senders oscillate between full rate and a hard cut, and the switches
-    reject or silently reorder the pair. NVIDIA's defaults are 150 KB and 1500 KB."""
+    once and DCQCN senders oscillate between full rate and a hard cut. NVIDIA's defaults
+    are 150 KB and 1500 KB."""
     ecn = ctx.intent.roce.ecn
     if ecn.enabled and ecn.min_threshold >= ecn.max_threshold:
         yield "roce.ecn.min_threshold", (f"{ecn.min_threshold} B is not below max_threshold {ecn.max_threshold} B: "
@@ -159,9 +159,9 @@ def bandwidth_share(ctx: CheckContext) -> Iterator[tuple[str, str]]:
 
 @rule("FG209", ERROR, "host MTU above the switch MTU", stage="intent")
 def host_mtu_above_switch(ctx: CheckContext) -> Iterator[tuple[str, str]]:
-    """A host frame larger than the switch port MTU is dropped by the switch (or never
-    leaves the NIC when path MTU discovery is off, as it is for RDMA). RoCE connections
-    then establish but stall on the first full-size packet. Keep roce.mtu.host at or below
+    """A host frame larger than the switch port MTU is dropped by the switch: RoCE packets
+    carry DF and are never fragmented. Connections establish (small packets pass) and
+    then stall on the first full-size packet. Keep roce.mtu.host at or below
     roce.mtu.switch: NVIDIA uses 9216 on switches and 4200 on hosts."""
     mtu = ctx.intent.roce.mtu
     if mtu.host > mtu.switch:
@@ -173,7 +173,7 @@ def roce_mtu_below_4096(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     """RoCE does not use the interface MTU directly: the NIC picks the largest InfiniBand
     MTU (256, 512, 1024, 2048, 4096) that fits in the interface MTU minus 96 bytes of
     RoCEv2 headers (kernel iboe_get_mtu). 4200 gives 4096; 4000 gives only 2048, which
-    doubles the packet rate for the same bandwidth and costs NCCL about 10-20 % busbw.
+    doubles the packet and header rate for the same bandwidth and lowers NCCL throughput.
     Use roce.mtu.host 4200 (or 9000; both give 4096)."""
     host = ctx.intent.roce.mtu.host
     active = roce_active_mtu(host)

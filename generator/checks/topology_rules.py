@@ -99,9 +99,8 @@ def model_lacks_speed(ctx: CheckContext) -> Iterator[tuple[str, str]]:
 def nic_faster_than_leaf(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     """A NIC links at the speed of the switch port it is cabled to. When
     topology.nic_speed is above the fastest port of the leaf model, no breakout can help
-    (breakout only divides a port): the NIC would train down to the port's speed, or not
-    come up at all with an 800G OSFP optic in a 400G cage, and every bandwidth figure in
-    the plan (oversubscription, capacity, NCCL) would be wrong.
+    (breakout only divides a port): at best the link trains down to the port's speed, and
+    every bandwidth figure in the plan (oversubscription, capacity, NCCL) would be wrong.
 
     Lower topology.nic_speed to what the leaf offers, or choose a leaf model whose ports
     are at least as fast as the NICs. FG102 usually fires with it, naming the model."""
@@ -164,8 +163,7 @@ def oversubscription_warning(ctx: CheckContext) -> Iterator[tuple[str, str]]:
 
 @rule("FG107", ERROR, "passive copper (DAC) forced on a cable longer than 3 m", stage="intent")
 def dac_too_long(ctx: CheckContext) -> Iterator[tuple[str, str]]:
-    """Passive copper (DAC) at 100G-per-lane PAM4 signalling reaches about 3 m (2 m for
-    some 800G cables). fabricgen picks DAC up to 3 m and AOC above, and never produces a
+    """Passive copper (DAC) at 100G-per-lane PAM4 signalling reaches about 3 m. fabricgen picks DAC up to 3 m and AOC above, and never produces a
     longer DAC by itself; topology.cable_types.<tier> overrides that choice. A longer DAC
     either does not link or links with a bit error rate that FEC cannot hide: the
     resulting corrupted frames are dropped, and RoCE recovers a single lost packet with
