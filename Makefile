@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 FABRIC ?= medium
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup render test test-unit lint golden bench deploy drift report clean
+.PHONY: setup render test test-unit lint golden bench bench-deploy bench-drift deploy drift report clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ golden: setup
 
 bench: setup
 	$(BIN)/python bench/render_scale.py
+
+bench-deploy: setup
+	$(BIN)/python bench/deploy_scale.py
+
+bench-drift: setup
+	$(BIN)/python bench/drift_scale.py
 
 deploy: setup
 	$(BIN)/fabricgen deploy inventories/$(FABRIC)/fabric.yaml $(if $(ENDPOINTS),--endpoints $(ENDPOINTS),) $(DEPLOY_ARGS)
