@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from generator.deploy.credentials import Access, CredentialsError, Target, resolve_access
+from generator.deploy.drivers.factory import switch_driver
 from generator.deploy.lock import DeployLock, LockError
 from generator.deploy.report import (
     CHANGED,
@@ -74,18 +75,9 @@ class Job:
 
 # --- drivers -------------------------------------------------------------
 def _driver(job: Job, target: Target):
-    optional_args = {"port": target.port, "known_hosts": str(job.access.known_hosts),
-                     "accept_new_host_keys": job.accept_new_host_keys}
-    if job.os_name == "cumulus":
-        from generator.deploy.drivers.nvue import NVUEDriver
-
-        optional_args["cumulus_version"] = job.os_version
-        return NVUEDriver(target.host, target.username, job.access.password, timeout=job.ssh_timeout,
-                          optional_args=optional_args)
-    from generator.deploy.drivers.sonic import SonicDriver
-
-    return SonicDriver(target.host, target.username, job.access.password, timeout=job.ssh_timeout,
-                       optional_args=optional_args)
+    return switch_driver(job.os_name, job.os_version, target.host, target.port, target.username,
+                         job.access.password, job.access.known_hosts, timeout=job.ssh_timeout,
+                         accept_new_host_keys=job.accept_new_host_keys)
 
 
 def _open(job: Job, name: str):

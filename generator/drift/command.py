@@ -5,6 +5,15 @@ pool of `deploy.concurrency`, normalised and compared per feature. Hosts (best
 effort): playbooks/hosts.yml in ansible check + diff mode. A device that cannot be
 reached, authenticated or read is `unknown`: never counted as in sync.
 
+The endpoints file's `hosts:` key routes the host check; its value may be a mapping
+
+    hosts:
+      user: fabricgen                 # ansible_user
+      ssh_key: id_ed25519             # private key; relative to the endpoints file
+      extravars: {fabricgen_root: /srv/stage}   # any playbook variable
+
+(all optional). Host keys come from `known_hosts` next to the endpoints file.
+
 Exit: 0 all in sync; 3 drift, only when every device was checked; 1 otherwise.
 """
 
@@ -38,17 +47,10 @@ def _switch_file(plan, name: str, files: dict[str, str]) -> str:
 
 
 def _driver(plan, target, access):
-    optional_args = {"port": target.port, "known_hosts": str(access.known_hosts)}
-    if plan.switch_os == "cumulus":
-        from generator.deploy.drivers.nvue import NVUEDriver
+    from generator.deploy.drivers.factory import switch_driver
 
-        optional_args["cumulus_version"] = ".".join(str(p) for p in plan.switch_os_version)
-        return NVUEDriver(target.host, target.username, access.password, timeout=SSH_TIMEOUT,
-                          optional_args=optional_args)
-    from generator.deploy.drivers.sonic import SonicDriver
-
-    return SonicDriver(target.host, target.username, access.password, timeout=SSH_TIMEOUT,
-                       optional_args=optional_args)
+    return switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port, target.username,
+                         access.password, access.known_hosts, timeout=SSH_TIMEOUT)
 
 
 def fetch_running(plan, target, access) -> str:
@@ -135,13 +137,24 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
             return [DeviceResult(n, "host", "unknown", error=reason) for n in names], ""
         return [], f"hosts not checked: {reason}"
 
+    section = None
     if endpoints is not None:
         try:
-            listed = "hosts" in (yaml.safe_load(Path(endpoints).read_text()) or {})
+            data = yaml.safe_load(Path(endpoints).read_text()) or {}
         except (OSError, yaml.YAMLError):
-            listed = False
-        if not listed:
+            data = {}
+        if not isinstance(data, dict) or "hosts" not in data:
             return all_unknown(f"{endpoints} lists no hosts")
+        section = data["hosts"]
+    extravars: dict = {}
+    ssh_key = None
+    if isinstance(section, dict):
+        if section.get("user"):
+            extravars["ansible_user"] = str(section["user"])
+        if isinstance(section.get("extravars"), dict):
+            extravars.update(section["extravars"])
+        if section.get("ssh_key"):
+            ssh_key = Path(endpoints).resolve().parent / str(section["ssh_key"])
     try:
         from generator.deploy.hosts import run_hosts_playbook
         from generator.render.output import write_tree
@@ -152,7 +165,7 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
         render_dir = write_tree(files, Path(tmp) / "render")
         try:
             run = run_hosts_playbook(render_dir, render_dir / "inventory.yml", check=True, diff=True,
-                                     known_hosts=known_hosts)
+                                     known_hosts=known_hosts, extravars=extravars, ssh_key=ssh_key)
         except Exception as exc:  # noqa: BLE001 - best effort: any failure leaves the hosts unknown
             return all_unknown(f"ansible check run failed: {_one_line(exc, None)}")
     failures: dict[str, str] = {}

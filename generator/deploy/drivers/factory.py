@@ -1,0 +1,20 @@
+"""One place that turns (switch OS, endpoint, credentials) into a napalm driver."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def switch_driver(os_name: str, os_version: tuple[int, ...] | str, host: str, port: int, username: str,
+                  password: str, known_hosts: Path | str, *, timeout: float,
+                  accept_new_host_keys: bool = False):
+    optional_args = {"port": port, "known_hosts": str(known_hosts), "accept_new_host_keys": accept_new_host_keys}
+    if os_name == "cumulus":
+        from generator.deploy.drivers.nvue import NVUEDriver
+
+        version = os_version if isinstance(os_version, str) else ".".join(str(p) for p in os_version)
+        optional_args["cumulus_version"] = version
+        return NVUEDriver(host, username, password, timeout=timeout, optional_args=optional_args)
+    from generator.deploy.drivers.sonic import SonicDriver
+
+    return SonicDriver(host, username, password, timeout=timeout, optional_args=optional_args)
