@@ -20,13 +20,16 @@ def _sonic(ctx: CheckContext) -> bool:
 
 @rule("FG251", ERROR, "SONiC needs numbered fabric links", stage="intent")
 def sonic_unnumbered(ctx: CheckContext) -> Iterator[tuple[str, str]]:
-    """SONiC's config_db has no BGP unnumbered: switch-to-switch links need a /31 pool.
+    """fabricgen's SONiC render has no BGP unnumbered: switch-to-switch links need a /31 pool.
 
-    With `switch_os.name: sonic`, BGP sessions are rendered as BGP_NEIGHBOR entries keyed by
-    the peer's address (bgpcfgd), and every routed port needs an INTERFACE address. Cumulus
-    peers over IPv6 link-local addresses ("unnumbered"); SONiC's config_db cannot express
-    that. Give `addressing.fabric_links` an IPv4 pool, e.g. 10.254.0.0/16: fabricgen carves
-    one /31 per switch-to-switch link from it. A single-switch fabric has no such links.
+    With `switch_os.name: sonic`, BGP runs in SONiC's unified FRR mode (frrcfgd): sessions
+    are BGP_NEIGHBOR entries keyed by VRF and the peer's address, and every routed port needs
+    an INTERFACE address. Cumulus peers over IPv6 link-local addresses ("unnumbered"). The
+    SONiC YANG models accept an interface name as a BGP_NEIGHBOR key, but have no `v6only`
+    field, and an interface peer also needs IPv6 link-local on the port and IPv4 routes over
+    IPv6 next hops (RFC 5549) in SONiC's route path, which fabricgen does not render or test.
+    Give `addressing.fabric_links` an IPv4 pool, e.g. 10.254.0.0/16: fabricgen carves one
+    /31 per switch-to-switch link from it. A single-switch fabric has no such links.
     """
     if not _sonic(ctx) or ctx.intent.topology.kind == "single-switch":
         return

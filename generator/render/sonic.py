@@ -6,7 +6,14 @@ between BGP_NEIGHBOR and CABLE_LENGTH); a Jinja partial per feature would have t
 manage commas and escaping and could still emit invalid JSON. Instead each feature is
 one small function below that returns its tables as plain dicts (the structured
 context, pyavd style), and json.dumps(sort_keys=True) makes the bytes. Every value is
-a string, as config_db stores them.
+a string, as config_db stores them, except leaf-lists that frrcfgd iterates (a JSON
+list of strings, as config_db.json spells them).
+
+Routing uses SONiC's unified FRR mode (frrcfgd, sonic-frr-mgmt-framework), not bgpcfgd:
+bgpcfgd's bgpd.main.conf.j2 announces only Loopback0 and VLAN prefixes, so a leaf's
+host-facing /31s (INTERFACE entries) would never reach the other leaves. frrcfgd builds
+FRR from the generic BGP_* tables, where every advertised prefix is an explicit
+BGP_GLOBALS_AF_NETWORK entry.
 
 Every number comes from the plan (headroom, pools, ECN, ETS, MTU, addresses, ASNs) or
 from SONiC's own defaults recorded, with sources, in sonic_platforms.yaml. Port names:
@@ -16,6 +23,7 @@ the plan speaks Cumulus (swp1, swp1s0); SONiC names are derived from platform.js
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
 from collections.abc import Iterable
@@ -42,6 +50,19 @@ SPINE_TYPE = "SpineRouter"
 # FRR's datacenter profile timers, the ones the Cumulus target runs with, so both targets
 # detect a dead fabric link equally fast.
 BGP_TIMERS = {"keepalive": "3", "holdtime": "9"}
+# frrcfgd (unified FRR mode) reads BGP_* tables of a VRF; the fabric lives in the default one.
+VRF = "default"
+AFI_SAFI = "ipv4_unicast"
+# SONiC's FRR is built with the traditional defaults, so `bgp ebgp-requires-policy` is on and an
+# eBGP session without a policy exchanges no routes (bgpcfgd writes `no bgp ebgp-requires-policy`,
+# frrcfgd has no field for it): every fabric session gets this permit-all route-map both ways.
+ROUTE_MAP = "FABRIC_PERMIT_ALL"
+# frrcfgd understands the YANG's admin_status up/down for BGP_NEIGHBOR_AF only from 202505
+# (sonic-buildimage #21697); earlier its template turns "up" into `no neighbor X activate`.
+# Before that, `bgp default ipv4-unicast` (BGP_GLOBALS default_ipv4_unicast) activates peers.
+FRRCFGD_UP_DOWN = (2025, 5)
+# BGP_GLOBALS_AF max_ebgp_paths range in sonic-bgp-global.yang
+MAX_ECMP = 256
 
 _SWP_RE = re.compile(r"^swp(\d+)(?:s(\d+))?$")
 
@@ -285,8 +306,9 @@ def _metadata(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, A
         "bgp_asn": str(sw.asn),
         "buffer_model": "traditional",
         "default_pfcwd_status": "enable" if plan.qos.pfc_watchdog else "disable",
-        # bgpcfgd builds FRR from BGP_NEIGHBOR only in this mode (split mode ignores config_db)
-        "docker_routing_config_mode": "separated",
+        # unified + frr_mgmt_framework_config: frrcfgd builds FRR from the BGP_* tables (see _routing)
+        "docker_routing_config_mode": "unified",
+        "frr_mgmt_framework_config": "true",
         "hostname": sw.name,
         "hwsku": layout.hwsku,
         "mac": _mac(plan, sw),
@@ -320,20 +342,42 @@ def _ports(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, Any]
 
 def _routing(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, Any]:
     interfaces: dict[str, dict[str, str]] = {}
-    bgp: dict[str, dict[str, str]] = {}
+    neighbors: dict[str, dict[str, str]] = {}
+    neighbor_afs: dict[str, dict[str, Any]] = {}
+    loopback = f"{sw.loopback}/32"
+    networks = {f"{VRF}|{AFI_SAFI}|{loopback}": {}}
+    explicit_activate = plan.switch_os_version >= FRRCFGD_UP_DOWN
     for name, p in layout.used():
         if p.ip is None:
             raise SonicDataError(f"{sw.name} {p.port}: unnumbered link to {p.peer_device}; SONiC config_db needs "
                                  "a /31 pool in addressing.fabric_links")
         interfaces[name] = {}
         interfaces[f"{name}|{p.ip}"] = {}
-        if p.peer_asn is not None:
-            bgp[p.peer_ip] = {"admin_status": "up", "asn": str(p.peer_asn), "local_addr": p.ip.split("/")[0],
-                              "name": p.peer_device, **BGP_TIMERS}
+        if p.peer_asn is None:
+            # a host's /31: announced explicitly, so GPUs on other leaves can reach it
+            networks[f"{VRF}|{AFI_SAFI}|{ipaddress.ip_interface(p.ip).network}"] = {}
+            continue
+        neighbors[f"{VRF}|{p.peer_ip}"] = {"admin_status": "up", "asn": str(p.peer_asn),
+                                           "local_addr": p.ip.split("/")[0], "name": p.peer_device, **BGP_TIMERS}
+        af: dict[str, Any] = {"route_map_in": [ROUTE_MAP], "route_map_out": [ROUTE_MAP]}
+        if explicit_activate:
+            af["admin_status"] = "up"
+        neighbor_afs[f"{VRF}|{p.peer_ip}|{AFI_SAFI}"] = af
+    bgp_global = {"load_balance_mp_relax": "true", "local_asn": str(sw.asn), "router_id": sw.loopback}
+    if not explicit_activate:
+        bgp_global["default_ipv4_unicast"] = "true"
+    # every ECMP set is at most as wide as the switch's number of eBGP peers
+    max_paths = min(max(len(neighbors), 1), MAX_ECMP)
     return {
-        "LOOPBACK_INTERFACE": {LOOPBACK: {}, f"{LOOPBACK}|{sw.loopback}/32": {}},
+        "LOOPBACK_INTERFACE": {LOOPBACK: {}, f"{LOOPBACK}|{loopback}": {}},
         "INTERFACE": interfaces,
-        "BGP_NEIGHBOR": bgp,
+        "BGP_GLOBALS": {VRF: bgp_global},
+        "BGP_GLOBALS_AF": {f"{VRF}|{AFI_SAFI}": {"max_ebgp_paths": str(max_paths)}},
+        "BGP_GLOBALS_AF_NETWORK": networks,
+        "BGP_NEIGHBOR": neighbors,
+        "BGP_NEIGHBOR_AF": neighbor_afs,
+        "ROUTE_MAP_SET": {ROUTE_MAP: {}} if neighbors else {},
+        "ROUTE_MAP": {f"{ROUTE_MAP}|10": {"route_operation": "permit"}} if neighbors else {},
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import shutil
 import subprocess
@@ -183,7 +184,9 @@ def test_config_db_carries_the_plan(plans, case):
         assert len(lanes) == len(set(lanes)), f"{sw.name}: two PORT entries share a lane"
         for table, rows in config.items():
             for key, fields in rows.items():
-                assert all(isinstance(v, str) for v in fields.values()), (sw.name, table, key)
+                # strings, or a list of strings for the leaf-lists frrcfgd iterates (route_map_in/out)
+                assert all(isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+                           for v in fields.values()), (sw.name, table, key)
         meta = config["DEVICE_METADATA"]["localhost"]
         assert meta["bgp_asn"] == str(sw.asn) and meta["buffer_model"] == "traditional"
         assert meta["platform"] == sonic_platform(sw.model).platform
@@ -198,7 +201,7 @@ def test_config_db_carries_the_plan(plans, case):
             if p.ip is not None:
                 assert f"{name}|{p.ip}" in config["INTERFACE"]
             if p.peer_asn is not None:
-                assert config["BGP_NEIGHBOR"][p.peer_ip]["asn"] == str(p.peer_asn)
+                assert config["BGP_NEIGHBOR"][f"default|{p.peer_ip}"]["asn"] == str(p.peer_asn)
             qos_map = config["PORT_QOS_MAP"][name]
             pgs = _pgs_of(config, name)
             if not p.lossless:
@@ -286,6 +289,72 @@ def test_render_is_byte_stable_and_sorted(plans):
         assert text == json.dumps(json.loads(text), indent=4, sort_keys=True) + "\n"
 
 
+# ----------------------------------------------------------------------------- routing (frrcfgd, unified mode)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_switch_advertises_its_host_subnets_and_loopback(plans, case):
+    """bgpcfgd would announce only Loopback0: host /31s must be explicit BGP_GLOBALS_AF_NETWORK entries."""
+    plan = plans[case]
+    for sw, config in _configs(plan):
+        meta = config["DEVICE_METADATA"]["localhost"]
+        assert meta["docker_routing_config_mode"] == "unified" and meta["frr_mgmt_framework_config"] == "true"
+        assert config["BGP_GLOBALS"]["default"]["local_asn"] == str(sw.asn)
+        assert config["BGP_GLOBALS"]["default"]["router_id"] == sw.loopback
+        networks = set(config["BGP_GLOBALS_AF_NETWORK"])
+        host_ports = [p for p in plan.ports_of(sw.name) if p.peer_asn is None]
+        wanted = {f"default|ipv4_unicast|{ipaddress.ip_interface(p.ip).network}" for p in host_ports}
+        wanted.add(f"default|ipv4_unicast|{sw.loopback}/32")
+        assert networks == wanted, sw.name
+        for p in host_ports:
+            # the NIC's gateway is the leaf end of an advertised /31 that holds the host address
+            nic = next(n for h in plan.hosts for n in h.nics if n.switch == sw.name and n.port == p.port)
+            assert ipaddress.ip_interface(nic.ip).network == ipaddress.ip_interface(p.ip).network
+        assert "ROUTE_REDISTRIBUTE" not in config, "no YANG model in the shared set: explicit networks instead"
+        if sw.role == "leaf" and len(plan.switches) > 1:
+            assert host_ports, f"{sw.name}: a leaf without hosts"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_neighbors_are_default_vrf_and_activated(plans, case):
+    plan = plans[case]
+    for sw, config in _configs(plan):
+        peers = [p for p in plan.ports_of(sw.name) if p.peer_asn is not None]
+        neighbors = config.get("BGP_NEIGHBOR", {})
+        afs = config.get("BGP_NEIGHBOR_AF", {})
+        assert set(neighbors) == {f"default|{p.peer_ip}" for p in peers}
+        assert set(afs) == {f"default|{p.peer_ip}|ipv4_unicast" for p in peers}
+        for p in peers:
+            n = neighbors[f"default|{p.peer_ip}"]
+            assert (n["asn"], n["local_addr"], n["name"], n["admin_status"]) == \
+                (str(p.peer_asn), p.ip.split("/")[0], p.peer_device, "up")
+            af = afs[f"default|{p.peer_ip}|ipv4_unicast"]
+            # SONiC's FRR runs with ebgp-requires-policy: no policy, no routes
+            assert af["route_map_in"] == af["route_map_out"] == ["FABRIC_PERMIT_ALL"]
+            assert config["ROUTE_MAP"]["FABRIC_PERMIT_ALL|10"] == {"route_operation": "permit"}
+        paths = int(config["BGP_GLOBALS_AF"]["default|ipv4_unicast"]["max_ebgp_paths"])
+        assert paths == max(len(peers), 1)
+        if not peers:
+            assert "ROUTE_MAP" not in config and "ROUTE_MAP_SET" not in config
+
+
+@needs_libyang
+def test_neighbor_activation_follows_the_frrcfgd_release():
+    """frrcfgd before 202505 reads BGP_NEIGHBOR_AF admin_status as true/false only (YANG says up/down)."""
+    old = compile_plan(load_intent(MEDIUM_SONIC).intent)
+    assert old.switch_os_version == (2024, 11)
+    config = switch_config(old, old.switches[-1])
+    assert config["BGP_GLOBALS"]["default"]["default_ipv4_unicast"] == "true"
+    assert all("admin_status" not in af for af in config["BGP_NEIGHBOR_AF"].values())
+    base = load_intent(MEDIUM_SONIC).intent
+    intent = base.model_copy(update={"switch_os": base.switch_os.model_copy(update={"version": "202505"})})
+    new = compile_plan(intent)
+    config = switch_config(new, new.switches[-1])
+    assert "default_ipv4_unicast" not in config["BGP_GLOBALS"]["default"]
+    assert {af["admin_status"] for af in config["BGP_NEIGHBOR_AF"].values()} == {"up"}
+    assert config_findings(config, "leaf", YANG_DIR) == []
+
+
 # ----------------------------------------------------------------------------- YANG validation
 
 
@@ -318,6 +387,12 @@ def _leaf_config() -> dict:
     (lambda c: c["WRED_PROFILE"]["AZURE_LOSSLESS"].update(green_max_threshold="1000"),
      "WRED_PROFILE", "AZURE_LOSSLESS", "min threshold"),
     (lambda c: c.setdefault("NOT_A_TABLE", {"x": {"a": "b"}}), "NOT_A_TABLE", "-", "no YANG model"),
+    (lambda c: c.setdefault("ROUTE_REDISTRIBUTE", {"default|connected|bgp|ipv4": {}}),
+     "ROUTE_REDISTRIBUTE", "-", "no YANG model"),
+    (lambda c: c["BGP_NEIGHBOR"]["default|10.254.0.225"].update(admin_status="true"),
+     "BGP_NEIGHBOR", "default|10.254.0.225", "admin_status"),
+    (lambda c: c["BGP_NEIGHBOR_AF"]["default|10.254.0.225|ipv4_unicast"].update(route_map_in=["NOPE"]),
+     "BGP_NEIGHBOR_AF", "default|10.254.0.225|ipv4_unicast", "route_map_in"),
 ])
 def test_sonic_check_reports_device_table_key_and_reason(breakage, table, key_part, reason):
     config = _leaf_config()
