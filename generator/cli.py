@@ -92,7 +92,7 @@ def validate(
             failed = True
             if fmt == "json":
                 reports.append({"intent": path, "ok": False, "findings": [
-                    {"code": "FG000", "severity": "error", "path": p.path, "message": p.message,
+                    {"code": p.code, "severity": "error", "path": p.path, "message": p.message,
                      "file": p.file, "line": p.line} for p in exc.problems]})
             else:
                 for p in exc.problems:

@@ -65,8 +65,6 @@ TUNING_RISKS = {
                      "launch on some GPUs",
 }
 
-ROCE_HEADERS_BYTES = 96       # GRH + UDP + BTH + extensions + ICRC the kernel subtracts
-IB_MTUS = (4096, 2048, 1024, 512, 256)
 
 
 def _settings_path(key: str) -> str:
@@ -285,17 +283,6 @@ def host_mtu_above_leaf(ctx: CheckContext) -> Finding:
             yield "roce.mtu.host", (f"{host.name} {nic.netdev} MTU {qos.host_mtu} exceeds {nic.switch} {nic.port} "
                                     f"MTU {qos.switch_mtu} (and every other NIC likewise): lower roce.mtu.host")
             return
-
-
-@rule("FG313", WARNING, "host MTU gives a RoCE MTU below 4096", stage="plan")
-def roce_mtu_below_4096(ctx: CheckContext) -> Finding:
-    """RoCE uses the largest IB MTU (256-4096) that fits the netdev MTU minus 96 bytes
-    of RoCEv2 headers. Host MTU 4200 (or 9000) gives 4096; 4000 gives only 2048,
-    which doubles the packet rate for the same bandwidth and lowers throughput."""
-    host_mtu = ctx.plan.qos.host_mtu
-    fits = next((m for m in IB_MTUS if m <= host_mtu - ROCE_HEADERS_BYTES), 0)
-    if fits < 4096:
-        yield "roce.mtu.host", f"MTU {host_mtu} gives RoCE active MTU {fits}: use 4200 (or 9000) for 4096"
 
 
 @rule("FG314", ERROR, "NIC leaf port is not lossless", stage="plan")

@@ -22,10 +22,12 @@ class Problem:
     line: int | None
     path: str
     message: str
+    code: str = "FG000"     # FG000: malformed input; a rule code where a rule explains it
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        code = "" if self.code == "FG000" else f"{self.code} "
+        return f"{where}: {code}{self.path}: {self.message}" if self.path else f"{where}: {code}{self.message}"
 
 
 class IntentError(Exception):
@@ -156,7 +158,8 @@ def validate_data(data: Any, lines: dict[str, int], file: str) -> Intent:
             seen.add(path)
             li = LoadedIntent.__new__(LoadedIntent)
             object.__setattr__(li, "lines", lines)
-            problems.append(Problem(file, li.line_of(path), path, _hint(err)))
+            code = "FG101" if path == "topology.kind" else "FG000"
+            problems.append(Problem(file, li.line_of(path), path, _hint(err), code))
         raise IntentError(problems) from None
 
 

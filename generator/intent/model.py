@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import string
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -174,6 +175,10 @@ class Hosts(_Strict):
     @field_validator("name")
     @classmethod
     def _name_template(cls, value: str) -> str:
+        # a width such as {n:>2000000000} would allocate gigabytes before the length check
+        for _, field_name, spec, _ in string.Formatter().parse(value):
+            if field_name is not None and any(int(w) > 63 for w in re.findall(r"\d+", spec or "")):
+                raise ValueError(f"{value!r}: a host name has at most 63 characters; use e.g. gpu{{n:03d}}")
         names = []
         for n in (1, 2, 200000):
             try:

@@ -239,3 +239,9 @@ def test_host_name_cannot_escape_the_output_directory(tmp_path):
     (tmp_path / "w").mkdir()
     _exercise(text, tmp_path / "w")
     assert not list(tmp_path.glob("escape*"))
+
+
+def test_huge_host_name_width_is_refused_before_formatting(tmp_path):
+    """A format width of two billion used to allocate gigabytes before the length check."""
+    text = example("medium").read_text().replace('name: "gpu{n:03d}"', 'name: "gpu{n:>2000000000}"', 1)
+    assert _exercise(text, tmp_path) != "rendered"

@@ -124,11 +124,6 @@ def test_cross_nic_override_on_rail_optimized(tmp_path):
     assert "FG316" in {f.code for f in result.warnings}
 
 
-def test_roce_mtu_below_4096_warns(tmp_path):
-    result = _check(tmp_path, **{"roce.mtu": {"switch": 9216, "host": 4000}})
-    assert "FG313" in {f.code for f in result.warnings}
-
-
 def _ctx(plan, intent):
     return CheckContext(intent, plan)
 

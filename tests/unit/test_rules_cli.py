@@ -102,7 +102,7 @@ def test_torus_is_rejected_with_the_reason(tmp_path):
     assert r.returncode == 1
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "torus" in t)
     (out,) = r.stdout.strip().splitlines()
-    assert out.startswith(f"error: {path}:{line}: topology.kind: 'torus' is not supported")
+    assert out.startswith(f"error: {path}:{line}: FG101 topology.kind: 'torus' is not supported")
     assert "deadlock" in out
     assert "FG101" in fabricgen("validate", "--explain", "FG101").stdout
 
