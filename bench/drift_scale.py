@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -26,29 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# the same 128-switch fabric and CPU accounting as the deploy benchmark (bench/ is on sys.path)
+from deploy_scale import INTENT, children_cpu, cpu_seconds_of  # noqa: E402
+
 from generator.checks.runner import run_checks  # noqa: E402
 from generator.intent.loader import load_intent  # noqa: E402
 from generator.lab.control import LabDevice, lab_down, lab_up  # noqa: E402
-
-INTENT = """\
-fabric: {name: bench128}
-topology:
-  kind: rail-optimized
-  nodes: 120
-  rails: 8
-  nodes_per_unit: 8
-deploy: {confirm_timeout: 300, concurrency: 32}
-"""
-
-
-def cpu_seconds_of(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def cli(*args: str, env: dict, cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
