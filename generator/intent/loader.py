@@ -141,9 +141,40 @@ def _hint(err: dict[str, Any]) -> str:
     return msg
 
 
+SECRET_KEYS = ("password", "secret", "community")
+
+
+def _plaintext_secrets(data: Any, path: str = "") -> list[str]:
+    """Key paths that hold a secret in clear text: reviewed intents live in git."""
+    found = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            child = f"{path}.{key}" if path else str(key)
+            if str(key).lower() in SECRET_KEYS and value not in (None, ""):
+                found.append(child)
+            found += _plaintext_secrets(value, child)
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            found += _plaintext_secrets(item, f"{path}[{i}]")
+    return found
+
+
+def _secret_hint(path: str) -> str:
+    if path.endswith("password"):
+        return ("a plaintext password does not belong in the intent: put a crypt hash in hashed_password "
+                "(`mkpasswd -m sha-512`), or SSH keys in ssh_keys")
+    return ("a plaintext secret does not belong in the intent: name the environment variable that holds it "
+            "(e.g. secret_env: TACACS_SECRET)")
+
+
 def validate_data(data: Any, lines: dict[str, int], file: str) -> Intent:
     if not isinstance(data, dict):
         raise IntentError([Problem(file, 1, "", "an intent is a YAML mapping with fabric: and topology: at the top")])
+    secrets = _plaintext_secrets(data)
+    if secrets:
+        li = LoadedIntent.__new__(LoadedIntent)
+        object.__setattr__(li, "lines", lines)
+        raise IntentError([Problem(file, li.line_of(p), p, _secret_hint(p)) for p in secrets])
     try:
         return Intent.model_validate(data)
     except ValidationError as exc:

@@ -198,6 +198,12 @@ class Hosts(_Strict):
 
 class Nccl(_Strict):
     settings: dict[str, str | int | bool] = {}
+    # NCCL before 2.21 picks GID index 0 (RoCEv1, link-local): below it, or unset, nccl.conf pins index 3
+    min_version: Annotated[str, Field(pattern=r"^\d+\.\d+(\.\d+)?$",
+                                      description="oldest NCCL the jobs run, e.g. 2.21.5")] | None = None
+
+    def min_version_tuple(self) -> tuple[int, ...] | None:
+        return None if self.min_version is None else tuple(int(p) for p in self.min_version.split("."))
 
 
 class Workload(_Strict):
@@ -224,6 +230,118 @@ class Deploy(_Strict):
     concurrency: Annotated[int, Field(ge=1, le=1024)] = 32
 
 
+_USER_NAME = r"^[a-z_][a-z0-9_-]{0,31}$"
+# crypt(3) hashes NVUE accepts for `system aaa user <u> hashed-password`: SHA-512 and yescrypt
+_HASH = re.compile(r"^\$(6|y)\$[./A-Za-z0-9$=]{8,}$")
+_SSH_KEY = re.compile(r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com|"
+                      r"sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$")
+
+
+def _ipv4(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected an IPv4 address for {what}")
+    try:
+        return str(ipaddress.IPv4Address(value))
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IPv4 address") from None
+
+
+def _server(value: object) -> str:
+    """An IPv4 address or a DNS name (NTP, syslog and TACACS servers may be names)."""
+    if not isinstance(value, str) or not value:
+        raise ValueError("expected an IPv4 address or a host name")
+    try:
+        return str(ipaddress.IPv4Address(value))
+    except ValueError:
+        pass
+    if not all(_HOSTNAME.match(label) for label in value.rstrip(".").split(".")) or len(value) > 253:
+        raise ValueError(f"{value!r} is neither an IPv4 address nor a host name")
+    return value
+
+
+class User(_Strict):
+    """A local switch account: a crypt hash and/or public keys, never a password."""
+
+    name: Annotated[str, Field(pattern=_USER_NAME, description="login name")]
+    role: Literal["system-admin", "nvue-admin", "nvue-monitor"] = "nvue-monitor"
+    hashed_password: str | None = None
+    ssh_keys: list[str] = []
+
+    @field_validator("hashed_password")
+    @classmethod
+    def _hash(cls, value: str | None) -> str | None:
+        if value is not None and not _HASH.match(value):
+            raise ValueError("not a SHA-512 ($6$) or yescrypt ($y$) crypt hash: create one with "
+                             "`mkpasswd -m sha-512` (or `openssl passwd -6`) and paste the hash")
+        return value
+
+    @field_validator("ssh_keys")
+    @classmethod
+    def _keys(cls, value: list[str]) -> list[str]:
+        for key in value:
+            if not _SSH_KEY.match(key.strip()):
+                raise ValueError(f"{key[:40]!r}... is not an OpenSSH public key line (type base64 [comment]); "
+                                 "paste the .pub file's line")
+        return [k.strip() for k in value]
+
+
+class Tacacs(_Strict):
+    """TACACS+ servers; the shared secret is read from an environment variable at deploy time."""
+
+    servers: Annotated[list[str], Field(min_length=1)]
+    secret_env: Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$",
+                                     description="environment variable holding the shared secret")]
+
+    @field_validator("servers")
+    @classmethod
+    def _servers(cls, value: list[str]) -> list[str]:
+        return [_server(v) for v in value]
+
+
+class Management(_Strict):
+    """The switch management plane: eth0 in the mgmt VRF, services reached through it, accounts."""
+
+    gateway: str | None = None
+    ntp: list[str] = []
+    dns: list[str] = []
+    syslog: list[str] = []
+    timezone: Annotated[str, Field(pattern=r"^[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*$")] = "Etc/UTC"
+    users: list[User] = []
+    banner: Annotated[str, Field(max_length=2000, description="pre-login message")] | None = None
+    tacacs: Tacacs | None = None
+
+    @field_validator("gateway")
+    @classmethod
+    def _gateway(cls, value: object) -> str | None:
+        return None if value is None else _ipv4(value, "management.gateway")
+
+    @field_validator("dns")
+    @classmethod
+    def _dns(cls, value: list[str]) -> list[str]:
+        return [_ipv4(v, "management.dns") for v in value]
+
+    @field_validator("ntp", "syslog")
+    @classmethod
+    def _servers(cls, value: list[str]) -> list[str]:
+        return [_server(v) for v in value]
+
+    @field_validator("users")
+    @classmethod
+    def _unique_users(cls, value: list[User]) -> list[User]:
+        names = [u.name for u in value]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"user {dupes[0]!r} is listed twice: keep one entry per user")
+        return value
+
+
+class Routing(_Strict):
+    # NVUE `multipaths ebgp` takes 1-128 (object model 5.11-5.18); unset: 128, the widest it takes
+    max_paths: Annotated[int, Field(ge=1, le=128, description="BGP multipath width (ECMP), 1-128")] | None = None
+    bfd: bool = False
+    adaptive_routing: bool = False
+
+
 class Intent(_Strict):
     fabric: FabricSection
     topology: Topology
@@ -234,6 +352,8 @@ class Intent(_Strict):
     nccl: Nccl = Nccl()
     workload: Workload | None = None
     deploy: Deploy = Deploy()
+    management: Management | None = None
+    routing: Routing = Routing()
 
     def rail_nics(self) -> list[HostRail]:
         """hosts.rails, or the ConnectX naming of a typical 8-rail server when omitted."""

@@ -8,6 +8,7 @@ import re
 from generator.intent.model import Intent
 from generator.plan import addressing
 from generator.plan.headroom import lanes_for, port_headroom
+from generator.plan.management import build_management, build_routing
 from generator.plan.model import (
     ROLE_LEAF,
     ROLE_SPINE,
@@ -164,6 +165,8 @@ def compile_plan(intent: Intent) -> FabricPlan:
         mgmt_pool=intent.addressing.management, mgmt_interface=intent.hosts.mgmt_interface,
         nic_tooling=intent.hosts.nic_tooling, deploy_user=intent.deploy.user,
         nccl=build_nccl(intent, qos),
+        management=build_management(intent),
+        routing=build_routing(intent, switches, ports_by_device),
         _ports_by_device=ports_by_device,
     )
     return plan

@@ -122,6 +122,39 @@ class NcclPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class MgmtUser:
+    name: str
+    role: str                 # system-admin | nvue-admin | nvue-monitor
+    hashed_password: str | None
+    ssh_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ManagementPlan:
+    """`management:` of the intent; None in the plan means "keep the switch's own"."""
+
+    prefix_len: int           # of addressing.management: eth0 is Switch.mgmt_ip/prefix_len
+    gateway: str
+    ntp: tuple[str, ...]
+    dns: tuple[str, ...]
+    syslog: tuple[str, ...]
+    timezone: str
+    users: tuple[MgmtUser, ...]
+    banner: str | None
+    tacacs_servers: tuple[str, ...]
+    tacacs_secret_env: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingPlan:
+    max_paths: int            # BGP multipath width rendered on every switch
+    max_paths_set: bool       # written in the intent (else the default)
+    bfd: bool
+    adaptive_routing: bool
+    widest_ecmp: int          # the largest equal-cost next-hop set the topology builds
+
+
+@dataclass(frozen=True, slots=True)
 class FabricPlan:
     fabric: str
     description: str
@@ -144,6 +177,8 @@ class FabricPlan:
     nic_tooling: str
     deploy_user: str
     nccl: NcclPlan | None = None
+    management: ManagementPlan | None = None
+    routing: RoutingPlan | None = None
     # device name -> indexes, filled by compile for O(1) lookups in renderers
     _ports_by_device: dict[str, tuple[Port, ...]] = field(default_factory=dict, compare=False, repr=False)
 
