@@ -164,7 +164,7 @@ def _secret_hint(path: str) -> str:
         return ("a plaintext password does not belong in the intent: put a crypt hash in hashed_password "
                 "(`mkpasswd -m sha-512`), or SSH keys in ssh_keys")
     return ("a plaintext secret does not belong in the intent: name the environment variable that holds it "
-            "(e.g. secret_env: TACACS_SECRET)")
+            "and have the deploy read it from there")
 
 
 def validate_data(data: Any, lines: dict[str, int], file: str) -> Intent:

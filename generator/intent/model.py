@@ -285,19 +285,6 @@ class User(_Strict):
         return [k.strip() for k in value]
 
 
-class Tacacs(_Strict):
-    """TACACS+ servers; the shared secret is read from an environment variable at deploy time."""
-
-    servers: Annotated[list[str], Field(min_length=1)]
-    secret_env: Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$",
-                                     description="environment variable holding the shared secret")]
-
-    @field_validator("servers")
-    @classmethod
-    def _servers(cls, value: list[str]) -> list[str]:
-        return [_server(v) for v in value]
-
-
 class Management(_Strict):
     """The switch management plane: eth0 in the mgmt VRF, services reached through it, accounts."""
 
@@ -308,7 +295,6 @@ class Management(_Strict):
     timezone: Annotated[str, Field(pattern=r"^[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*$")] = "Etc/UTC"
     users: list[User] = []
     banner: Annotated[str, Field(max_length=2000, description="pre-login message")] | None = None
-    tacacs: Tacacs | None = None
 
     @field_validator("gateway")
     @classmethod

@@ -37,8 +37,6 @@ def build_management(intent) -> ManagementPlan | None:
         timezone=m.timezone,
         users=tuple(MgmtUser(u.name, u.role, u.hashed_password, tuple(u.ssh_keys)) for u in m.users),
         banner=m.banner,
-        tacacs_servers=tuple(m.tacacs.servers) if m.tacacs else (),
-        tacacs_secret_env=m.tacacs.secret_env if m.tacacs else None,
     )
 
 

@@ -141,8 +141,6 @@ class ManagementPlan:
     timezone: str
     users: tuple[MgmtUser, ...]
     banner: str | None
-    tacacs_servers: tuple[str, ...]
-    tacacs_secret_env: str | None
 
 
 @dataclass(frozen=True, slots=True)
