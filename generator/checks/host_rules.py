@@ -11,13 +11,23 @@ import re
 from collections.abc import Iterator
 
 from generator.checks.registry import ERROR, WARNING, CheckContext, rule
-from generator.plan.nccl import RAIL_ALIGNED_KINDS, build_nccl, nccl_param_names, setting_text
+from generator.plan.nccl import (
+    LINK_LOCAL_GID_INDEXES,
+    RAIL_ALIGNED_KINDS,
+    ROCE_V2_IPV4_GID_INDEX,
+    build_nccl,
+    c_int,
+    nccl_auto_selects_gid,
+    nccl_param_names,
+    setting_text,
+)
 
 Finding = Iterator[tuple[str, str]]
 
 # strtoll(value, NULL, 0) as NCCL's param.cc calls it: decimal, 0x hex or 0 octal.
 # Anything else is read as its longest valid prefix (often 0) without a warning.
 _C_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$")
+_int = c_int
 
 # Integer parameters whose valid range we know (NCCL docs, ROCE.md §6, IB spec).
 INT_RANGES: dict[str, tuple[int, int | None]] = {
@@ -222,15 +232,6 @@ def _nccl(ctx: CheckContext) -> dict[str, str]:
     return dict(nccl.settings)
 
 
-def _int(text: str | None) -> int | None:
-    if text is None or not _C_INT.match(text):
-        return None
-    try:
-        return int(text, 0)
-    except ValueError:
-        return int(text, 8)
-
-
 @rule("FG310", ERROR, "NCCL traffic class does not carry the switch RoCE DSCP", stage="plan")
 def nccl_tc_mismatch(ctx: CheckContext) -> Finding:
     """NCCL_IB_TC must be the RoCE DSCP shifted left by two (plus optional ECN bits).
@@ -348,17 +349,58 @@ def cross_nic_on_rails(ctx: CheckContext) -> Finding:
         yield "nccl.settings.NCCL_CROSS_NIC", f"{value} lets rings change rails through the spines: use 0"
 
 
-@rule("FG317", WARNING, "NCCL GID index forced", stage="plan")
-def gid_index_forced(ctx: CheckContext) -> Finding:
-    """NCCL_IB_GID_INDEX set in nccl.settings.
+def _user_gid_index(ctx: CheckContext) -> int | None:
+    """NCCL_IB_GID_INDEX from nccl.settings when it is a whole integer (FG302 reports the rest)."""
+    raw = ctx.intent.nccl.settings.get("NCCL_IB_GID_INDEX")
+    return None if raw is None or isinstance(raw, bool) else c_int(setting_text(raw))
 
-    NCCL 2.21 and later select the RoCEv2 IPv4 GID by themselves. A fixed index
-    (often 3) picks RoCEv1 or an IPv6 GID on hosts whose GID table differs (extra
-    VLAN or IPv6 addresses), and traffic then leaves untagged by DSCP or not at all.
-    Set it only after checking show_gids on every host."""
-    value = _nccl(ctx).get("NCCL_IB_GID_INDEX")
-    if value is not None and value != "-1":
-        yield "nccl.settings.NCCL_IB_GID_INDEX", f"{value} is forced on every host: verify with show_gids or remove it"
+
+@rule("FG317", WARNING, "NCCL GID index overridden", stage="plan")
+def gid_index_forced(ctx: CheckContext) -> Finding:
+    """NCCL_IB_GID_INDEX in nccl.settings replaces what fabricgen would write.
+
+    Without nccl.min_version, or below 2.21, fabricgen writes NCCL_IB_GID_INDEX=3:
+    the RoCEv2 GID of the port's first IPv4 address on a stock ConnectX port (0 and 1
+    are link-local, 2 is RoCEv1). From 2.21 on it writes nothing and NCCL selects the
+    RoCEv2 IPv4 GID itself. Another fixed index is right only on hosts whose GID
+    table differs (extra VLAN or IPv6 addresses) and then must be the same on every
+    host: check show_gids everywhere; roce-qos.sh --check verifies the index you set
+    on every rail NIC. Index 0, 1 and -1 on older NCCL are FG319."""
+    value = _user_gid_index(ctx)
+    if value is None or value in LINK_LOCAL_GID_INDEXES:
+        return
+    path = "nccl.settings.NCCL_IB_GID_INDEX"
+    if nccl_auto_selects_gid(ctx.intent):
+        if value >= 0:
+            yield path, (f"{value} is forced on every host although NCCL >= 2.21 (nccl.min_version "
+                         f"{ctx.intent.nccl.min_version}) selects the RoCEv2 IPv4 GID itself: verify with "
+                         "show_gids or remove it")
+    elif value >= 0 and value != ROCE_V2_IPV4_GID_INDEX:
+        yield path, (f"{value} replaces fabricgen's {ROCE_V2_IPV4_GID_INDEX} (RoCEv2/IPv4 on a stock ConnectX "
+                     f"port): verify with show_gids on every host or remove it")
+
+
+@rule("FG319", ERROR, "NCCL GID index cannot cross the routed fabric", stage="plan")
+def gid_index_unroutable(ctx: CheckContext) -> Finding:
+    """NCCL_IB_GID_INDEX names a GID that cannot reach another rail /31.
+
+    GID indexes 0 and 1 of every RoCE port are the kernel's default GIDs, fe80::
+    link-local addresses made from the MAC (RoCEv1 and RoCEv2). A link-local or
+    RoCEv1 packet is not routed, and every NIC of the fabric sits on its own /31
+    behind its leaf, so NCCL connections to other hosts fail. -1 (auto-select)
+    exists only from NCCL 2.21 on (src/transport/net_ib); older NCCL passes it to
+    ibv_query_gid, which fails. Use 3 (fabricgen's default below 2.21), or set
+    nccl.min_version to the oldest NCCL your jobs run if that is 2.21 or newer."""
+    value = _user_gid_index(ctx)
+    path = "nccl.settings.NCCL_IB_GID_INDEX"
+    if value in LINK_LOCAL_GID_INDEXES:
+        yield path, (f"{value} is a link-local fe80:: GID that no rail /31 can route: use "
+                     f"{ROCE_V2_IPV4_GID_INDEX} or remove the key")
+    elif value == -1 and not nccl_auto_selects_gid(ctx.intent):
+        have = ctx.intent.nccl.min_version
+        why = f"nccl.min_version {have} is older" if have else "nccl.min_version is unset"
+        yield path, (f"-1 (auto-select) needs NCCL >= 2.21 and {why}: set nccl.min_version if every job "
+                     f"runs 2.21 or newer, else remove the key to get {ROCE_V2_IPV4_GID_INDEX}")
 
 
 @rule("FG318", WARNING, "NCCL bootstrap interface is a rail NIC", stage="plan")

@@ -15,9 +15,15 @@ Choices (ROCE.md §1, §6):
 - `NCCL_IB_QPS_PER_CONNECTION=4` wherever traffic can cross an ECMP tier (every
   kind but single-switch): one QP is one 5-tuple, which ECMP pins to one uplink;
   four give the hash four chances while keeping the QP count per peer small.
-- GID: left to NCCL (>= 2.21 picks the RoCEv2 IPv4 GID by itself). A fixed
-  `NCCL_IB_GID_INDEX=3` is wrong on hosts whose GID table differs (extra VLAN or
-  IPv6 addresses), so it is only written when the user sets it in `nccl.settings`.
+- `NCCL_IB_GID_INDEX=3` unless `nccl.min_version` is 2.21 or newer. NCCL before 2.21
+  reads GID index 0 by default: on a ConnectX port indexes 0 and 1 are the kernel's
+  default link-local GIDs (fe80::, RoCEv1 and RoCEv2), which cannot cross the routed
+  /31s of the fabric. Index 3 is where the kernel puts the RoCEv2 GID of the port's
+  first IPv4 address (2 is its RoCEv1 twin; `show_gids`, mlnx-tools). NCCL 2.21 and
+  later default to -1 and pick the RoCEv2 IPv4 GID themselves (src/transport/net_ib,
+  NCCL_IB_GID_INDEX), which also survives GID tables that differ (extra VLAN or IPv6
+  addresses), so nothing is written then. roce-qos.sh --check verifies the index on
+  every rail NIC (see `gid_check_index`).
 - `nccl.settings` is merged last, in place: NCCL keeps the first value of a key it
   reads (setenv without overwrite), so a key must appear only once in the file.
 
@@ -26,6 +32,7 @@ Nothing here raises on bad user input: FG3xx rules report unknown keys and value
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 
@@ -34,6 +41,15 @@ from generator.plan.model import NcclPlan, QosPlan
 
 RAIL_ALIGNED_KINDS = frozenset({"rail-optimized", "three-tier", "dragonfly-plus"})
 ECMP_QPS_PER_CONNECTION = 4
+# strtoll(value, NULL, 0) as NCCL's param.cc calls it: decimal, 0x hex or 0 octal.
+# Anything else is read as its longest valid prefix (often 0) without a warning.
+_C_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$")
+# First NCCL whose NCCL_IB_GID_INDEX defaults to -1 (auto-select RoCEv2, IPv4 first)
+AUTO_GID_NCCL = (2, 21)
+# The RoCEv2 GID of the first IPv4 address on a ConnectX port (0/1: link-local v1/v2, 2: IPv4 v1)
+ROCE_V2_IPV4_GID_INDEX = 3
+# Kernel default GIDs (fe80:: from the MAC) on every RoCE port: never routable
+LINK_LOCAL_GID_INDEXES = frozenset({0, 1})
 
 
 @cache
@@ -50,6 +66,30 @@ def setting_text(value: object) -> str:
     return str(value)
 
 
+def nccl_auto_selects_gid(intent: Intent) -> bool:
+    """True when every job runs an NCCL that picks the RoCEv2 GID itself (min_version >= 2.21)."""
+    version = intent.nccl.min_version_tuple()
+    return version is not None and version >= AUTO_GID_NCCL
+
+
+def c_int(text: str | None) -> int | None:
+    """`text` as NCCL's strtoll(value, NULL, 0) reads it when it is a whole C integer, else None."""
+    if text is None or not _C_INT.match(text):
+        return None
+    try:
+        return int(text, 0)
+    except ValueError:          # "017": C octal, which int(..., 0) refuses
+        return int(text, 8)
+
+
+def gid_check_index(nccl: NcclPlan) -> int | None:
+    """The GID index roce-qos.sh --check must find RoCEv2/IPv4 on every rail NIC, or None
+    when NCCL auto-selects (no key, -1, or a value NCCL would not read as an index; FG302
+    reports the latter) and the check looks for any RoCEv2/IPv4 GID instead."""
+    value = c_int(dict(nccl.settings).get("NCCL_IB_GID_INDEX"))
+    return value if value is not None and value >= 0 else None
+
+
 def build_nccl(intent: Intent, qos: QosPlan) -> NcclPlan:
     nics = intent.rail_nics()
     kind = intent.topology.kind
@@ -62,9 +102,13 @@ def build_nccl(intent: Intent, qos: QosPlan) -> NcclPlan:
         out["NCCL_CROSS_NIC"] = "0"
     if kind != "single-switch":
         out["NCCL_IB_QPS_PER_CONNECTION"] = str(ECMP_QPS_PER_CONNECTION)
+    if not nccl_auto_selects_gid(intent):
+        out["NCCL_IB_GID_INDEX"] = str(ROCE_V2_IPV4_GID_INDEX)
     for key, value in intent.nccl.settings.items():
         out[str(key)] = setting_text(value)
     return NcclPlan(settings=tuple(out.items()))
 
 
-__all__ = ["build_nccl", "nccl_param_names", "setting_text", "RAIL_ALIGNED_KINDS", "ECMP_QPS_PER_CONNECTION"]
+__all__ = ["build_nccl", "nccl_param_names", "setting_text", "nccl_auto_selects_gid", "gid_check_index", "c_int",
+           "RAIL_ALIGNED_KINDS", "ECMP_QPS_PER_CONNECTION", "AUTO_GID_NCCL", "ROCE_V2_IPV4_GID_INDEX",
+           "LINK_LOCAL_GID_INDEXES"]

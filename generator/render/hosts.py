@@ -8,6 +8,7 @@ host (nccl.conf) are rendered once per plan.
 from __future__ import annotations
 
 from generator.plan.model import FabricPlan, Host
+from generator.plan.nccl import gid_check_index
 from generator.render.environment import template
 
 # Where playbooks/hosts.yml installs each file (below fabricgen_root).
@@ -48,6 +49,8 @@ def _shared(plan: FabricPlan) -> dict[str, str]:
     shared = {
         "nccl.conf": template("nccl/nccl.conf.j2").render(plan=plan, settings=plan.nccl.settings),
         "pfc_vector": ",".join("1" if p in qos.pfc_priorities else "0" for p in range(8)),
+        # the GID index nccl.conf pins, which roce-qos.sh --check verifies ("" = NCCL auto-selects)
+        "gid_index": "" if (index := gid_check_index(plan.nccl)) is None else str(index),
     }
     _shared_cache.clear()
     _shared_cache[id(plan)] = (plan, shared)
@@ -62,6 +65,7 @@ def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
         "host": host,
         "qos": plan.qos,
         "pfc_vector": shared["pfc_vector"],
+        "gid_index": shared["gid_index"],
         "tcp_buffer_max": TCP_BUFFER_MAX,
         "script_path": SCRIPT_PATH,
         "script_name": SCRIPT_PATH.rsplit("/", 1)[-1],

@@ -19,6 +19,7 @@ user and the privilege separation directory if this module created it.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import shutil
@@ -26,7 +27,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -355,9 +356,50 @@ def write_fake_nic_tools(bin_dir: Path) -> Path:
     return bin_dir
 
 
-def write_fake_sysfs(root: Path, netdevs: list[str], *, ofed: bool = True, ecn_prios: tuple[int, ...] = (3,)) -> Path:
-    """A /sys tree for roce-qos.sh: OFED ecn/ files, or an upstream debugfs cc_params."""
+GID_TABLE_LEN = 16      # a real ConnectX port has 256 entries; the unused tail looks the same
+ZERO_GID = ":".join(["0000"] * 8)
+ROCE_V1, ROCE_V2 = "IB/RoCE v1", "RoCE v2"
+
+
+def write_fake_gids(root: Path, rdma: str, netdev: str, nic: int, addresses: Sequence[str],
+                    types: tuple[str, ...] = (ROCE_V1, ROCE_V2)) -> None:
+    """The RoCE GID table of port 1 of `rdma` as a ConnectX port shows it.
+
+    The kernel fills 0 and 1 with the default GIDs (fe80:: from the MAC, RoCE v1 and
+    v2), then one v1/v2 pair per address of the netdev in the order they were added:
+    2 and 3 for the first one, IPv4 as ::ffff:a.b.c.d. gids/N is printed with %pI6,
+    types/N reads "IB/RoCE v1" or "RoCE v2", ndevs/N the netdev; an unused entry reads
+    as zeros and its type and ndev cannot be read (EINVAL), modelled by leaving them
+    out (drivers/infiniband/core/sysfs.c, roce_gid_mgmt.c; show_gids in mlnx-tools
+    reads the same files). `types` ("IB/RoCE v1",) is a port that runs RoCE v1 only."""
+    port = root / "sys/class/infiniband" / rdma / "ports/1"
+    for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
+        d = port / sub
+        if d.is_dir():
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+    gids = [f"fe80::e42:a1ff:fe00:{nic:x}"] + list(addresses)     # MAC 0c:42:a1:00:00:<nic> as EUI-64
+    entries = []
+    for address in gids:
+        ip = ipaddress.ip_address(address)
+        mapped = ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed) if ip.version == 4 else ip
+        entries += [(t, mapped.exploded) for t in types]
+    for n in range(GID_TABLE_LEN):
+        if n < len(entries):
+            (port / "gid_attrs/types" / str(n)).write_text(entries[n][0] + "\n")
+            (port / "gid_attrs/ndevs" / str(n)).write_text(netdev + "\n")
+            (port / "gids" / str(n)).write_text(entries[n][1] + "\n")
+        else:
+            (port / "gids" / str(n)).write_text(ZERO_GID + "\n")
+
+
+def write_fake_sysfs(root: Path, netdevs: list[str], *, ofed: bool = True, ecn_prios: tuple[int, ...] = (3,),
+                     rdma: list[str] | None = None) -> Path:
+    """A /sys tree for roce-qos.sh: OFED ecn/ files, or an upstream debugfs cc_params,
+    and the GID table of each RDMA device (`rdma`, default the ConnectX names mlx5_<i>)
+    with one IPv4 address per netdev, 192.0.2.<i+1> (write_fake_gids changes it)."""
     for i, ifc in enumerate(netdevs):
+        write_fake_gids(root, rdma[i] if rdma else f"mlx5_{i}", ifc, i, [f"192.0.2.{i + 1}"])
         net = root / "sys/class/net" / ifc
         net.mkdir(parents=True, exist_ok=True)
         if ofed:

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from netns import write_fake_nic_tools, write_fake_sysfs
+from netns import ROCE_V1, write_fake_gids, write_fake_nic_tools, write_fake_sysfs
 
 from generator.intent.loader import parse_yaml, validate_data
 from generator.plan.compile import compile_plan
@@ -26,11 +26,12 @@ hosts:
     - {{netdev: ens1f0np0, rdma: mlx5_0}}
     - {{netdev: ens2f0np0, rdma: mlx5_1}}
   nic_tooling: {tooling}
-"""
+{nccl}"""
 
 
-def _script(tmp_path: Path, tooling: str, mode: str = "lossless", dscp: int = 26) -> Path:
-    data, lines = parse_yaml(INTENT.format(tooling=tooling, mode=mode, dscp=dscp), "qos.yaml")
+def _script(tmp_path: Path, tooling: str, mode: str = "lossless", dscp: int = 26, nccl: str = "") -> Path:
+    text = INTENT.format(tooling=tooling, mode=mode, dscp=dscp, nccl=nccl)
+    data, lines = parse_yaml(text, "qos.yaml")
     plan = compile_plan(validate_data(data, lines, "qos.yaml"))
     host = plan.hosts[0]
     script = tmp_path / "roce-qos.sh"
@@ -159,3 +160,115 @@ def test_script_is_posix_sh(tmp_path):
             args = [path, "--posix", "-n", str(script)] if shell == "bash" else [path, "-n", str(script)]
             assert subprocess.run(args, capture_output=True).returncode == 0
     assert os.access(script, os.X_OK)
+
+
+# GID tables: write_fake_gids lays them out as the kernel does on a ConnectX port (0/1
+# link-local v1/v2, then a v1/v2 pair per address of the netdev in the order it got them).
+# The expected strings below come from show_gids' own sample (10.110.0.33 is
+# 0000:0000:0000:0000:0000:ffff:0a6e:0021), not from the script.
+NEW_NCCL = "nccl: {min_version: 2.23.4}\n"
+OLD_NCCL = "nccl: {min_version: 2.18.3}\n"
+
+
+def _settled(tmp_path: Path, env: dict, nccl: str) -> Path:
+    """A rendered script whose NIC settings are already applied on the fake sysfs."""
+    write_fake_sysfs(Path(env["FABRICGEN_SYSROOT"]), ["ens1f0np0", "ens2f0np0"], ofed=True)
+    script = _script(tmp_path, "mlnx_qos", nccl=nccl)
+    applied = _run(script, env)
+    assert applied.returncode == 0, applied.stdout
+    return script
+
+
+def _gids(env: dict, rdma: str, netdev: str, nic: int, addresses: list[str], **kw) -> None:
+    write_fake_gids(Path(env["FABRICGEN_SYSROOT"]), rdma, netdev, nic, addresses, **kw)
+
+
+def _not_ok(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith(("differs:", "error:"))]
+
+
+@pytest.mark.parametrize("nccl", ["", OLD_NCCL])
+def test_gid_index_3_is_checked_to_be_roce_v2_ipv4(tmp_path, fake_env, nccl):
+    env, _ = fake_env
+    script = _settled(tmp_path, env, nccl)
+    assert 'GID_INDEX="3"' in script.read_text()
+    _gids(env, "mlx5_0", "ens1f0np0", 0, ["10.110.0.33"])
+    check = _run(script, env, "--check")
+    assert check.returncode == 0, check.stdout
+    assert "ok: mlx5_0 gid 3 = RoCE v2 10.110.0.33" in check.stdout
+    assert "ok: mlx5_1 gid 3 = RoCE v2 192.0.2.2" in check.stdout
+
+
+ZEROS = "0000:0000:0000:0000:0000:0000:0000:0000"
+
+
+@pytest.mark.parametrize(("addresses", "kw", "found"), [
+    # no IPv4 address yet, only networkd's stable-privacy IPv6 link-local: 3 is RoCE v2 link-local
+    (["fe80::1c2b:3aff:fe4d:5e6f"], {}, "RoCE v2 fe80:0000:0000:0000:1c2b:3aff:fe4d:5e6f"),
+    ([], {}, f"no type {ZEROS}"),                          # no address at all: entry 3 unused
+    # an IPv6 global address came first: IPv4 moved to 4/5 and 3 is RoCE v2 over IPv6
+    (["2001:db8::7", "192.0.2.2"], {}, "RoCE v2 2001:0db8:0000:0000:0000:0000:0000:0007"),
+    # a port running RoCE v1 only (one entry per address): 3 is the third IPv4 address, in RoCE v1
+    (["192.0.2.2", "192.0.2.66", "192.0.2.130"], {"types": (ROCE_V1,)},
+     "IB/RoCE v1 0000:0000:0000:0000:0000:ffff:c000:0282"),
+])
+def test_gid_index_3_that_is_not_roce_v2_ipv4_is_reported(tmp_path, fake_env, addresses, kw, found):
+    env, _ = fake_env
+    script = _settled(tmp_path, env, "")
+    _gids(env, "mlx5_1", "ens2f0np0", 1, addresses, **kw)
+    check = _run(script, env, "--check")
+    assert check.returncode == 1
+    assert _not_ok(check.stdout) == [
+        f"differs: mlx5_1 gid 3: have '{found}', want 'RoCE v2' on an IPv4-mapped address "
+        "(NCCL_IB_GID_INDEX=3 in nccl.conf): give ens2f0np0 its rail IPv4 address, check show_gids"]
+    assert "ok: mlx5_0 gid 3 = RoCE v2 192.0.2.1" in check.stdout
+    applied = _run(script, env)                 # nothing to apply: the boot unit must fail loudly
+    assert applied.returncode == 1
+    assert [line.split(":", 2)[:2] for line in _not_ok(applied.stdout)] == [["error", " mlx5_1 gid 3"]]
+
+
+def test_auto_selecting_nccl_needs_some_roce_v2_ipv4_gid(tmp_path, fake_env):
+    env, _ = fake_env
+    script = _settled(tmp_path, env, NEW_NCCL)
+    assert 'GID_INDEX=""' in script.read_text()
+    _gids(env, "mlx5_1", "ens2f0np0", 1, ["2001:db8::7", "10.110.0.33"])     # IPv4 at 4/5
+    check = _run(script, env, "--check")
+    assert check.returncode == 0, check.stdout
+    assert "ok: mlx5_0 gid 3 = RoCE v2 192.0.2.1 (NCCL auto-selects)" in check.stdout
+    assert "ok: mlx5_1 gid 5 = RoCE v2 10.110.0.33 (NCCL auto-selects)" in check.stdout
+
+    _gids(env, "mlx5_1", "ens2f0np0", 1, ["10.110.0.33"], types=(ROCE_V1,))
+    _gids(env, "mlx5_0", "ens1f0np0", 0, ["fe80::1c2b:3aff:fe4d:5e6f", "2001:db8::7"])
+    check = _run(script, env, "--check")
+    assert check.returncode == 1
+    assert _not_ok(check.stdout) == [
+        f"differs: mlx5_{i} gid: no 'RoCE v2' GID on an IPv4-mapped address for NCCL to select: "
+        f"give {ifc} its rail IPv4 address" for i, ifc in ((0, "ens1f0np0"), (1, "ens2f0np0"))]
+
+
+def test_user_gid_index_is_the_one_checked(tmp_path, fake_env):
+    env, _ = fake_env
+    write_fake_sysfs(Path(env["FABRICGEN_SYSROOT"]), ["ens1f0np0", "ens2f0np0"], ofed=True)
+    for i, ifc in enumerate(("ens1f0np0", "ens2f0np0")):
+        _gids(env, f"mlx5_{i}", ifc, i, ["2001:db8::7", f"10.0.0.{i}"])
+    script = _script(tmp_path, "mlnx_qos", nccl="nccl: {settings: {NCCL_IB_GID_INDEX: 5}}\n")
+    assert 'GID_INDEX="5"' in script.read_text()
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 0, check.stdout
+    assert "ok: mlx5_1 gid 5 = RoCE v2 10.0.0.1" in check.stdout
+    _gids(env, "mlx5_1", "ens2f0np0", 1, ["10.0.0.1"])          # 5 now unused
+    assert _not_ok(_run(script, env, "--check").stdout) == [
+        f"differs: mlx5_1 gid 5: have 'no type {ZEROS}', want 'RoCE v2' on an IPv4-mapped address "
+        "(NCCL_IB_GID_INDEX=5 in nccl.conf): give ens2f0np0 its rail IPv4 address, check show_gids"]
+
+
+def test_missing_rdma_device_is_reported(tmp_path, fake_env):
+    env, _ = fake_env
+    script = _settled(tmp_path, env, "")
+    shutil.rmtree(Path(env["FABRICGEN_SYSROOT"]) / "sys/class/infiniband/mlx5_1")
+    check = _run(script, env, "--check")
+    assert check.returncode == 1
+    assert _not_ok(check.stdout) == [
+        f"differs: mlx5_1 gid: cannot read ({env['FABRICGEN_SYSROOT']}/sys/class/infiniband/mlx5_1/ports/1/gids "
+        "missing: no RDMA device mlx5_1 (driver not loaded, or wrong hosts.rails rdma name))"]

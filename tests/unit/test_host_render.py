@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from generator.intent.loader import load_intent
+from generator.intent.model import Nccl
 from generator.plan.compile import compile_plan
 from generator.render.hosts import HOST_FILES, render_host
 from generator.render.inventory import render_inventory
@@ -87,6 +88,28 @@ def test_roce_qos_script_carries_the_qos_plan():
     unit = files[f"hosts/{host.name}/fabricgen-roce-qos.service"]
     assert "Type=oneshot" in unit and "After=network-online.target" in unit
     assert "ExecStart=/usr/local/sbin/fabricgen-roce-qos" in unit and "WantedBy=multi-user.target" in unit
+
+
+def _with_nccl(nccl: dict):
+    loaded = load_intent(REPO / "inventories/small/fabric.yaml")
+    return compile_plan(loaded.intent.model_copy(update={"nccl": Nccl(**nccl)}))
+
+
+@pytest.mark.parametrize(("nccl", "conf_line", "script_index"), [
+    ({}, "NCCL_IB_GID_INDEX=3", "3"),
+    ({"min_version": "2.18.3"}, "NCCL_IB_GID_INDEX=3", "3"),
+    ({"min_version": "2.21"}, None, ""),
+    ({"min_version": "2.23.4", "settings": {"NCCL_IB_GID_INDEX": 7}}, "NCCL_IB_GID_INDEX=7", "7"),
+    ({"settings": {"NCCL_IB_GID_INDEX": -1}}, "NCCL_IB_GID_INDEX=-1", ""),
+])
+def test_roce_qos_script_checks_the_gid_index_nccl_conf_pins(nccl, conf_line, script_index):
+    plan = _with_nccl(nccl)
+    host = plan.hosts[0]
+    files = render_host(plan, host)
+    conf = [line for line in files[f"hosts/{host.name}/nccl.conf"].splitlines() if "GID_INDEX" in line]
+    assert conf == ([conf_line] if conf_line else [])
+    script = files[f"hosts/{host.name}/roce-qos.sh"]
+    assert [line for line in script.splitlines() if line.startswith("GID_INDEX=")] == [f'GID_INDEX="{script_index}"']
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

@@ -111,7 +111,7 @@ def test_duplicate_netdev_rdma_and_mgmt_clash(tmp_path):
 
 def test_nccl_overrides_that_break_the_contract(tmp_path):
     result = _check(tmp_path, **{"topology.kind": "leaf-spine", "nccl.settings": {
-        "NCCL_IB_TC": 96, "NCCL_IB_HCA": "mlx5_0", "NCCL_IB_GID_INDEX": 3, "NCCL_SOCKET_IFNAME": "=ens1f0np0"}})
+        "NCCL_IB_TC": 96, "NCCL_IB_HCA": "mlx5_0", "NCCL_IB_GID_INDEX": 5, "NCCL_SOCKET_IFNAME": "=ens1f0np0"}})
     codes = {f.code for f in result.findings}
     assert {"FG310", "FG315", "FG317", "FG318"} <= codes
     assert any(f.code == "FG310" and f.severity == "error" for f in result.findings)
@@ -149,3 +149,56 @@ def test_plan_rules_see_host_mtu_above_switch_and_pfc_mismatch():
     assert list(RULES["FG312"].func(_ctx(high, intent)))[0][0] == "roce.mtu.host"
     pfc = dataclasses.replace(plan, qos=dataclasses.replace(plan.qos, pfc_priorities=(4,)))
     assert list(RULES["FG311"].func(_ctx(pfc, intent)))[0][0] == "roce.priority"
+
+
+GID = "nccl.settings.NCCL_IB_GID_INDEX"
+
+
+def _gid_findings(tmp_path, value, min_version=None):
+    changes = {"nccl.settings": {"NCCL_IB_GID_INDEX": value}}
+    if min_version:
+        changes["nccl.min_version"] = min_version
+    result = _check(tmp_path, **changes)
+    return {f.code: f for f in result.findings if f.code in ("FG317", "FG319") and f.path == GID}
+
+
+@pytest.mark.parametrize(("value", "min_version"), [
+    (3, None),              # what fabricgen writes anyway below 2.21
+    (3, "2.18.3"),
+    ("0x3", "2.20"),
+    (-1, "2.21"),           # NCCL's own default from 2.21
+    (-1, "2.23.4"),
+])
+def test_gid_index_that_matches_the_default_is_quiet(tmp_path, value, min_version):
+    assert _gid_findings(tmp_path, value, min_version) == {}
+
+
+def test_other_fixed_gid_index_warns_with_what_it_replaces(tmp_path):
+    old = _gid_findings(tmp_path, 5, "2.18.3")
+    assert set(old) == {"FG317"} and old["FG317"].severity == "warning"
+    assert old["FG317"].line is not None
+    assert "5 replaces fabricgen's 3" in old["FG317"].message and "show_gids" in old["FG317"].message
+    new = _gid_findings(tmp_path, 3, "2.23.4")
+    assert set(new) == {"FG317"}
+    assert "NCCL >= 2.21 (nccl.min_version 2.23.4) selects the RoCEv2 IPv4 GID itself" in new["FG317"].message
+
+
+@pytest.mark.parametrize(("value", "min_version"), [(0, None), (1, "2.23.4"), ("0", "2.18.3")])
+def test_link_local_gid_index_is_an_error(tmp_path, value, min_version):
+    found = _gid_findings(tmp_path, value, min_version)
+    assert set(found) == {"FG319"} and found["FG319"].severity == "error"
+    assert f"{int(value)} is a link-local fe80:: GID" in found["FG319"].message
+
+
+@pytest.mark.parametrize(("min_version", "why"), [(None, "nccl.min_version is unset"),
+                                                  ("2.20.5", "nccl.min_version 2.20.5 is older")])
+def test_auto_gid_index_on_old_nccl_is_an_error(tmp_path, min_version, why):
+    found = _gid_findings(tmp_path, -1, min_version)
+    assert set(found) == {"FG319"}
+    assert found["FG319"].message.startswith(f"-1 (auto-select) needs NCCL >= 2.21 and {why}")
+    assert found["FG319"].line is not None
+
+
+def test_gid_index_that_is_not_an_integer_is_left_to_fg302(tmp_path):
+    result = _check(tmp_path, **{"nccl.settings": {"NCCL_IB_GID_INDEX": "auto"}})
+    assert {c for c, p in _fg3(result) if p == GID} == {"FG302"}

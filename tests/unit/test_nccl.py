@@ -9,7 +9,7 @@ import yaml
 
 from generator.intent.loader import load_intent, parse_yaml, validate_data
 from generator.plan.compile import compile_plan
-from generator.plan.nccl import build_nccl, nccl_param_names
+from generator.plan.nccl import build_nccl, gid_check_index, nccl_param_names
 from generator.plan.qos import build_qos
 from generator.render.hosts import render_host
 
@@ -73,7 +73,8 @@ def test_rendered_nccl_conf_parses_with_nccl_rules(name):
     assert env["NCCL_IB_HCA"] == "=" + ",".join(f"{r}:1" for r in rdma)
     assert env["NCCL_IB_TC"] == str(plan.qos.roce_dscp << 2) == "104"
     assert env["NCCL_SOCKET_IFNAME"] == "=eno1"
-    assert "NCCL_IB_GID_INDEX" not in env         # auto-selected by NCCL >= 2.21
+    # the examples pin no NCCL version, so the RoCEv2/IPv4 index is written for NCCL < 2.21
+    assert env["NCCL_IB_GID_INDEX"] == "3"
 
 
 @pytest.mark.parametrize(("kind", "cross_nic", "qps"), [
@@ -115,3 +116,56 @@ def test_hca_list_follows_rail_order_and_tos_follows_dscp():
 def test_parser_follows_param_cc():
     text = "# c\nA=1\nB = 2\nnoequals\n\nA=3\nC=x=y\n#D=4\nE="
     assert parse_nccl_conf(text) == {"A": "1", "B ": " 2", "C": "x=y", "E": ""}
+
+
+def _conf(intent) -> str:
+    plan = compile_plan(intent)
+    return render_host(plan, plan.hosts[0])[f"hosts/{plan.hosts[0].name}/nccl.conf"]
+
+
+# NCCL < 2.21 defaults NCCL_IB_GID_INDEX to 0 (link-local RoCEv1); 2.21 and later default
+# to -1 = auto-select RoCEv2 (NVIDIA/nccl src/transport/net_ib). Versions compare as
+# numbers: 2.3 is older than 2.21, 2.100 newer.
+@pytest.mark.parametrize(("min_version", "gid"), [
+    (None, "3"),
+    ("2.18.3", "3"),
+    ("2.20.99", "3"),
+    ("2.3", "3"),
+    ("2.21", None),
+    ("2.21.0", None),
+    ("2.23.4", None),
+    ("2.100", None),
+    ("3.0", None),
+])
+def test_gid_index_follows_the_oldest_nccl(min_version, gid):
+    intent = _intent(**({"nccl.min_version": min_version} if min_version else {}))
+    env = parse_nccl_conf(_conf(intent))
+    assert env.get("NCCL_IB_GID_INDEX") == gid
+    assert gid_check_index(build_nccl(intent, build_qos(intent.roce))) == (None if gid is None else 3)
+
+
+@pytest.mark.parametrize(("min_version", "value", "checked"), [
+    (None, 5, 5),
+    ("2.18.3", "0x4", 4),
+    ("2.23.4", 3, 3),
+    ("2.23.4", -1, None),
+    (None, -1, None),                 # FG319 refuses it; the script then looks for any RoCEv2 IPv4 GID
+    (None, "three", None),            # FG302 refuses it
+])
+def test_user_gid_index_wins_once_in_place(min_version, value, checked):
+    changes = {"nccl.settings": {"NCCL_IB_GID_INDEX": value, "NCCL_DEBUG": "WARN"}}
+    if min_version:
+        changes["nccl.min_version"] = min_version
+    intent = _intent(**changes)
+    text = _conf(intent)
+    assert [line for line in text.splitlines() if line.startswith("NCCL_IB_GID_INDEX")] == [
+        f"NCCL_IB_GID_INDEX={value}"]
+    assert parse_nccl_conf(text)["NCCL_IB_GID_INDEX"] == str(value)
+    assert gid_check_index(build_nccl(intent, build_qos(intent.roce))) == checked
+
+
+def test_gid_index_sits_with_the_defaults_before_user_keys():
+    intent = _intent(**{"topology.kind": "rail-optimized", "nccl.settings": {"NCCL_DEBUG": "WARN"}})
+    keys = [k for k, _ in build_nccl(intent, build_qos(intent.roce)).settings]
+    assert keys == ["NCCL_IB_HCA", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME", "NCCL_CROSS_NIC",
+                    "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_GID_INDEX", "NCCL_DEBUG"]
