@@ -13,6 +13,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from generator.lab.factory import Management
 from generator.lab.faults import write_faults
 from generator.lab.server import CONFIG_FILE, READY_FILE
 
@@ -31,6 +32,12 @@ class LabDevice:
     os: str  # "cumulus" | "sonic"
     version: str = "5.11"
     port: int = 0  # 0: an ephemeral port
+    # eth0 (Cumulus): "static" sets `interface eth0 ip address A/L` + `ip gateway G` in the factory
+    # config; "dhcp" is ZTP day 0 (eth0 a DHCP client, the lease is mgmt_address). No address: the
+    # lab leases one from 192.0.2.0/24 by device index. The switch is reachable while eth0 keeps it.
+    mgmt_address: str | None = None  # "192.168.0.10/20"
+    mgmt_gateway: str | None = None
+    mgmt_mode: str = "static"  # "static" | "dhcp"
 
 
 def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulus",
@@ -47,6 +54,13 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
     for device in devices:
         if device.os not in ("cumulus", "sonic"):
             raise LabError(f"device {device.name}: os must be cumulus or sonic, not {device.os!r}")
+        if device.mgmt_mode not in ("static", "dhcp"):
+            raise LabError(f"device {device.name}: mgmt_mode must be static or dhcp, not {device.mgmt_mode!r}")
+        if device.mgmt_address:
+            try:
+                Management(device.mgmt_address, device.mgmt_gateway, device.mgmt_mode)
+            except ValueError as exc:
+                raise LabError(f"device {device.name}: {exc}") from None
     for stale in (READY_FILE, "endpoints.yml", PID_FILE):
         (directory / stale).unlink(missing_ok=True)
 

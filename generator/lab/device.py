@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import os
 import time
 from pathlib import Path
@@ -29,8 +30,37 @@ class Device:
         self.root = Path(root)
         self.faults = faults
         self.booted = time.time()
+        self.login_user: str | None = None
+        self.login_password: str | None = None
+        # Open SSH connections (duck-typed: .abort()) -> the user they authenticated as (None: not yet).
+        self.connections: dict[object, str | None] = {}
         for sub in ("tmp", "home", "etc"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
+
+    # --- logins -----------------------------------------------------------
+    def set_login(self, username: str, password: str) -> None:
+        """The lab's account; an OS that keeps its own user database (NVUE) seeds it from this."""
+        self.login_user, self.login_password = username, password
+
+    def check_password(self, username: str, password: str) -> bool:
+        if self.login_user is None or self.login_password is None:
+            return False
+        return hmac.compare_digest(username, self.login_user) and hmac.compare_digest(
+            password.encode(), self.login_password.encode())
+
+    def check_public_key(self, username: str, key_type: str, key_b64: str) -> bool:
+        return False
+
+    def refuses_connections(self) -> str | None:
+        """Why a new SSH connection is refused right now (None: it is accepted)."""
+        return None
+
+    def logged_in_users(self) -> set[str]:
+        return {user for user in self.connections.values() if user}
+
+    def cut_connections(self) -> None:
+        for connection in list(self.connections):
+            connection.abort()
 
     @property
     def hostname(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import re
 import time
 import zlib
@@ -12,11 +13,24 @@ from dataclasses import dataclass, field
 
 from generator.lab import tree as nvtree
 from generator.lab.device import CommandError, Device, Io
+from generator.lab.factory import (
+    Management,
+    authorized_keys,
+    check_password,
+    factory_config,
+    lease_for,
+    management_loss,
+    manages_users,
+    users_of,
+)
 from generator.lab.schema import SchemaError, resolve_cli, schema_for, validate_tree, version_key
 
 DEFAULT_CONFIRM_SECONDS = 600
 STARTUP_FILE = "/etc/nvue.d/startup.yaml"
 _DURATION = re.compile(r"^(\d+)([smh]?)$")
+# NVUE's refusal when an apply would remove the account of a user with an open session (DEVICE_STATE.md).
+LOGGED_IN_USER_MESSAGE = "You cannot delete a logged in user account"
+log = logging.getLogger("generator.lab")
 
 
 @dataclass
@@ -40,18 +54,25 @@ class PendingConfirm:
 class NvueDevice(Device):
     os_name = "cumulus"
 
-    def __init__(self, *args, platform: str = "SN5600", **kwargs):
+    def __init__(self, *args, platform: str = "SN5600", mgmt: Management | None = None,
+                 users: dict[str, str] | None = None, **kwargs):
+        """users: login name -> hashed password of the factory accounts (none: nobody can log in)."""
         super().__init__(*args, **kwargs)
         self.platform = platform
         self.schema = schema_for(self.version)
-        self.revisions: dict[int, Revision] = {0: Revision(0, {}, state="applied", message="empty")}
+        self.mgmt = mgmt or lease_for(0)
+        # The switch boots from its factory startup.yaml: applied revision 0 is that file (NVUE-CLI page).
+        self.factory = factory_config(self.version, self.name, self.mgmt, users or {})
+        self.revisions: dict[int, Revision] = {
+            0: Revision(0, copy.deepcopy(self.factory), state="applied", message="factory default")}
         self.applied_id = 0
         self.startup: dict = {}
         self.pending: Revision | None = None
         self.history: list[dict] = []
         self.confirm: PendingConfirm | None = None
         self._next_id = 1
-        self._save_startup({})
+        self.cut_off: str | None = None  # why the switch cannot be reached, while it cannot
+        self._save_startup(self.factory)
 
     # --- identity -------------------------------------------------------
     @property
@@ -73,6 +94,47 @@ class NvueDevice(Device):
 
     def prompt(self, username: str) -> str:
         return f"{username}@{self.hostname}:mgmt:~$ "
+
+    # --- logins: the switch's own accounts, at its eth0 address -------------
+    def check_password(self, username: str, password: str) -> bool:
+        # Only accounts of the APPLIED config exist (system aaa user); the password is crypt(3)-checked
+        # against that user's hashed-password, so a deploy that changes the hash changes the password.
+        if not manages_users(self.version):
+            return super().check_password(username, password)
+        user = users_of(self.applied).get(username)
+        return user is not None and check_password(password, str(user.get("hashed-password") or ""))
+
+    def check_public_key(self, username: str, key_type: str, key_b64: str) -> bool:
+        user = users_of(self.applied).get(username)
+        return user is not None and (key_type, key_b64) in authorized_keys(user)
+
+    def refuses_connections(self) -> str | None:
+        return self.cut_off
+
+    def _check_management(self) -> None:
+        """After the applied revision changed: is eth0 still at its address in the mgmt VRF?"""
+        loss = management_loss(self.applied, self.version, self.mgmt)
+        if loss and not self.cut_off:
+            until = (f"until the confirm timer reverts revision {self.confirm.rev_id}" if self.confirm
+                     else "for good: no confirm timer is pending (a real switch now needs its console)")
+            log.warning("%s: applied revision %s cuts management: %s; SSH to %s is refused %s",
+                        self.name, self.applied_id, loss, self.mgmt.ip, until)
+            self.cut_off = loss
+            # Sessions that came in over eth0 lose their address too; let the apply's output go first.
+            asyncio.get_running_loop().call_later(0.1, self.cut_connections)
+        elif not loss and self.cut_off:
+            log.warning("%s: revision %s restores management: eth0 %s in the mgmt VRF, logins work again",
+                        self.name, self.applied_id, self.mgmt.address)
+            self.cut_off = None
+
+    def _check_logged_in_users(self, config: dict) -> None:
+        # NVUE refuses an apply that would delete the account of a logged-in user (DEVICE_STATE.md).
+        if not manages_users(self.version):
+            return
+        remaining = users_of(config)
+        gone = sorted(u for u in self.logged_in_users() if u not in remaining)
+        if gone:
+            raise CommandError(f"Error: {LOGGED_IN_USER_MESSAGE}: {', '.join(gone)}")
 
     # --- dispatch -------------------------------------------------------
     async def run(self, argv: list[str], io: Io) -> int | None:
@@ -182,7 +244,7 @@ class NvueDevice(Device):
             io.write(nvtree.dump_yaml(items))
 
     def _header(self) -> dict:
-        return {"model": self.platform, "nvue-api-version": "nvue_v1", "rev-id": "1.0.0",
+        return {"model": self.platform, "nvue-api-version": "nvue_v1", "rev-id": "1.0",
                 "version": f"Cumulus Linux {self.release}"}
 
     def _document(self, config: dict) -> list[dict]:
@@ -284,6 +346,7 @@ class NvueDevice(Device):
             answer = await io.ask("Are you sure? [y/N] ")
             if (answer or "").strip().lower() not in ("y", "yes"):
                 raise CommandError("Aborted")
+        self._check_logged_in_users(config)
         fault = self.faults.current().apply_error
         if fault:
             raise CommandError(f"Error: {fault}")
@@ -314,6 +377,7 @@ class NvueDevice(Device):
             if self.autosaves:
                 self._save_startup(self.applied)
             io.write(f"applied [rev_id: {revision.rev_id}]\n")
+        self._check_management()
 
     def _record(self, rev_id: int, state: str, message: str) -> None:
         self.history.append({"rev-id": rev_id, "state": state, "message": message,
@@ -348,6 +412,7 @@ class NvueDevice(Device):
         self.applied_id = pending.previous_id
         self.revisions[pending.previous_id].state = "applied"
         self._record(pending.previous_id, "rollback", f"{reason} of revision {pending.rev_id}")
+        self._check_management()
 
     def _save_startup(self, config: dict) -> None:
         self.startup = copy.deepcopy(config)

@@ -12,6 +12,8 @@ from functools import cache
 from pathlib import Path
 
 DATA_FILE = Path(__file__).parent / "data" / "nvue_paths.tsv"
+# Management paths from NVUE's object model that the reference lists lack (see the file's header).
+MODEL_FILE = Path(__file__).parent / "data" / "nvue_paths_model.tsv"
 WILDCARD = "*"
 
 
@@ -55,7 +57,7 @@ def load_rows(data_file: Path = DATA_FILE) -> tuple[tuple[str, str, str], ...]:
 def schema_for(version: str) -> Node:
     want = version_key(version)
     root = Node()
-    for path, since, until in load_rows():
+    for path, since, until in load_rows() + load_rows(MODEL_FILE):
         if want < version_key(since) or (until and want > version_key(until)):
             continue
         node = root

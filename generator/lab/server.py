@@ -20,6 +20,7 @@ import asyncssh
 import yaml
 
 from generator.lab.device import Device
+from generator.lab.factory import FACTORY_USER, Management, hash_password, lease_for
 from generator.lab.faults import FaultSource, fault_file
 from generator.lab.nvue import NvueDevice
 from generator.lab.session import LabSSHServer, Session
@@ -44,7 +45,17 @@ def host_key(directory: Path, name: str) -> asyncssh.SSHKey:
     return key
 
 
-def make_device(directory: Path, spec: dict) -> Device:
+def management(spec: dict, index: int) -> Management:
+    """eth0 of a lab device: static from the spec, or the lab DHCP server's lease for it."""
+    mode = spec.get("mgmt_mode") or "static"
+    if not spec.get("mgmt_address"):
+        lease = lease_for(index)
+        return Management(lease.address, spec.get("mgmt_gateway") or lease.gateway, mode)
+    return Management(spec["mgmt_address"], spec.get("mgmt_gateway"), mode)
+
+
+def make_device(directory: Path, spec: dict, *, index: int = 0, username: str = FACTORY_USER,
+                password: str | None = None) -> Device:
     from generator.lab.sonic import SonicDevice
 
     classes = {"cumulus": NvueDevice, "sonic": SonicDevice}
@@ -52,10 +63,19 @@ def make_device(directory: Path, spec: dict) -> Device:
         raise ValueError(f"device {spec['name']}: unknown os {spec['os']!r} (cumulus or sonic)")
     root = directory / "devices" / spec["name"]
     version = str(spec.get("version") or "5.11")
-    if spec["os"] == "sonic" and version.startswith("5."):
-        version = SONIC_DEFAULT_VERSION  # LabDevice's default is a Cumulus release
-    return classes[spec["os"]](spec["name"], version, root,
-                               FaultSource(fault_file(directory, spec["name"])))
+    faults = FaultSource(fault_file(directory, spec["name"]))
+    if spec["os"] == "sonic":
+        if version.startswith("5."):
+            version = SONIC_DEFAULT_VERSION  # LabDevice's default is a Cumulus release
+        device = SonicDevice(spec["name"], version, root, faults)
+    else:
+        # Factory accounts: `cumulus` (DEVICE_STATE.md) and the lab's login user, both with the
+        # lab password's SHA-512 hash; from then on the switch's own config decides who logs in.
+        users = {name: hash_password(password) for name in {FACTORY_USER, username}} if password else {}
+        device = NvueDevice(spec["name"], version, root, faults, mgmt=management(spec, index), users=users)
+    if password is not None:
+        device.set_login(username, password)
+    return device
 
 
 async def serve(directory: Path) -> None:
@@ -66,16 +86,16 @@ async def serve(directory: Path) -> None:
     endpoints: dict[str, dict] = {}
     known_hosts: list[str] = []
 
-    for spec in config["devices"]:
-        device = make_device(directory, spec)
+    for index, spec in enumerate(config["devices"]):
+        device = make_device(directory, spec, index=index, username=username, password=password)
         key = host_key(directory, device.name)
         sftp_root = str(device.root)
 
         async def handle(process, device=device):
-            await Session(device, username, process).run()
+            await Session(device, process.get_extra_info("username") or username, process).run()
 
         server = await asyncssh.create_server(
-            lambda device=device: LabSSHServer(device, username, password),
+            lambda device=device: LabSSHServer(device),
             "127.0.0.1", int(spec.get("port") or 0),
             server_host_keys=[key],
             process_factory=handle,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import shlex
+import socket
 
 import asyncssh
 
@@ -15,13 +15,32 @@ log = logging.getLogger("generator.lab")
 
 
 class LabSSHServer(asyncssh.SSHServer):
-    def __init__(self, device: Device, username: str, password: str):
+    """One SSH connection: the device decides who may log in and whether it is reachable at all."""
+
+    def __init__(self, device: Device):
         self.device = device
-        self.username = username
-        self.password = password
+        self.connection: asyncssh.SSHServerConnection | None = None
+        self.user: str | None = None
         self.commands = 0  # per connection: the drop fault counts every channel's commands
 
+    def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
+        self.connection = conn
+        reason = self.device.refuses_connections()
+        if reason:
+            # The switch lost its management address: close the TCP connection before the SSH
+            # banner so that a client fails at once instead of waiting for its timeout.
+            log.info("%s: connection refused: %s", self.device.name, reason)
+            transport = conn.get_extra_info("socket")
+            if transport is not None:
+                transport.shutdown(socket.SHUT_RDWR)
+            return
+        self.device.connections[conn] = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.device.connections.pop(self.connection, None)
+
     def begin_auth(self, username: str) -> bool:
+        self.user = username
         return True
 
     def password_auth_supported(self) -> bool:
@@ -30,8 +49,20 @@ class LabSSHServer(asyncssh.SSHServer):
     def validate_password(self, username: str, password: str) -> bool:
         if self.device.faults.current().refuse_auth:
             return False
-        return hmac.compare_digest(username, self.username) and hmac.compare_digest(
-            password.encode(), self.password.encode())
+        return self.device.check_password(username, password)
+
+    def public_key_auth_supported(self) -> bool:
+        return True
+
+    def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
+        if self.device.faults.current().refuse_auth:
+            return False
+        key_type, key_b64 = key.export_public_key("openssh").decode().split()[:2]
+        return self.device.check_public_key(username, key_type, key_b64)
+
+    def auth_completed(self) -> None:
+        if self.connection in self.device.connections:
+            self.device.connections[self.connection] = self.user
 
 
 class ProcessIo:

@@ -44,8 +44,10 @@ def test_prompt_and_echo(lab_shell):
 def test_nv_set_diff_and_interactive_apply(lab_shell):
     assert lab_shell.send_command("nv set qos roce mode lossless") == ""
     assert lab_shell.send_command("nv set interface swp1 link mtu 9216") == ""
+    # The switch starts from its factory config, which already has `interface` (eth0): the diff
+    # follows the tree's key order, as NVUE's does.
     assert lab_shell.send_command("nv config diff -o commands").splitlines() == [
-        "nv set qos roce mode lossless", "nv set interface swp1 link mtu 9216"]
+        "nv set interface swp1 link mtu 9216", "nv set qos roce mode lossless"]
     prompt = lab_shell.send_command_timing("nv config apply", last_read=0.5)
     assert "Are you sure? [y/N]" in prompt
     assert "applied [rev_id:" in lab_shell.send_command_timing("y", last_read=0.5)
@@ -101,11 +103,15 @@ def test_exec_channel_exit_status(lab_paramiko):
 def test_sftp_upload_then_replace(lab_paramiko, lab_nvue):
     sftp = lab_paramiko.open_sftp()
     with sftp.open("/tmp/fabricgen-candidate.yaml", "w") as fh:
-        fh.write("- set:\n    system:\n      hostname: leaf01\n")
+        fh.write("- set:\n    system:\n      hostname: leaf99\n")
     sftp.close()
     assert (lab_nvue.directory / "devices" / "leaf01" / "tmp" / "fabricgen-candidate.yaml").exists()
-    _, stdout, _ = lab_paramiko.exec_command("nv config replace /tmp/fabricgen-candidate.yaml; nv config diff")
-    assert "hostname: leaf01" in stdout.read().decode()
+    _, stdout, _ = lab_paramiko.exec_command(
+        "nv config replace /tmp/fabricgen-candidate.yaml; nv config diff -o commands")
+    diff = stdout.read().decode().splitlines()
+    # NVUE-CLI page: replace makes the config exactly the file, so the factory eth0 and users go too.
+    assert "nv set system hostname leaf99" in diff
+    assert "nv unset interface" in diff and "nv unset system aaa" in diff
 
 
 def test_sftp_cannot_escape_device_root(lab_paramiko, lab_nvue):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 
 from generator.lab.faults import FaultSource, write_faults
@@ -27,6 +28,13 @@ class FakeIo:
 
 def make_device(tmp_path, version="5.11"):
     return NvueDevice("leaf01", version, tmp_path / "root", FaultSource(tmp_path / "faults" / "leaf01.json"))
+
+
+def with_factory(extra: dict, device) -> dict:
+    """The device's factory config (it never starts empty) plus `extra`."""
+    config = copy.deepcopy(device.factory)
+    config.update(extra)
+    return config
 
 
 async def run(device, line, answers=()):
@@ -63,9 +71,9 @@ def test_apply_prompts_without_y(tmp_path):
         await run(device, "nv set qos roce mode lossless")
         status, out = await run(device, "nv config apply", answers=["n"])
         assert status == 1 and "Are you sure? [y/N]" in out
-        assert device.applied == {}
+        assert device.applied == device.factory
         status, _ = await run(device, "nv config apply", answers=["y"])
-        assert status == 0 and device.applied == {"qos": {"roce": {"mode": "lossless"}}}
+        assert status == 0 and device.applied == with_factory({"qos": {"roce": {"mode": "lossless"}}}, device)
 
     asyncio.run(scenario())
 
@@ -77,7 +85,8 @@ def test_apply_fault_keeps_pending(tmp_path):
         write_faults(tmp_path, "leaf01", {"apply_error": "boom"})
         status, out = await run(device, "nv config apply -y")
         assert status == 1 and out.strip() == "Error: boom"
-        assert device.applied == {} and device.pending.config == {"qos": {"roce": {"mode": "lossless"}}}
+        assert device.applied == device.factory
+        assert device.pending.config == with_factory({"qos": {"roce": {"mode": "lossless"}}}, device)
 
     asyncio.run(scenario())
 
@@ -90,7 +99,7 @@ def test_rollback_to_revision_and_history(tmp_path):
         await run(device, "nv set qos roce mode lossy")
         await run(device, "nv config apply -y")
         assert (await run(device, "nv config apply 1 -y"))[0] == 0
-        assert device.applied == {"qos": {"roce": {"mode": "lossless"}}}
+        assert device.applied == with_factory({"qos": {"roce": {"mode": "lossless"}}}, device)
         history = json.loads((await run(device, "nv config history -o json"))[1])
         assert [e["rev-id"] for e in history] == [3, 2, 1]  # a rollback is a new revision
         assert history[-1]["message"] == "first"
@@ -103,7 +112,7 @@ def test_pre_59_needs_save(tmp_path):
         device = make_device(tmp_path, "5.8")
         await run(device, "nv set qos roce mode lossless")
         await run(device, "nv config apply -y")
-        assert device.startup == {}
+        assert device.startup == device.factory  # the factory file until `nv config save`
         await run(device, "nv config save")
         assert device.startup == device.applied
 
