@@ -1,0 +1,86 @@
+"""FG260: a rendered NVUE startup.yaml that the release's object model refuses.
+
+The path test (every key a documented `nv set` path) cannot see a bad value; NVUE checks
+values too and refuses the whole file on one of them. This rule renders each distinct
+switch shape, reads it as NVUE does and checks it against nvueschema's model of the
+release (generator.render.nvue_model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from generator.checks.registry import ERROR, CheckContext, rule
+
+Finding = Iterator[tuple[str, str]]
+
+# Context keys whose values differ from switch to switch (names, ASNs, addresses, peer ids).
+# Two switches whose contexts differ only in the digits of these values render documents of
+# the same shape: the model checks every value by its type, enum, range or pattern, and these
+# values' types and letters stay the same. Any other value (speeds, MTU, ECN thresholds, profile
+# names, flags, the management servers) is part of the shape as it is.
+_IDENTITY_KEYS = frozenset({"hostname", "asn", "loopback", "description", "address", "id", "remote_as",
+                            "peer", "peer_ip", "router_id", "mgmt_ip"})
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_SCALARS = (str, int, bool, float, type(None))
+
+
+def shape_key(context) -> tuple:
+    """A key of a switch's render context: every value as it is, except identity values,
+    which keep their type and their non-digit characters (`10.0.1.17/31` -> `.../`)."""
+    def walk(node, key=None):
+        kind = type(node)
+        if kind is dict:
+            return tuple([(k, walk(v, k)) for k, v in node.items()])
+        if kind is list or kind is tuple:
+            return tuple([walk(v, key) for v in node])
+        if key in _IDENTITY_KEYS and node is not None:
+            return (kind.__name__, str(node).translate(_NO_DIGITS))
+        return node if kind in _SCALARS else (kind.__name__, str(node))
+    return walk(context)
+
+
+@rule("FG260", ERROR, "rendered NVUE startup.yaml refused by the release's NVUE object model")
+def nvue_values_rejected(ctx: CheckContext) -> Finding:
+    """NVUE checks every value of a config against its object model, the OpenAPI schema
+    NVIDIA publishes per Cumulus Linux release (NVUE-Object-Model page, "NVUE API" in the
+    user guide), and refuses the whole file - `nv set`, `nv config patch`, `nv config replace`
+    and the startup file alike - on one bad value or unknown key. A documented path with a
+    wrong value still fails: `qos congestion-control <profile> traffic-class <tc> ecn` takes
+    `enable|disable`, not `enabled|disabled`, in every 5.x release.
+
+    fabricgen renders each distinct switch shape (switches whose render inputs differ only in
+    names, ASNs and addresses share one), reads it as NVUE does (every scalar a string, so
+    `on` stays `on`) and validates it against the `nvueschema` package's model of
+    `switch_os.version` (pydantic models generated from NVIDIA's OpenAPI spec, 5.0-5.18; a
+    newer release is checked against the newest model and says so). A key the model does not
+    know is reported too (the models ignore unknown keys; a round trip finds them).
+
+    Each finding names the switch, the key path in the `set` tree and what the model allows.
+    The values come from fabricgen's templates and the intent: change the intent value the
+    path points at (e.g. `qos.switch_mtu` for `link mtu`), or pick the Cumulus release the
+    value belongs to (`switch_os.version`); a template value the model refuses is a fabricgen
+    bug - report it with the finding."""
+    plan = ctx.plan
+    if plan is None or plan.switch_os != "cumulus" or not plan.switches:
+        return
+    from generator.render.nvue import render_switch, switch_context
+    from generator.render.nvue_model import model_release, validate_nvue
+
+    try:
+        release = model_release(plan.switch_os_version)
+    except ValueError:
+        return      # no object model before 5.0 (NVUE's first release): nothing to check against
+    groups: dict[object, list] = {}
+    for sw in plan.switches:
+        groups.setdefault(shape_key(switch_context(plan, sw)), []).append(sw)
+    version = ".".join(str(v) for v in plan.switch_os_version)
+    checked = f"NVUE {release.release} object model" + (f" ({release.note})" if release.note else "")
+    for members in groups.values():
+        sw = members[0]
+        others = f" (and {len(members) - 1} switch(es) of the same shape)" if len(members) > 1 else ""
+        for problem in validate_nvue(render_switch(plan, sw), version):
+            yield ("switch_os.version",
+                   f"{sw.name}{others}: startup.yaml {problem.line()} [{checked}]; "
+                   "NVUE refuses the whole file: change the intent value behind this key, or report a "
+                   "fabricgen template bug")
