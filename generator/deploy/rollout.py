@@ -1,12 +1,16 @@
 """`fabricgen deploy`: push rendered switch configs in waves with commit-confirm.
 
-Sequence: validate + render (errors: nothing is pushed) -> take the fabric's deploy
-lock -> for every target, back up the running config, load the candidate and diff
-(nothing is committed yet, so an auth or host-key problem anywhere stops the rollout
-before any switch changes) -> ask (or --yes) -> waves (waves.py). Inside a wave every
-changed switch commits with a confirm timer, is checked on a fresh SSH session, and
-only when the whole wave is healthy are the commits confirmed. A failed device fails
-its wave: pending commits of the wave are rolled back (or left to their timers when
+Sequence: validate + render (errors: nothing is pushed) -> pre-flight (the deploy's own
+login survives the rendered users: preflight.py) -> take the fabric's deploy lock -> for
+every target, back up the running config, build the candidate (Cumulus: the rendered file
+plus the switch's unmanaged subtrees, candidate.py), load it and diff, and let the guard
+read the diff (guard.py: eth0, mgmt VRF, deploy user, default ACLs). Nothing is committed
+yet, so an auth, host-key or guard problem anywhere stops the rollout before any switch
+changes -> ask (or --yes) -> waves (waves.py). Inside a wave every changed switch rebuilds
+its candidate from a fresh read, is guarded again, commits with a confirm timer, is checked
+on a fresh SSH session (the subtrees fabricgen manages must equal the rendered file), and
+only when the whole wave is healthy are the commits confirmed. A failed device fails its
+wave: pending commits of the wave are rolled back (or left to their timers when
 unreachable) and later waves are not touched.
 """
 
@@ -25,9 +29,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from generator.deploy.candidate import build_candidate
 from generator.deploy.credentials import Access, CredentialsError, Target, resolve_access
 from generator.deploy.drivers.factory import switch_driver
+from generator.deploy.guard import GuardContext, check_diff
 from generator.deploy.lock import DeployLock, LockError
+from generator.deploy.preflight import PreflightError, check_login_users
 from generator.deploy.report import (
     CHANGED,
     FAILED,
@@ -40,6 +47,8 @@ from generator.deploy.report import (
     print_report,
 )
 from generator.deploy.waves import Wave, WaveDevice, natural_key, plan_waves
+from generator.render.managed import ManagedSet, comparable, first_difference, for_plan
+from generator.render.nvue_document import DocumentError, load_tree
 
 BACKUP_ENV = "FABRICGEN_BACKUP_DIR"
 CONFIRM_ENV = "FABRICGEN_CONFIRM_TIMEOUT"
@@ -65,6 +74,12 @@ class Job:
     concurrency: int
     results: dict[str, DeviceResult]
     diffs: dict[str, str] = field(default_factory=dict)
+    # Cumulus: what fabricgen manages (None: SONiC, the whole file is the config) and, per
+    # switch, what must survive an apply.
+    managed: ManagedSet | None = None
+    guards: dict[str, GuardContext] = field(default_factory=dict)
+    kept: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    refused: set[str] = field(default_factory=set)
     # Concurrent first-contact logins would each rewrite known_hosts and lose the others' keys.
     known_hosts_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -97,15 +112,47 @@ def _close(driver) -> None:
         pass
 
 
-def _same_config(os_name: str, running: str, rendered: str) -> bool:
-    if os_name == "cumulus":
-        from generator.deploy.drivers.nvue import load_nvue_document
-
-        return load_nvue_document(running) == load_nvue_document(rendered)
+def _config_mismatch(job: Job, running: str, rendered: str) -> str | None:
+    """None when the running config is what the deploy wanted, else where it is not."""
+    if job.managed is not None:
+        # Only the managed subtrees: the switch keeps its own eth0, users, LLDP ... and NVUE
+        # prints defaults and newer-release keys nobody set (generator/render/managed.py).
+        try:
+            _, want = load_tree(rendered)
+            _, have = load_tree(running)
+        except DocumentError as exc:
+            return f"the running config is unreadable: {exc}"
+        want = job.managed.managed(want)
+        have = comparable(have, job.managed, version=job.os_version, intended=want)
+        if have == want:
+            return None
+        return f"the running config differs from the rendered file at {first_difference(want, have)}"
     try:
-        return json.loads(running) == json.loads(rendered)
+        same = json.loads(running) == json.loads(rendered)
     except json.JSONDecodeError:
-        return False
+        same = False
+    return None if same else "the running config differs from the rendered file"
+
+
+def _candidate(job: Job, name: str, driver) -> tuple[str, dict | None]:
+    """(candidate text, the running `set` tree it was built from; None for SONiC)."""
+    if job.managed is None:
+        return job.rendered[name], None
+    running = driver.get_config(retrieve="running")["running"]
+    candidate = build_candidate(job.rendered[name], running, job.managed)
+    job.kept[name] = candidate.kept_management
+    return candidate.text, candidate.running
+
+
+def _guard(job: Job, name: str, driver, diff: str, running: dict | None) -> None:
+    """Refuse (discard the candidate, raise) a diff that would cut the switch off."""
+    if job.managed is None or not diff:
+        return
+    refusal = check_diff(diff, job.guards[name], running)
+    if refusal:
+        job.refused.add(name)
+        driver.discard_config()
+        raise DeviceFailed(f"refused before apply: {refusal}")
 
 
 def _message(exc: BaseException) -> str:
@@ -126,8 +173,14 @@ def _prepare(job: Job, name: str) -> None:
         running = driver.get_config(retrieve="running")["running"]
         suffix = "yaml" if job.os_name == "cumulus" else "json"
         (job.backup_dir / f"{name}.{suffix}").write_text(running)
-        driver.load_replace_candidate(config=job.rendered[name])
+        text, tree = job.rendered[name], None
+        if job.managed is not None:
+            candidate = build_candidate(text, running, job.managed)
+            text, tree = candidate.text, candidate.running
+            job.kept[name] = candidate.kept_management
+        driver.load_replace_candidate(config=text)
         diff = driver.compare_config()
+        _guard(job, name, driver, diff, tree)
         driver.discard_config()
         job.diffs[name] = diff
         result.diff_lines = len(diff.splitlines())
@@ -159,11 +212,15 @@ class WaveRun:
         committed = False
         try:
             driver = _open(job, name)
-            driver.load_replace_candidate(config=job.rendered[name])
-            if not driver.compare_config():
+            # Rebuilt from a fresh read: what the switch holds now is what the replace keeps.
+            text, running = _candidate(job, name, driver)
+            driver.load_replace_candidate(config=text)
+            diff = driver.compare_config()
+            if not diff:
                 driver.discard_config()
                 result.status = UNCHANGED
                 return
+            _guard(job, name, driver, diff, running)
             if self.abort.is_set():
                 driver.discard_config()
                 result.status, result.message = SKIPPED, "not committed: its wave failed"
@@ -192,15 +249,17 @@ class WaveRun:
 
     def _post_check(self, name: str):
         """A fresh login proves management access survived the change; the commit must
-        still be ours and pending, and the running config must be the rendered file."""
+        still be ours and pending, and the running config must be the rendered file (on
+        Cumulus: in the subtrees fabricgen manages)."""
         driver = _open(self.job, name)
         try:
             if not driver.has_pending_commit():
                 raise DeviceFailed("the commit is no longer pending confirmation (timer expired, or "
                                    "someone else confirmed or rolled it back)")
             running = driver.get_config(retrieve="running")["running"]
-            if not _same_config(self.job.os_name, running, self.job.rendered[name]):
-                raise DeviceFailed("the running config differs from the rendered file")
+            mismatch = _config_mismatch(self.job, running, self.job.rendered[name])
+            if mismatch:
+                raise DeviceFailed(mismatch)
         except BaseException:
             _close(driver)
             raise
@@ -350,8 +409,8 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
     try:
         return _deploy_locked(loaded, plan, fabric_dir, out, err, endpoints=endpoints, only=only, limit=limit,
                               dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys)
-    except CredentialsError as exc:
-        err.print(f"error: {exc}", markup=False)
+    except (CredentialsError, PreflightError) as exc:
+        err.print(f"error: {exc}; nothing was pushed", markup=False)
         return 1
     finally:
         lock.release()
@@ -384,15 +443,28 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
                      accept_new_host_keys) -> int:
     suffix = "startup.yaml" if plan.switch_os == "cumulus" else "config_db.json"
     access = resolve_access(plan, names, loaded.file, endpoints)
+    by_name = {sw.name: sw for sw in plan.switches}
+    managed = guards = None
+    if plan.switch_os == "cumulus":
+        def where(key: str) -> str:
+            line = loaded.line_of(key)
+            return f"{loaded.file}:{line}: " if line else f"{loaded.file}: "
+
+        check_login_users(plan, {access.targets[n].username for n in names}, access.password, where)
+        managed = for_plan(plan)
+        guards = {n: GuardContext(
+            management=plan.management is not None,
+            mgmt_address=f"{by_name[n].mgmt_ip}/{plan.management.prefix_len}" if plan.management else None,
+            deploy_user=plan.deploy_user, login_user=access.targets[n].username) for n in names}
     intent_deploy = loaded.intent.deploy
     concurrency = intent_deploy.concurrency
     job = Job(os_name=plan.switch_os, os_version=".".join(map(str, plan.switch_os_version)), access=access,
               rendered={n: files[f"switches/{n}/{suffix}"] for n in names}, backup_dir=backup_dir,
               revert_in=_env_int(CONFIRM_ENV, intent_deploy.confirm_timeout),
               ssh_timeout=_env_int(SSH_TIMEOUT_ENV, 30), accept_new_host_keys=accept_new_host_keys,
-              concurrency=concurrency, results={n: DeviceResult(n) for n in names})
+              concurrency=concurrency, results={n: DeviceResult(n) for n in names},
+              managed=managed, guards=guards or {})
 
-    by_name = {sw.name: sw for sw in plan.switches}
     started = time.monotonic()
     with _progress(err) as progress:
         _run_parallel(progress, "backup + diff", names, concurrency, lambda n: _prepare(job, n))
@@ -411,6 +483,10 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
     unchanged = len(names) - len(changed) - len(failed)
     out.print(f"{plan.fabric}: {len(names)} switch(es): {len(changed)} to change, {unchanged} unchanged, "
               f"{len(failed)} failed before any change; backups in {backup_dir}", markup=False)
+    kept = list(dict.fromkeys(label for n in names for label in job.kept.get(n, ())))
+    if managed is not None and not managed.management and kept:
+        out.print(f"kept the switches' own management ({', '.join(kept)}): the intent has no management section",
+                  markup=False)
     if dry_run:
         for n in changed:
             out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
@@ -420,6 +496,13 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
             if job.results[n].status != FAILED:
                 job.results[n].status = SKIPPED if job.results[n].status == WOULD_CHANGE else UNCHANGED
         print_report(out, job.results)
+        refused = [n for n in failed if n in job.refused]
+        if refused:
+            err.print(f"error: {len(refused)} switch(es) refused: applying their candidate would cut them off "
+                      "(see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
+                                       if len(failed) > len(refused) else "") + "; nothing was pushed",
+                      markup=False)
+            return 1
         err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed "
                   "(fix them, or leave them out with --limit)",
                   markup=False)

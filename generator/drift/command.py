@@ -28,8 +28,9 @@ from pathlib import Path
 import yaml
 
 from generator.drift.compare import FeatureResult, compare_device
-from generator.drift.normalize import ConfigParseError, parse_config, strip_unmanaged
+from generator.drift.normalize import ConfigParseError, nvue_managed_set, parse_config, strip_unmanaged
 from generator.drift.report import FORMATS, DeviceResult, DriftReport, write_report
+from generator.render.managed import ManagedSet
 
 SSH_TIMEOUT = 20
 
@@ -70,13 +71,23 @@ def check_switch(plan, name: str, intended_text: str, target, access) -> DeviceR
         running = fetch_running(plan, target, access)
     except Exception as exc:  # noqa: BLE001 - any failure to read a device makes it unknown, never in sync
         return DeviceResult(name, "switch", "unknown", error=_one_line(exc, access.password))
-    return compare_texts(plan.switch_os, name, intended_text, running)
+    from generator.render.managed import for_plan
+
+    return compare_texts(plan.switch_os, name, intended_text, running, managed=for_plan(plan),
+                         version=".".join(map(str, plan.switch_os_version)))
 
 
-def compare_texts(os_name: str, name: str, intended_text: str, running_text: str) -> DeviceResult:
+def compare_texts(os_name: str, name: str, intended_text: str, running_text: str, *,
+                  managed: ManagedSet | None = None, version: str | None = None) -> DeviceResult:
+    """NVUE: `managed` is the plan's managed set (default: the one the rendered file implies),
+    `version` the intent's release (keys it does not document are not compared)."""
     try:
         intended = parse_config(os_name, intended_text)
-        actual = strip_unmanaged(os_name, intended, parse_config(os_name, running_text))
+        if os_name == "cumulus":
+            managed = managed or nvue_managed_set(intended)
+            intended = managed.managed(intended)
+        actual = strip_unmanaged(os_name, intended, parse_config(os_name, running_text), managed=managed,
+                                 version=version)
     except ConfigParseError as exc:
         return DeviceResult(name, "switch", "unknown", error=f"running config unreadable: {exc}")
     features = compare_device(os_name, intended, actual)

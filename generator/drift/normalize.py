@@ -9,9 +9,14 @@ differences survive:
   become ints, so `9216`, `'9216'` and JSON `9216` are equal, and `on` equals
   `true` (NVUE prints booleans either way depending on the release);
 - the NVUE document header (model, version, rev-id) is not configuration: dropped;
-- defaults the device adds on its own and fabricgen does not render (listed in
-  NVUE_UNMANAGED and SONIC_UNMANAGED_METADATA; SONiC tables the intent does not
-  render at all) are dropped from the running side unless the intent sets them.
+- NVUE: only the subtrees fabricgen manages are compared (generator/render/managed.py,
+  the definition the deploy uses too): the switch's own management plane when the intent
+  has no `management:` section, `system global`, LLDP, other VRFs ... are not drift. Inside
+  the managed subtrees the defaults `nv config show` prints and keys the intent's release
+  does not document (a newer minor release) are dropped from the running side unless the
+  intent sets them; a documented key the intent lacks is `extra`.
+- SONiC: tables the intent does not render, and DEVICE_METADATA fields the switch fills in
+  (SONIC_UNMANAGED_METADATA), are dropped from the running side unless the intent sets them.
   An intended key the device lacks is always `missing`.
 """
 
@@ -23,25 +28,11 @@ from typing import Any
 
 import yaml
 
+from generator.render.managed import ManagedSet, comparable, managed_set
+
 _INT = re.compile(r"^-?(0|[1-9][0-9]*)$")
 _TRUE = {"on", "true", "yes"}
 _FALSE = {"off", "false", "no"}
-
-# Subtrees a Cumulus switch carries from the factory / ZTP that fabricgen does not
-# manage: the management port and VRF, and system services configured outside the
-# fabric intent (AAA, API, SSH server, time zone, global MAC/anycast ids, WJH).
-NVUE_UNMANAGED: tuple[tuple[str, ...], ...] = (
-    ("interface", "eth0"),
-    ("vrf", "mgmt"),
-    ("system", "aaa"),
-    ("system", "api"),
-    ("system", "config"),
-    ("system", "global"),
-    ("system", "ssh-server"),
-    ("system", "timezone"),
-    ("system", "wjh"),
-    ("service",),
-)
 
 # DEVICE_METADATA fields SONiC fills in from the hardware or the image.
 SONIC_UNMANAGED_METADATA = ("mac", "platform", "hwsku", "type", "deployment_id", "region", "cloudtype",
@@ -111,34 +102,18 @@ def parse_config(os_name: str, text: str) -> dict:
     return parse_nvue(text) if os_name == "cumulus" else parse_sonic(text)
 
 
-def _drop(tree: dict, path: tuple[str, ...]) -> None:
-    node = tree
-    for key in path[:-1]:
-        node = node.get(key)
-        if not isinstance(node, dict):
-            return
-    node.pop(path[-1], None)
+def nvue_managed_set(intended: dict) -> ManagedSet:
+    """The managed set a rendered file implies: its eth0 exists only with `management:`."""
+    return managed_set(isinstance(intended.get("interface"), dict) and "eth0" in intended["interface"])
 
 
-def _has(tree: dict, path: tuple[str, ...]) -> bool:
-    node: Any = tree
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return False
-        node = node[key]
-    return True
-
-
-def strip_unmanaged(os_name: str, intended: dict, actual: dict) -> dict:
-    """A copy of `actual` without what the device adds by itself (see the module docstring)."""
+def strip_unmanaged(os_name: str, intended: dict, actual: dict, *, managed: ManagedSet | None = None,
+                    version: str | None = None) -> dict:
+    """A copy of `actual` reduced to what is compared with `intended` (see the module docstring)."""
     actual = json.loads(json.dumps(actual))
     if os_name == "cumulus":
-        for path in NVUE_UNMANAGED:
-            if not _has(intended, path):
-                _drop(actual, path)
-        for empty in [k for k, v in actual.items() if v == {} and k not in intended]:
-            del actual[empty]          # left behind by the drops above (e.g. `vrf: {}`)
-        return actual
+        managed = managed or nvue_managed_set(intended)
+        return comparable(actual, managed, version=version, intended=managed.managed(intended))
     for table in [t for t in actual if t not in intended]:
         del actual[table]
     meta = actual.get("DEVICE_METADATA", {}).get("localhost")

@@ -28,7 +28,8 @@ class NvueCommands:
     save: str | None
     replace: str = "nv config replace {path}"
     patch: str = "nv config patch {path}"
-    diff: str = "nv config diff"
+    # -o yaml: the structured document (set/unset items) the guard reads (deploy/guard.py)
+    diff: str = "nv config diff -o yaml"
     apply: str = "nv config apply -y"
     apply_confirm: str = "nv config apply -y --confirm {seconds}s"
     apply_revision: str = "nv config apply {revision} -y"
