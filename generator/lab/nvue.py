@@ -24,6 +24,7 @@ from generator.lab.factory import (
     users_of,
 )
 from generator.lab.schema import SchemaError, resolve_cli, schema_for, validate_tree, version_key
+from generator.lab.values import check_values
 
 DEFAULT_CONFIRM_SECONDS = 600
 STARTUP_FILE = "/etc/nvue.d/startup.yaml"
@@ -172,7 +173,9 @@ class NvueDevice(Device):
         if not tokens:
             raise CommandError("Error: nv set needs a path")
         keys, value = resolve_cli(self.schema, tokens)
-        nvtree.merge(self._pending().config, nvtree.nest(keys, {} if value is None else value))
+        patch = nvtree.nest(keys, {} if value is None else value)
+        check_values(patch, self.version)   # NVUE-Object-Model: a bad value is refused, pending unchanged
+        nvtree.merge(self._pending().config, patch)
 
     def _cli_unset(self, tokens: list[str], io: Io) -> None:
         if not tokens:
@@ -188,6 +191,9 @@ class NvueDevice(Device):
             for kind, body in item.items():
                 if kind != "header":
                     validate_tree(self.schema, body)
+                if kind == "set":
+                    # NVUE-Object-Model: one bad value refuses the whole file (replace and patch alike)
+                    check_values(body, self.version)
         return items
 
     # --- nv config ------------------------------------------------------
