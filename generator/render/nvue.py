@@ -3,18 +3,38 @@
 The context holds only what the templates print; every value comes from the plan.
 Two syntax generations: 5.14-and-earlier (`enable: on`, `ip address`) and 5.15+
 (`state: enabled`, `ipv4 address`).
+
+The management plane (eth0, users, NTP/DNS/syslog, the factory ACLs, API and SSH server) is
+rendered only when the plan has one (`plan.management`); without it the deploy carries the
+switch's own. Routing (the connected-route filter, multipath width, BFD, adaptive routing)
+is rendered for every switch.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from generator.plan.compile import pfc_cable_m, port_sort_key
-from generator.plan.model import FabricPlan, Switch
+from generator.plan.model import FabricPlan, ManagementPlan, Switch
 from generator.plan.qos import NVUE_LOSSLESS_DEFAULTS, dscp_maps_by_default
 from generator.render.environment import template
 
 NEW_SYNTAX = (5, 15)
+# `service syslog <vrf>` left the object model in 5.13: from then on `system syslog server <id> vrf`
+# (NVUE object model 5.13/5.14: /system/syslog/server/{server-id} with `vrf`, no /service/syslog)
+SYSTEM_SYSLOG = (5, 13)
+MGMT_VRF = "mgmt"
+# the connected routes BGP may announce: loopbacks and host-facing /31s (Management-VRF page:
+# without a route-map `redistribute connected` announces every connected subnet)
+CONNECTED_ROUTE_MAP = "fabricgen-connected"
+CONNECTED_PREFIX_LIST = "fabricgen-announce"
+# Cumulus BFD defaults (Bidirectional-Forwarding-Detection-BFD page: 300 ms rx/tx, multiplier 3),
+# written into the 5.15+ profile so that the profile says what it does
+BFD_PROFILE = "fabricgen"
+BFD_DEFAULTS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}
+_KEY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
 def pfc_profile_name(cable_m: int) -> str:
@@ -38,6 +58,57 @@ def _qos_overrides(plan: FabricPlan) -> dict[str, Any]:
     return {"dscp_map": dscp_map, "ecn": ecn, "ets": ets}
 
 
+def _quoted(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's escapes are valid YAML): banners hold any text."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _authorized_keys(keys: tuple[str, ...]) -> list[dict[str, str]]:
+    """`ssh authorized-key <id>` entries: the key's comment as its id when usable and unique,
+    else key-<n> (n = position in the intent), so the ids stay stable from render to render."""
+    out, seen = [], set()
+    for n, line in enumerate(keys, start=1):
+        kind, blob, *comment = line.split(None, 2)
+        key_id = comment[0].strip() if comment else ""
+        if not _KEY_ID.match(key_id) or key_id in seen:
+            key_id = f"key-{n}"
+        seen.add(key_id)
+        out.append({"id": key_id, "type": kind, "key": blob})
+    return out
+
+
+def _management(plan: FabricPlan, m: ManagementPlan, sw: Switch) -> dict[str, Any]:
+    return {
+        "vrf": MGMT_VRF,
+        "address": f"{sw.mgmt_ip}/{m.prefix_len}",
+        "gateway": m.gateway,
+        "ntp": list(m.ntp),
+        "dns": list(m.dns),
+        "syslog": list(m.syslog),
+        "system_syslog": plan.switch_os_version >= SYSTEM_SYSLOG,
+        "timezone": m.timezone,
+        "banner": None if m.banner is None else _quoted(m.banner),
+        "users": [{"name": u.name, "role": u.role, "hashed_password": u.hashed_password,
+                   "authorized_keys": _authorized_keys(u.ssh_keys)} for u in sorted(m.users, key=lambda u: u.name)],
+    }
+
+
+def _routing(plan: FabricPlan) -> dict[str, Any]:
+    r = plan.routing
+    return {
+        "max_paths": r.max_paths,
+        "bfd": r.bfd,
+        "bfd_profile": BFD_PROFILE,
+        "bfd_defaults": BFD_DEFAULTS,
+        "adaptive_routing": r.adaptive_routing,
+        "route_map": CONNECTED_ROUTE_MAP,
+        "prefix_list": CONNECTED_PREFIX_LIST,
+        # loopbacks are /32s, host links /31s; eth0's subnet (mgmt VRF) and numbered
+        # switch-to-switch /31s (addressing.fabric_links, disjoint by FG403) never match
+        "announce": [{"prefix": plan.loopback_pool, "max_len": 32}, {"prefix": plan.rail_pool, "max_len": 31}],
+    }
+
+
 def switch_context(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
     ports = plan.ports_of(sw.name)
     lossless = plan.qos.mode == "lossless"
@@ -55,6 +126,9 @@ def switch_context(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
             "address": p.ip,
             "pfc_profile": pfc_profile_name(cable) if p.lossless else None,
             "watchdog": plan.qos.pfc_watchdog and p.lossless,
+            # Equal-Cost-Multipath-Load-Sharing page: enable AR on every port of the ECMP
+            # route, i.e. the switch-to-switch ports (host ports are single next hops)
+            "adaptive_routing": plan.routing.adaptive_routing and p.peer_asn is not None,
         })
         if p.peer_asn is not None:
             if p.ip is None:
@@ -68,6 +142,8 @@ def switch_context(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
         "hostname": sw.name,
         "asn": sw.asn,
         "loopback": sw.loopback,
+        "mgmt": None if plan.management is None else _management(plan, plan.management, sw),
+        "routing": _routing(plan),
         "mtu": plan.qos.switch_mtu,
         "interfaces": sorted(interfaces, key=lambda i: port_sort_key(i["name"])),
         "neighbors": sorted(neighbors, key=lambda n: port_sort_key(n["id"]) if n["type"] == "unnumbered"

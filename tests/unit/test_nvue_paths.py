@@ -1,10 +1,14 @@
 """Every key path of every rendered startup.yaml must be a documented `nv set` path
-for the target Cumulus generation (../shared/reference/nvue/*.tsv)."""
+for the target Cumulus generation (../shared/reference/nvue/*.tsv, plus the few paths of
+reference pages the lists did not read: SUPPLEMENT, each checked against NVIDIA's object model)."""
 
 from __future__ import annotations
 
 import csv
+import importlib
 import re
+import types
+import typing
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,29 @@ from tests.conftest import EXAMPLES, SHARED, example
 
 NVUE = SHARED / "reference" / "nvue"
 _ENUM = re.compile(r"^[a-z][a-z-]*(\|[a-z0-9][a-z0-9-]*)+$")
+_OLD, _NEW = (5, 14), (5, 15)
+
+# Paths the management plane needs that nvue_set_paths*.tsv lack (they cover the pages listed in
+# NOTES.md; System-Security, User-Account, API, SSH-Server and Syslog were not read). Each row:
+# path, allowed values ("" = free form), the CumulusNetworks/docs page (nvue-reference
+# Set-and-Unset-Commands/<page> unless noted), first and last release (None = still current).
+# test_supplement_is_in_the_object_model checks every row against nvueschema's models.
+SUPPLEMENT: tuple[tuple[str, str, str, tuple[int, int], tuple[int, int] | None], ...] = (
+    ("system aaa user <user-id> role", "", "User-Account.md", (5, 4), None),
+    ("system aaa user <user-id> hashed-password", "", "User-Account.md", (5, 4), None),
+    ("system aaa user <user-id> ssh authorized-key <ssh-authorized-key-id> key", "", "User-Account.md",
+     (5, 4), None),
+    ("system aaa user <user-id> ssh authorized-key <ssh-authorized-key-id> type",
+     "ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|ssh-ed25519|ssh-rsa", "User-Account.md",
+     (5, 4), None),
+    ("system api state", "enabled|disabled", "API.md", (5, 0), None),
+    ("system ssh-server state", "enabled|disabled", "SSH-Server.md", (5, 0), None),
+    # user guide, Default Firewall Rules: "nv set system control-plane acl acl-default-dos inbound"
+    ("system control-plane acl <acl-id> inbound", "", "Firewall.md", (5, 0), None),
+    # Syslog.md: `service syslog <vrf> server` is gone in 5.13; `system syslog server <id> vrf` replaces it
+    ("system syslog server <server-id>", "", "Syslog.md", (5, 13), None),
+    ("system syslog server <server-id> vrf <vrf-id>", "", "Syslog.md", (5, 13), None),
+)
 
 
 def _rows() -> list[dict[str, str]]:
@@ -34,8 +61,9 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split(".") if x.isdigit()) if text else (0,)
 
 
-def documented(new_syntax: bool) -> dict[tuple[str, ...], set[str] | None]:
-    """path tokens -> allowed enumerated values (None when free-form), for one syntax generation."""
+def documented(new_syntax: bool, version: tuple[int, ...] | None = None) -> dict[tuple[str, ...], set[str] | None]:
+    """path tokens -> allowed enumerated values (None when free-form), for one syntax generation
+    (SUPPLEMENT rows for `version`, by default the generation's first or last release)."""
     renames = {}
     with open(NVUE / "nvue_renames_515.tsv") as fh:
         for line in fh:
@@ -62,6 +90,10 @@ def documented(new_syntax: bool) -> dict[tuple[str, ...], set[str] | None]:
             out[key] |= allowed
         else:
             out[key] = allowed
+    release = version or (_NEW if new_syntax else _OLD)
+    for path, values, _page, since, until in SUPPLEMENT:
+        if since <= release[:2] and (until is None or release[:2] <= until):
+            out[tuple(path.split())] = set(values.split("|")) if values else None
     return out
 
 
@@ -124,6 +156,111 @@ def test_rendered_paths_are_documented(name: str, version: str) -> None:
         # BaseLoader: NVUE's on/off are strings, as the switch reads them
         doc = yaml.load(render_switch(plan, sw), Loader=yaml.BaseLoader)
         assert undocumented(doc, table) == [], sw.name
+
+
+# Generated intents: the examples with the management plane, BFD and adaptive routing on, so that
+# every optional partial is walked (medium is unnumbered, large numbered; both SN5600 at 400G).
+_MANAGEMENT = {
+    "gateway": "192.168.0.254", "ntp": ["192.0.2.10", "ntp.example.net"], "dns": ["192.0.2.53"],
+    "syslog": ["192.0.2.99"], "timezone": "Europe/Berlin", "banner": "lab: authorised use only",
+    "users": [{"name": "cumulus", "role": "system-admin", "hashed_password": "$6$fabricgenlab$x1y2z3w4v5",
+               "ssh_keys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFab ops@example", "ssh-rsa AAAAB3NzaC1yc2E="]},
+              {"name": "viewer", "role": "nvue-monitor", "ssh_keys": ["ecdsa-sha2-nistp256 AAAAE2VjZHNh"]}],
+}
+
+
+def variant_plan(name: str, version: str, **extra):
+    data, lines = parse_yaml(example(name).read_text(), "variant.yaml")
+    data.setdefault("switch_os", {})["version"] = version
+    data.update(extra)
+    return compile_plan(validate_data(data, lines, "variant.yaml"))
+
+
+def full_plan(name: str, version: str):
+    return variant_plan(name, version, management=_MANAGEMENT,
+                        routing={"bfd": True, "adaptive_routing": True, "max_paths": 64})
+
+
+@pytest.mark.skipif(not NVUE.is_dir(), reason=f"NVUE reference not found at {NVUE}")
+@pytest.mark.parametrize("version", ["5.11", "5.14", "5.15"])
+@pytest.mark.parametrize("name", ["medium", "large"])
+def test_generated_variants_are_documented(name: str, version: str) -> None:
+    plan = full_plan(name, version)
+    table = documented(new_syntax=_version(version) >= (5, 15), version=_version(version))
+    # one switch per role: switches of a role differ only in names and addresses
+    for sw in {sw.role: sw for sw in reversed(plan.switches)}.values():
+        doc = yaml.load(render_switch(plan, sw), Loader=yaml.BaseLoader)
+        assert undocumented(doc, table) == [], sw.name
+        tree = doc[1]["set"]
+        # the walk saw the optional features: they were rendered
+        assert "eth0" in tree["interface"] and "aaa" in tree["system"] and "policy" in tree["router"]
+        assert "adaptive-routing" in tree["router"]
+
+
+@pytest.mark.skipif(not NVUE.is_dir(), reason=f"NVUE reference not found at {NVUE}")
+def test_supplement_needs_its_release() -> None:
+    """system syslog is undocumented before 5.13; service syslog is what 5.11 takes."""
+    doc = [{"set": {"system": {"syslog": {"server": {"192.0.2.9": {"vrf": "mgmt"}}}}}}]
+    assert undocumented(doc, documented(new_syntax=False, version=(5, 11)))
+    assert undocumented(doc, documented(new_syntax=False, version=(5, 14))) == []
+    assert undocumented(doc, documented(new_syntax=True)) == []
+    bad_type = [{"set": {"system": {"aaa": {"user": {"u": {"ssh": {"authorized-key": {"k": {"type": "sk-ssh"}}}}}}}}}]
+    assert undocumented(bad_type, documented(new_syntax=True))
+
+
+def _unwrap(annotation):
+    """The model classes, dict value types and literals behind Optional/Union/Annotated."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [t for a in typing.get_args(annotation) if a is not type(None) for t in _unwrap(a)]
+    return [annotation]
+
+
+def model_values(release: str, path: str) -> set[str] | None | bool:
+    """Walk nvueschema's NvueConfig of `release` along a `nv set` path: False when a token is not
+    in the object model, else the leaf's Literal values (None when free form)."""
+    module = importlib.import_module(f"nvueschema.models.v{release.replace('.', '_')}")
+    types_ = [module.NvueConfig]
+    tokens = path.split()
+    i = 0
+    while i < len(tokens):
+        token, nxt = tokens[i], []
+        scalar = not any(hasattr(t, "model_fields") or typing.get_origin(t) is dict for t in types_)
+        if scalar and token.startswith("<") and i == len(tokens) - 1:
+            break                                           # `vrf <vrf-id>`: the value itself
+        for t in types_:
+            if isinstance(t, type) and hasattr(t, "model_fields"):
+                for name, field in t.model_fields.items():
+                    if token in (field.alias, name):
+                        nxt += _unwrap(field.annotation)
+            elif typing.get_origin(t) is dict:
+                nxt += _unwrap(typing.get_args(t)[1])      # token is an id
+        if not nxt:
+            return False
+        types_ = nxt
+        i += 1
+    literals = {str(v) for t in types_ if typing.get_origin(t) is typing.Literal for v in typing.get_args(t)}
+    return literals or None
+
+
+@pytest.mark.parametrize(("path", "values", "page", "since", "until"), SUPPLEMENT)
+def test_supplement_is_in_the_object_model(path, values, page, since, until) -> None:
+    """NVIDIA's object model (OpenAPI, per release) has each supplementary path, with its values."""
+    pytest.importorskip("nvueschema")
+    releases = [r for r in ("5.11", "5.13", "5.15", "5.18") if _version(r) >= since and (until is None or _version(r) <= until)]
+    for release in releases:
+        got = model_values(release, path)
+        assert got is not False, f"{path} not in the {release} object model"
+        assert got == (set(values.split("|")) if values else None), (release, path)
+
+
+def test_object_model_walk_can_fail() -> None:
+    pytest.importorskip("nvueschema")
+    assert model_values("5.11", "system ssh-server sideways") is False
+    assert model_values("5.11", "system syslog server <id> vrf <v>") is False    # 5.13+ only
+    assert model_values("5.15", "interface <id> ip address <p>") is False       # 5.14- form
 
 
 @pytest.mark.skipif(not NVUE.is_dir(), reason=f"NVUE reference not found at {NVUE}")
