@@ -248,7 +248,15 @@ def lab_up(
     intent: IntentArg,
     directory: Annotated[str, typer.Option("--dir", help="lab state directory (endpoints.yml, pid, keys)")],
 ) -> None:
-    """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml."""
+    """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
+
+    Each switch boots from its factory default with its plan eth0 address (static, in the mgmt VRF)
+    and the deploy user. The password is $FABRICGEN_PASSWORD when set, else a random one in DIR/password.
+    """
+    import ipaddress
+    import os
+
+    from generator.deploy.credentials import PASSWORD_ENV
     from generator.lab.control import LabDevice, LabError
     from generator.lab.control import lab_up as start
 
@@ -258,9 +266,14 @@ def lab_up(
         raise typer.Exit(1)
     p = result.plan
     version = ".".join(map(str, p.switch_os_version))
-    devices = [LabDevice(sw.name, p.switch_os, version) for sw in p.switches]
+    pool = ipaddress.IPv4Network(p.mgmt_pool)
+    # The gateway of the intent's management section, else the pool's first address (as the plan's).
+    gateway = p.management.gateway if p.management is not None else str(pool.network_address + 1)
+    devices = [LabDevice(sw.name, p.switch_os, version, mgmt_address=f"{sw.mgmt_ip}/{pool.prefixlen}",
+                         mgmt_gateway=gateway) for sw in p.switches]
     try:
-        endpoints = start(devices, Path(directory), username=p.deploy_user)
+        endpoints = start(devices, Path(directory), username=p.deploy_user,
+                          password=os.environ.get(PASSWORD_ENV) or None)
     except LabError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
