@@ -25,7 +25,7 @@ _OLD, _NEW = (5, 14), (5, 15)
 
 # Paths the management plane needs that nvue_set_paths*.tsv lack (they cover the pages listed in
 # NOTES.md; System-Security, User-Account, API, SSH-Server and Syslog were not read). Each row:
-# path, allowed values ("" = free form), the CumulusNetworks/docs page (nvue-reference
+# path, allowed values ("" = free form, "<...>" = an enumeration too long to list), the CumulusNetworks/docs page (nvue-reference
 # Set-and-Unset-Commands/<page> unless noted), first and last release (None = still current).
 # test_supplement_is_in_the_object_model checks every row against nvueschema's models.
 SUPPLEMENT: tuple[tuple[str, str, str, tuple[int, int], tuple[int, int] | None], ...] = (
@@ -43,6 +43,13 @@ SUPPLEMENT: tuple[tuple[str, str, str, tuple[int, int], tuple[int, int] | None],
     # Syslog.md: `service syslog <vrf> server` is gone in 5.13; `system syslog server <id> vrf` replaces it
     ("system syslog server <server-id>", "", "Syslog.md", (5, 13), None),
     ("system syslog server <server-id> vrf <vrf-id>", "", "Syslog.md", (5, 13), None),
+    # the 5.15 object model moves the time zone under date-time (user guide 5.15, Setting-the-Date-and-Time)
+    ("system date-time timezone", "<tz names>", "System-Configuration.md (5.15 object model)", (5, 15), None),
+)
+# Documented paths that later releases no longer have (object model; not in the renames list)
+REMOVED: tuple[tuple[str, tuple[int, int]], ...] = (
+    ("service syslog <vrf-id>", (5, 13)),                 # Syslog.md: "Cumulus 5.13 and later does not provide"
+    ("system timezone", (5, 15)),                         # object model 5.15: system date-time timezone
 )
 
 
@@ -91,9 +98,13 @@ def documented(new_syntax: bool, version: tuple[int, ...] | None = None) -> dict
         else:
             out[key] = allowed
     release = version or (_NEW if new_syntax else _OLD)
+    for prefix, gone in REMOVED:
+        if release[:2] >= gone:
+            n = len(prefix.split())
+            out = {k: v for k, v in out.items() if k[:n] != tuple(prefix.split())}
     for path, values, _page, since, until in SUPPLEMENT:
         if since <= release[:2] and (until is None or release[:2] <= until):
-            out[tuple(path.split())] = set(values.split("|")) if values else None
+            out[tuple(path.split())] = set(values.split("|")) if values and values[0] != "<" else None
     return out
 
 
@@ -151,7 +162,7 @@ def _plan_for(path: Path, version: str | None = None):
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_rendered_paths_are_documented(name: str, version: str) -> None:
     plan = _plan_for(example(name), version)
-    table = documented(new_syntax=_version(version) >= (5, 15))
+    table = documented(new_syntax=_version(version) >= (5, 15), version=_version(version))
     for sw in plan.switches:
         # BaseLoader: NVUE's on/off are strings, as the switch reads them
         doc = yaml.load(render_switch(plan, sw), Loader=yaml.BaseLoader)
@@ -204,6 +215,8 @@ def test_supplement_needs_its_release() -> None:
     assert undocumented(doc, documented(new_syntax=False, version=(5, 11)))
     assert undocumented(doc, documented(new_syntax=False, version=(5, 14))) == []
     assert undocumented(doc, documented(new_syntax=True)) == []
+    assert undocumented([{"set": {"system": {"timezone": "Etc/UTC"}}}], documented(new_syntax=True))
+    assert undocumented([{"set": {"system": {"timezone": "Etc/UTC"}}}], documented(new_syntax=False)) == []
     bad_type = [{"set": {"system": {"aaa": {"user": {"u": {"ssh": {"authorized-key": {"k": {"type": "sk-ssh"}}}}}}}}}]
     assert undocumented(bad_type, documented(new_syntax=True))
 
@@ -253,7 +266,10 @@ def test_supplement_is_in_the_object_model(path, values, page, since, until) -> 
     for release in releases:
         got = model_values(release, path)
         assert got is not False, f"{path} not in the {release} object model"
-        assert got == (set(values.split("|")) if values else None), (release, path)
+        if values.startswith("<"):
+            assert isinstance(got, set) and "Etc/UTC" in got, (release, path)
+        else:
+            assert got == (set(values.split("|")) if values else None), (release, path)
 
 
 def test_object_model_walk_can_fail() -> None:
@@ -261,6 +277,8 @@ def test_object_model_walk_can_fail() -> None:
     assert model_values("5.11", "system ssh-server sideways") is False
     assert model_values("5.11", "system syslog server <id> vrf <v>") is False    # 5.13+ only
     assert model_values("5.15", "interface <id> ip address <p>") is False       # 5.14- form
+    assert model_values("5.15", "system timezone") is False
+    assert model_values("5.14", "service syslog <vrf> server <id>") is False
 
 
 @pytest.mark.skipif(not NVUE.is_dir(), reason=f"NVUE reference not found at {NVUE}")
