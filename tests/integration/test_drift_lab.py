@@ -9,9 +9,11 @@ import pytest
 from netmiko import ConnectHandler
 
 from generator.checks.runner import run_checks
+from generator.deploy.candidate import build_candidate
 from generator.drift.command import run_drift
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice, lab_down
+from generator.render.managed import managed_set
 from generator.render.output import render_files
 
 pytestmark = pytest.mark.integration
@@ -55,7 +57,10 @@ def push(lab, files, names=SWITCHES):
         driver = lab.driver(name)
         driver.open()
         try:
-            driver.load_replace_candidate(config=files[f"switches/{name}/startup.yaml"])
+            # as the deploy does: the rendered file plus the switch's own management
+            running = driver.get_config(retrieve="running")["running"]
+            driver.load_replace_candidate(config=build_candidate(files[f"switches/{name}/startup.yaml"], running,
+                                                                 managed_set(False)).text)
             driver.commit_config(message="test deploy")
         finally:
             driver.close()

@@ -12,11 +12,19 @@ from napalm.base.exceptions import (
     ConnectionException,
 )
 
+from generator.deploy.candidate import build_candidate
 from generator.lab.control import LabDevice
+from generator.render.managed import managed_set
 
 pytestmark = pytest.mark.integration
 
 CANDIDATE = "- set:\n    interface:\n      swp1:\n        link:\n          mtu: 9216\n"
+
+
+def keeping_management(device, rendered: str) -> str:
+    """The candidate as the deploy builds it: a bare file would delete the logged-in cumulus
+    user of the factory-default switch, which NVUE refuses."""
+    return build_candidate(rendered, device.get_config(retrieve="running")["running"], managed_set(False)).text
 
 
 def test_auth_refused_without_leaking_the_password(lab_start):
@@ -53,7 +61,7 @@ def test_apply_failure_keeps_pending(lab_nvue):
     device = lab_nvue.driver("leaf01")
     device.open()
     try:
-        device.load_replace_candidate(config=CANDIDATE)
+        device.load_replace_candidate(config=keeping_management(device, CANDIDATE))
         lab_nvue.set_faults("leaf01", apply_error="Switchd failed to apply the config")
         with pytest.raises(CommitError, match="Switchd failed to apply the config"):
             device.commit_config()
@@ -84,7 +92,7 @@ def test_slow_device_still_works(lab_nvue):
     device.open()
     try:
         started = time.monotonic()
-        device.load_replace_candidate(config=CANDIDATE)
+        device.load_replace_candidate(config=keeping_management(device, CANDIDATE))
         device.commit_config()
         assert time.monotonic() - started >= 0.8
         assert "9216" in device.get_config()["running"]
