@@ -47,7 +47,8 @@ MANAGEMENT: tuple[tuple[KeyPath, str], ...] = (
     (("service", "dns"), "DNS"),
     (("system", "syslog"), "syslog"),
     (("service", "syslog"), "syslog"),
-    (("system", "timezone"), "timezone"),
+    (("system", "timezone"), "timezone"),                   # 5.14 and earlier
+    (("system", "date-time", "timezone"), "timezone"),      # 5.15+ object model
     (("system", "message"), "login banner"),
     (("system", "control-plane", "acl"), "control-plane ACLs"),
     (("system", "api"), "NVUE API"),
