@@ -105,7 +105,8 @@ def _routing(plan: FabricPlan) -> dict[str, Any]:
         "prefix_list": CONNECTED_PREFIX_LIST,
         # loopbacks are /32s, host links /31s; eth0's subnet (mgmt VRF) and numbered
         # switch-to-switch /31s (addressing.fabric_links, disjoint by FG403) never match
-        "announce": [{"prefix": plan.loopback_pool, "max_len": 32}, {"prefix": plan.rail_pool, "max_len": 31}],
+        # exactly /32 and exactly /31 (ge = le): nothing wider from these pools either
+        "announce": [{"prefix": plan.loopback_pool, "len": 32}, {"prefix": plan.rail_pool, "len": 31}],
     }
 
 
