@@ -22,7 +22,7 @@ Finding = Iterator[tuple[str, str]]
 _IDENTITY_KEYS = frozenset({"hostname", "asn", "loopback", "description", "address", "id", "remote_as",
                             "peer", "peer_ip", "router_id", "mgmt_ip"})
 _NO_DIGITS = str.maketrans("", "", "0123456789")
-_SCALARS = (str, int, bool, float, type(None))
+_PLAIN = frozenset({str, int, bool, float, type(None)})
 
 
 def shape_key(context) -> tuple:
@@ -31,12 +31,16 @@ def shape_key(context) -> tuple:
     def walk(node, key=None):
         kind = type(node)
         if kind is dict:
-            return tuple([(k, walk(v, k)) for k, v in node.items()])
+            # scalars inline, no call per value: a switch has ~128 interface dicts
+            return tuple([(k, (v if k not in _IDENTITY_KEYS or v is None
+                               else (type(v).__name__, str(v).translate(_NO_DIGITS)))
+                           if type(v) in _PLAIN else walk(v, k))
+                          for k, v in node.items()])
         if kind is list or kind is tuple:
             return tuple([walk(v, key) for v in node])
         if key in _IDENTITY_KEYS and node is not None:
             return (kind.__name__, str(node).translate(_NO_DIGITS))
-        return node if kind in _SCALARS else (kind.__name__, str(node))
+        return node if kind in _PLAIN else (kind.__name__, str(node))
     return walk(context)
 
 
