@@ -170,7 +170,9 @@ def test_deploy_with_management_leaves_the_switch_reachable_as_planned(make_fabr
         assert users["cumulus"]["hashed-password"] == sha512_crypt(fab.lab.password)
         assert users["ops"]["ssh"]["authorized-key"]
         assert set(running["system"]["control-plane"]["acl"]) == {"acl-default-dos", "acl-default-whitelist"}
-        assert running["system"]["timezone"] == "Europe/Berlin"
+        system = running["system"]
+        # 5.15 object model: `system timezone` became `system date-time timezone`
+        assert (system["date-time"]["timezone"] if version == "5.15" else system["timezone"]) == "Europe/Berlin"
         assert managed.managed(running) == load_nvue_document(fab.rendered[sw.name])
     code, doc = fab.drift(capsys)
     assert code == 0, doc
