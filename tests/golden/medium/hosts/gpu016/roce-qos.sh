@@ -7,6 +7,7 @@
 #
 # Usage: fabricgen-roce-qos [--check]
 #   --check  change nothing; print every setting that differs and exit 1 if any does
+# Both modes also verify the RoCE GID NCCL will use on every rail NIC (it cannot be set here).
 # Exit codes: 0 in place (or applied), 1 differs (--check) or an action failed, 2 usage.
 # FABRICGEN_SYSROOT prefixes every /sys path (tests point it at a fake tree).
 set -u
@@ -23,6 +24,8 @@ PFC_PRIOS="3"
 PFC_VECTOR="0,0,0,1,0,0,0,0"
 # DCQCN: NIC notification point and reaction point enabled per priority
 ECN_PRIOS="3"
+# GID index nccl.conf pins (NCCL_IB_GID_INDEX); empty: NCCL >= 2.21 auto-selects a RoCEv2 IPv4 GID
+GID_INDEX="3"
 
 SYS="${FABRICGEN_SYSROOT:-}/sys"
 CHECK=0
@@ -177,6 +180,67 @@ roce_tos() {
     settle "$rdma roce tos" "$cur" "$TOS" cma_roce_tos -d "$rdma" -t "$TOS"
 }
 
+# gid_ipv4 TYPE GID: print the IPv4 address when TYPE is RoCE v2 and GID is IPv4-mapped
+# (::ffff:a.b.c.d). The kernel prints gids/N with %pI6 (lowercase, eight 4-digit groups)
+# and gid_attrs/types/N as "IB/RoCE v1" or "RoCE v2" (drivers/infiniband/core/sysfs.c,
+# cache.c); show_gids (mlnx-tools) reads the same files.
+gid_ipv4() {
+    [ "$1" = "RoCE v2" ] || return 1
+    tail=${2#0000:0000:0000:0000:0000:ffff:}
+    case "$tail" in
+        [0-9a-f][0-9a-f][0-9a-f][0-9a-f]:[0-9a-f][0-9a-f][0-9a-f][0-9a-f]) ;;
+        *) return 1 ;;
+    esac
+    hi=${tail%:*} lo=${tail#*:}
+    printf '%d.%d.%d.%d' "0x${hi%??}" "0x${hi#??}" "0x${lo%??}" "0x${lo#??}"
+}
+
+# The GID NCCL will use must be RoCEv2 on the rail's IPv4 address: index 0 and 1 are the
+# kernel's link-local fe80:: GIDs (RoCEv1/v2), which no rail /31 routes. roce-qos.sh cannot
+# change the table: the kernel builds it from the interface's addresses, so a wrong entry
+# means the rail has no IPv4 address yet or extra addresses moved the index.
+gid() {
+    ifc=$1 rdma=$2
+    port="$SYS/class/infiniband/$rdma/ports/1"
+    if [ ! -d "$port/gids" ]; then
+        unknown "$rdma gid" "$port/gids missing: no RDMA device $rdma (driver not loaded, or wrong hosts.rails rdma name)"
+        return
+    fi
+    if [ -n "$GID_INDEX" ]; then
+        # an unused entry reads as zeros and its type cannot be read (EINVAL)
+        gtype=$(cat "$port/gid_attrs/types/$GID_INDEX" 2>/dev/null) || gtype=""
+        addr=$(cat "$port/gids/$GID_INDEX" 2>/dev/null) || addr=""
+        if ip4=$(gid_ipv4 "$gtype" "$addr"); then
+            say "ok: $rdma gid $GID_INDEX = RoCE v2 $ip4"
+        else
+            gid_wrong "$rdma gid $GID_INDEX" "have '${gtype:-no type} ${addr:-no gid}', want 'RoCE v2' on an IPv4-mapped \
+address (NCCL_IB_GID_INDEX=$GID_INDEX in nccl.conf): give $ifc its rail IPv4 address, check show_gids"
+        fi
+        return
+    fi
+    # in index order, as NCCL scans the table; the first match is normally index 3
+    n=0
+    while [ -e "$port/gids/$n" ]; do
+        if gtype=$(cat "$port/gid_attrs/types/$n" 2>/dev/null) &&
+            ip4=$(gid_ipv4 "$gtype" "$(cat "$port/gids/$n" 2>/dev/null)"); then
+            say "ok: $rdma gid $n = RoCE v2 $ip4 (NCCL auto-selects)"
+            return
+        fi
+        n=$((n + 1))
+    done
+    gid_wrong "$rdma gid" "no 'RoCE v2' GID on an IPv4-mapped address for NCCL to select: give $ifc its rail IPv4 address"
+}
+
+# gid_wrong WHAT FOUND: nothing to apply, so a bad GID differs (--check) or fails (apply)
+gid_wrong() {
+    if [ "$CHECK" = 1 ]; then
+        DIFFS=$((DIFFS + 1))
+        say "differs: $1: $2"
+    else
+        fail "$1: $2"
+    fi
+}
+
 for entry in $NICS; do
     ifc=${entry%%:*} rdma=${entry#*:}
     if [ ! -e "$SYS/class/net/$ifc" ]; then
@@ -189,6 +253,7 @@ for entry in $NICS; do
     esac
     ecn "$ifc"
     roce_tos "$ifc" "$rdma"
+    gid "$ifc" "$rdma"
 done
 
 if [ "$CHECK" = 1 ]; then
