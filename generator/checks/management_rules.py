@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from generator.checks.registry import ERROR, CheckContext, rule
+from generator.checks.registry import ERROR, WARNING, CheckContext, rule
 
 Finding = Iterator[tuple[str, str]]
 
@@ -23,8 +23,8 @@ def deploy_user_missing(ctx: CheckContext) -> Finding:
     log in at all. Add the deploy user (with its hash or SSH key), or leave
     `management.users` out to keep the switch's own accounts."""
     m = ctx.intent.management
-    if m is None or not m.users:
-        return
+    if m is None or not m.users or ctx.intent.switch_os.name == "sonic":
+        return                                  # SONiC: FG503
     names = [u.name for u in m.users]
     if ctx.intent.deploy.user not in names:
         yield ("management.users", f"deploy.user {ctx.intent.deploy.user!r} is not listed ({', '.join(names)}): "
@@ -43,3 +43,17 @@ def user_without_credentials(ctx: CheckContext) -> Finding:
         if user.hashed_password is None and not user.ssh_keys:
             yield (f"management.users[{i}]", f"user {user.name!r} has neither hashed_password nor ssh_keys: "
                    "add one, or the account cannot log in")
+
+
+@rule("FG503", WARNING, "switch users are not rendered for SONiC", stage="intent")
+def sonic_users_not_rendered(ctx: CheckContext) -> Finding:
+    """SONiC keeps its accounts as Linux users outside config_db (sonic-yang-models
+    doc/Configuration.md has no user table; PASSW_HARDENING only sets policy), so neither
+    `config reload` nor `config apply-patch` creates or deletes them and fabricgen renders
+    no `management.users` for `switch_os.name: sonic`. Create the accounts with ZTP or an
+    Ansible play, or remove `management.users` to silence this."""
+    m = ctx.intent.management
+    if m is None or not m.users or ctx.intent.switch_os.name != "sonic":
+        return
+    yield ("management.users", "switch_os sonic keeps accounts outside config_db: these "
+           f"{len(m.users)} user(s) are not rendered; create them with ZTP/Ansible, or remove management.users")

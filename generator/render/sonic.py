@@ -22,7 +22,6 @@ the plan speaks Cumulus (swp1, swp1s0); SONiC names are derived from platform.js
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import json
 import re
@@ -239,13 +238,6 @@ def lossless_profile_name(speed_g: int, cable_m: int) -> str:
     return f"pg_lossless_{speed_g * 1000}_{cable_m}m_profile"
 
 
-def _mac(plan: FabricPlan, sw: Switch) -> str:
-    """Locally administered, stable per fabric and switch: the device's burned-in MAC is not known here."""
-    digest = hashlib.sha256(f"{plan.fabric}/{sw.name}".encode()).digest()
-    octets = [0x02, *digest[:5]]
-    return ":".join(f"{o:02x}" for o in octets)
-
-
 def _ranges(values: Iterable[int]) -> list[str]:
     """[0, 1, 2, 4, 5] -> ["0-2", "4-5"]: SONiC keys accept a queue range."""
     out: list[str] = []
@@ -301,8 +293,18 @@ def _strmap(mapping: dict[int, int]) -> dict[str, str]:
 # ----------------------------------------------------------------------------- features
 
 
+@cache
+def _day0() -> dict[str, Any]:
+    text = resources.files("generator.data").joinpath("sonic_day0.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
 def _metadata(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, Any]:
-    return {"DEVICE_METADATA": {"localhost": {
+    # No `mac`: DEVICE_METADATA.localhost.mac is the switch's burned-in base MAC, which only the
+    # device knows (DEVICE_STATE.md); provisioning reads it from the switch and merges it in
+    # (generator/render/sonic_managed.py provision_config). hwsku, platform, buffer_model and
+    # the routing mode are reload-only: a day-2 deploy refuses to change them.
+    meta = {
         "bgp_asn": str(sw.asn),
         "buffer_model": "traditional",
         "default_pfcwd_status": "enable" if plan.qos.pfc_watchdog else "disable",
@@ -311,10 +313,53 @@ def _metadata(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, A
         "frr_mgmt_framework_config": "true",
         "hostname": sw.name,
         "hwsku": layout.hwsku,
-        "mac": _mac(plan, sw),
         "platform": layout.platform.platform,
         "type": DEVICE_TYPE.get(sw.role, SPINE_TYPE),
-    }}}
+        **_day0()["metadata"],
+    }
+    if plan.management is not None and plan.management.timezone:
+        meta["timezone"] = plan.management.timezone
+    return {"DEVICE_METADATA": {"localhost": meta}}
+
+
+def _management(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
+    """eth0 in the management VRF (sonic-yang-models doc/Configuration.md MGMT_* examples), and
+    with `management:` NTP, syslog and DNS through it. Always rendered: `config reload` of a file
+    without MGMT_INTERFACE leaves eth0 without its address (DEVICE_STATE.md). A day-2 deploy
+    never changes MGMT_* (sonic_managed.py); it is day-0 material."""
+    m = plan.management
+    if m is not None:
+        prefix_len, gateway = m.prefix_len, m.gateway
+    else:
+        pool = ipaddress.IPv4Network(plan.mgmt_pool)
+        prefix_len, gateway = pool.prefixlen, str(pool.network_address + 1)
+    tables: dict[str, Any] = {
+        "MGMT_INTERFACE": {f"eth0|{sw.mgmt_ip}/{prefix_len}": {"gwaddr": gateway}},
+        "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
+        "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}},
+    }
+    if m is None:
+        return tables
+    if m.ntp:
+        # sonic-ntp.yang: NTP runs in one VRF; `mgmt` needs mgmtVrfEnabled (its must statement)
+        tables["NTP"] = {"global": {"src_intf": ["eth0"], "vrf": "mgmt"}}
+        tables["NTP_SERVER"] = {s: {"association_type": "server", "iburst": "on"} for s in m.ntp}
+    tables["SYSLOG_SERVER"] = {s: {"vrf": "mgmt"} for s in m.syslog}
+    tables["DNS_NAMESERVER"] = {s: {} for s in m.dns}
+    if m.banner:
+        tables["BANNER_MESSAGE"] = {"global": {"login": m.banner, "state": "enabled"}}
+    return tables
+
+
+def _system(sw: Switch) -> dict[str, Any]:
+    """FEATURE rows of the services the fabric needs and the counters verify reads (sonic_day0.yaml)."""
+    data = _day0()
+    switch_type = DEVICE_TYPE.get(sw.role, SPINE_TYPE)
+    features = {}
+    for name, spec in data["features"].items():
+        row = {k: (v[switch_type] if isinstance(v, dict) else v) for k, v in spec.items()}
+        features[name] = {**row, **data["feature_common"]}
+    return {"FEATURE": features, "FLEX_COUNTER_TABLE": {k: dict(v) for k, v in data["flex_counters"].items()}}
 
 
 def _ports(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, Any]:
@@ -506,6 +551,8 @@ def switch_config(plan: FabricPlan, sw: Switch) -> dict[str, dict[str, dict[str,
     config: dict[str, Any] = {}
     for tables in (
         _metadata(plan, sw, layout),
+        _management(plan, sw),
+        _system(sw),
         _ports(plan, sw, layout),
         _routing(plan, sw, layout),
         _buffers(plan, sw, layout, cls),
