@@ -194,12 +194,14 @@ def deploy(
     yes: Annotated[bool, typer.Option("--yes", help="do not ask for confirmation")] = False,
     accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
                                                        help="trust SSH host keys on first contact")] = False,
+    provision: Annotated[bool, typer.Option(
+        "--provision", help="SONiC day 0: full config_db + config reload (switches fresh from ZTP)")] = False,
 ) -> None:
     """Push in waves with commit-confirm; roll back and stop on the first failed wave."""
     from generator.deploy.rollout import run_deploy
 
     raise typer.Exit(run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run,
-                                yes=yes, accept_new_host_keys=accept_new_host_keys))
+                                yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision))
 
 
 @app.command()

@@ -46,9 +46,11 @@ from generator.deploy.report import (
     DeviceResult,
     print_report,
 )
+from generator.deploy.sonic_guard import check_patch, provision_refusal, refusal_line
 from generator.deploy.waves import Wave, WaveDevice, natural_key, plan_waves
 from generator.render.managed import ManagedSet, comparable, first_difference, for_plan
 from generator.render.nvue_document import DocumentError, load_tree
+from generator.render.sonic_managed import ProvisionError, SonicManaged, provision_config
 
 BACKUP_ENV = "FABRICGEN_BACKUP_DIR"
 CONFIRM_ENV = "FABRICGEN_CONFIRM_TIMEOUT"
@@ -78,6 +80,11 @@ class Job:
     # switch, what must survive an apply.
     managed: ManagedSet | None = None
     guards: dict[str, GuardContext] = field(default_factory=dict)
+    # SONiC: what fabricgen owns in config_db (generator/render/sonic_managed.py), and whether
+    # this is a day-0 provisioning (full config_db + `config reload`) instead of a day-2 patch.
+    sonic: SonicManaged | None = None
+    provision: bool = False
+    notes: dict[str, list[str]] = field(default_factory=dict)
     kept: dict[str, tuple[str, ...]] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)
     # Concurrent first-contact logins would each rewrite known_hosts and lose the others' keys.
@@ -128,27 +135,69 @@ def _config_mismatch(job: Job, running: str, rendered: str) -> str | None:
             return None
         return f"the running config differs from the rendered file at {first_difference(want, have)}"
     try:
-        same = json.loads(running) == json.loads(rendered)
-    except json.JSONDecodeError:
-        same = False
-    return None if same else "the running config differs from the rendered file"
+        have, want = json.loads(running), json.loads(rendered)
+    except json.JSONDecodeError as exc:
+        return f"the running config is unreadable: {exc}"
+    if job.sonic is not None:
+        # Only fabricgen's tables and fields: the switch keeps its MAC, FEATURE, AAA, ...
+        have, want = job.sonic.owned(have), job.sonic.owned(want)
+    if have == want:
+        return None
+    tables = sorted(t for t in set(have) | set(want) if have.get(t) != want.get(t))
+    return f"the running config differs from the rendered file in {', '.join(tables[:5])}"
 
 
-def _candidate(job: Job, name: str, driver) -> tuple[str, dict | None]:
-    """(candidate text, the running `set` tree it was built from; None for SONiC)."""
-    if job.managed is None:
+def _candidate(job: Job, name: str, driver, running: str | None = None) -> tuple[str, dict | None]:
+    """(candidate text, the running config it was built from: the NVUE `set` tree or config_db)."""
+    if job.managed is None and job.sonic is None:
         return job.rendered[name], None
-    running = driver.get_config(retrieve="running")["running"]
+    if running is None:
+        running = driver.get_config(retrieve="running")["running"]
+    if job.sonic is not None:
+        return _sonic_candidate(job, name, running)
     candidate = build_candidate(job.rendered[name], running, job.managed)
     job.kept[name] = candidate.kept_management
     return candidate.text, candidate.running
 
 
+def _sonic_candidate(job: Job, name: str, running_text: str) -> tuple[str, dict]:
+    try:
+        running = json.loads(running_text or "{}")
+        rendered = json.loads(job.rendered[name])
+    except json.JSONDecodeError as exc:
+        raise DeviceFailed(f"the running config_db is unreadable: {exc}") from None
+    if job.provision:
+        try:
+            config, notes = provision_config(rendered, running, management=job.sonic.management)
+        except ProvisionError as exc:
+            job.refused.add(name)
+            raise DeviceFailed(f"refused before provisioning: {exc}") from None
+        job.notes[name] = notes
+    else:
+        config = job.sonic.target(rendered, running)
+    return json.dumps(config, indent=4, sort_keys=True) + "\n", running
+
+
+def _load(job: Job, driver, text: str) -> None:
+    if job.provision:
+        driver.load_provision_candidate(config=text)
+    else:
+        driver.load_replace_candidate(config=text)
+
+
 def _guard(job: Job, name: str, driver, diff: str, running: dict | None) -> None:
-    """Refuse (discard the candidate, raise) a diff that would cut the switch off."""
-    if job.managed is None or not diff:
+    """Refuse (discard the candidate, raise) a diff that would cut the switch off or that
+    SONiC cannot apply live."""
+    if not diff:
         return
-    refusal = check_diff(diff, job.guards[name], running)
+    refusal = None
+    if job.sonic is not None and job.provision:
+        refusal = provision_refusal(json.loads(job.rendered[name]), running or {})
+    elif job.sonic is not None:
+        reasons = check_patch(driver.patch_ops, driver.staged_base or running or {})
+        refusal = refusal_line(reasons) if reasons else None
+    elif job.managed is not None:
+        refusal = check_diff(diff, job.guards[name], running)
     if refusal:
         job.refused.add(name)
         driver.discard_config()
@@ -173,12 +222,8 @@ def _prepare(job: Job, name: str) -> None:
         running = driver.get_config(retrieve="running")["running"]
         suffix = "yaml" if job.os_name == "cumulus" else "json"
         (job.backup_dir / f"{name}.{suffix}").write_text(running)
-        text, tree = job.rendered[name], None
-        if job.managed is not None:
-            candidate = build_candidate(text, running, job.managed)
-            text, tree = candidate.text, candidate.running
-            job.kept[name] = candidate.kept_management
-        driver.load_replace_candidate(config=text)
+        text, tree = _candidate(job, name, driver, running)
+        _load(job, driver, text)
         diff = driver.compare_config()
         _guard(job, name, driver, diff, tree)
         driver.discard_config()
@@ -214,7 +259,7 @@ class WaveRun:
             driver = _open(job, name)
             # Rebuilt from a fresh read: what the switch holds now is what the replace keeps.
             text, running = _candidate(job, name, driver)
-            driver.load_replace_candidate(config=text)
+            _load(job, driver, text)
             diff = driver.compare_config()
             if not diff:
                 driver.discard_config()
@@ -377,7 +422,7 @@ def _env_int(name: str, default: int) -> int:
 
 def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
                limit: str | None = None, dry_run: bool = False, yes: bool = False,
-               accept_new_host_keys: bool = False) -> int:
+               accept_new_host_keys: bool = False, provision: bool = False) -> int:
     # Piped output (CI logs, tests) gets a width that fits the wave table on one line per wave.
     out = Console(file=sys.stdout, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
     err = Console(file=sys.stderr, highlight=False, soft_wrap=True)
@@ -398,6 +443,14 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
         err.print(f"error: {intent_path} has {len(checked.errors)} error(s); nothing was pushed", markup=False)
         return 1
     plan = checked.plan
+    if provision and plan.switch_os != "sonic":
+        err.print(f"error: --provision is for switch_os sonic (day 0: full config_db + config reload); "
+                  f"{intent_path} targets {plan.switch_os}, where every deploy already replaces the "
+                  "subtrees fabricgen manages; nothing was pushed", markup=False)
+        return 1
+    if provision and only == "hosts":
+        err.print("error: --provision applies to switches; drop --only hosts; nothing was pushed", markup=False)
+        return 1
 
     fabric_dir = _backup_root() / plan.fabric
     lock = DeployLock(fabric_dir / ".deploy.lock", plan.fabric)
@@ -408,7 +461,8 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
         return 1
     try:
         return _deploy_locked(loaded, plan, fabric_dir, out, err, endpoints=endpoints, only=only, limit=limit,
-                              dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys)
+                              dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
+                              provision=provision)
     except (CredentialsError, PreflightError) as exc:
         err.print(f"error: {exc}; nothing was pushed", markup=False)
         return 1
@@ -417,7 +471,7 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
 
 
 def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *, endpoints, only, limit,
-                   dry_run, yes, accept_new_host_keys) -> int:
+                   dry_run, yes, accept_new_host_keys, provision=False) -> int:
     from generator.render.output import render_files, write_tree
 
     files = render_files(plan, loaded.text)
@@ -430,7 +484,8 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
             err.print(f"error: --limit {limit!r} matches no switch of fabric {plan.fabric}", markup=False)
             return 1
         status = _deploy_switches(loaded, plan, files, names, backup_dir, out, err, endpoints=endpoints,
-                                  dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys)
+                                  dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
+                                  provision=provision)
         if status:
             return status
     if only in (None, "hosts"):
@@ -440,7 +495,7 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
 
 
 def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoints, dry_run, yes,
-                     accept_new_host_keys) -> int:
+                     accept_new_host_keys, provision=False) -> int:
     suffix = "startup.yaml" if plan.switch_os == "cumulus" else "config_db.json"
     access = resolve_access(plan, names, loaded.file, endpoints)
     by_name = {sw.name: sw for sw in plan.switches}
@@ -463,7 +518,9 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
               revert_in=_env_int(CONFIRM_ENV, intent_deploy.confirm_timeout),
               ssh_timeout=_env_int(SSH_TIMEOUT_ENV, 30), accept_new_host_keys=accept_new_host_keys,
               concurrency=concurrency, results={n: DeviceResult(n) for n in names},
-              managed=managed, guards=guards or {})
+              managed=managed, guards=guards or {},
+              sonic=SonicManaged(plan.management is not None) if plan.switch_os == "sonic" else None,
+              provision=provision)
 
     started = time.monotonic()
     with _progress(err) as progress:
@@ -487,6 +544,9 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
     if managed is not None and not managed.management and kept:
         out.print(f"kept the switches' own management ({', '.join(kept)}): the intent has no management section",
                   markup=False)
+    notes = list(dict.fromkeys(note for n in names for note in job.notes.get(n, ())))
+    if notes:
+        out.print(f"provisioning {'; '.join(notes)}", markup=False)
     if dry_run:
         for n in changed:
             out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 NVUE_CANDIDATE_PATH = "/tmp/fabricgen-candidate.yaml"
 SONIC_CANDIDATE_PATH = "/tmp/fabricgen-candidate.json"
+SONIC_PATCH_PATH = "/tmp/fabricgen-patch.json"
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -82,15 +83,23 @@ class SonicCommands:
     SONiC has no commit-confirm. `fabricgen-confirm` is a helper the deploy installs
     on the switch (the lab implements it natively):
       fabricgen-confirm start <seconds> <checkpoint>  roll back to <checkpoint> unless stopped
+      fabricgen-confirm start-reload <seconds>        `config reload` the saved startup unless stopped
       fabricgen-confirm stop                          confirm: cancel the pending rollback
-      fabricgen-confirm status                        JSON {"pending", "remaining", "checkpoint"}
+      fabricgen-confirm status                        JSON {"pending", "remaining", "checkpoint", "mode"}
     On a switch it is a thin wrapper around
       systemd-run --unit fabricgen-confirm --on-active=<seconds> config rollback <checkpoint>
-    and `systemctl stop fabricgen-confirm.timer`, so the rollback survives the SSH session.
+    (or `config reload -y`) and `systemctl stop fabricgen-confirm.timer`, so the rollback
+    survives the SSH session.
+
+    Day 2 uses `config apply-patch` (RFC 6902, scoped to fabricgen's tables); day 0
+    `config reload -y FILE` (sonic-utilities config/main.py: reload takes the file to load),
+    saved with `config save -y` only once confirmed.
     """
 
     checkpoint: str = "sudo config checkpoint {name}"
-    replace: str = "sudo config replace {path}"
+    apply_patch: str = "sudo config apply-patch {path}"
+    reload: str = "sudo config reload -y {path}"
+    reload_startup: str = "sudo config reload -y"
     rollback: str = "sudo config rollback {name}"
     list_checkpoints: str = "sudo config list-checkpoints"
     save: str = "sudo config save -y"
@@ -98,9 +107,11 @@ class SonicCommands:
     show_startup: str = "cat /etc/sonic/config_db.json"
     show_version: str = "show version"
     confirm_start: str = "sudo fabricgen-confirm start {seconds} {checkpoint}"
+    confirm_start_reload: str = "sudo fabricgen-confirm start-reload {seconds}"
     confirm_stop: str = "sudo fabricgen-confirm stop"
     confirm_status: str = "sudo fabricgen-confirm status"
     candidate_path: str = SONIC_CANDIDATE_PATH
+    patch_path: str = SONIC_PATCH_PATH
     checkpoint_prefix: str = "fabricgen-"
 
 

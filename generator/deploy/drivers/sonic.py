@@ -1,9 +1,16 @@
 """napalm driver for community SONiC over SSH (netmiko `linux`, bash on the switch).
 
-Replace = `config checkpoint` + `config replace <config_db.json>` (generic config
-updater); rollback = `config rollback <checkpoint>`. SONiC has no commit-confirm:
-`revert_in` uses the `fabricgen-confirm` timer described in commands.SonicCommands.
-optional_args: port, known_hosts, accept_new_host_keys, key_file.
+Day 2 (load_replace_candidate / load_merge_candidate): the candidate is the full target
+config_db; the driver reads the running config, computes the RFC 6902 patch from it to the
+target (jsonpatch) and applies it with `config checkpoint` + `config apply-patch`, never
+`config replace` of a partial file (DEVICE_STATE.md: GCU's replace removes what the file
+lacks). fabricgen builds the target from the running config with only its own tables changed
+(generator/render/sonic_managed.py), so the patch touches nothing else.
+Day 0 (load_provision_candidate): a full config_db loaded with `config reload -y FILE`; the
+startup file is written (`config save`) only when the commit is confirmed, so the confirm
+timer's `config reload` of the untouched startup file is the rollback.
+SONiC has no commit-confirm: `revert_in` uses the `fabricgen-confirm` timer described in
+commands.SonicCommands. optional_args: port, known_hosts, accept_new_host_keys, key_file.
 """
 
 from __future__ import annotations
@@ -14,10 +21,14 @@ import difflib
 import json
 import re
 
+import jsonpatch
 from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
 
 from generator.deploy.drivers.commands import SONIC
 from generator.deploy.drivers.ssh import CommandFailed, SSHCliDriver
+
+PATCH = "patch"
+RELOAD = "reload"
 
 
 class SonicDriver(SSHCliDriver):
@@ -29,11 +40,15 @@ class SonicDriver(SSHCliDriver):
         super().__init__(hostname, username, password, timeout, optional_args)
         self.commands = SONIC
         self._candidate: dict | None = None
+        self._base: dict | None = None           # the running config the patch was computed from
+        self._ops: list[dict] = []
+        self._mode = PATCH
         self._last_checkpoint: str | None = None
 
     # --- candidate ------------------------------------------------------
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        self._stage(self._parse(filename, config, ReplaceConfigException), ReplaceConfigException)
+        target = self._parse(filename, config, ReplaceConfigException)
+        self._stage_patch(target, ReplaceConfigException)
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         patch = self._parse(filename, config, MergeConfigException)
@@ -42,7 +57,18 @@ class SonicDriver(SSHCliDriver):
             target = merged.setdefault(table, {})
             for key, fields in rows.items():
                 target.setdefault(key, {}).update(fields)
-        self._stage(merged, MergeConfigException)
+        self._stage_patch(merged, MergeConfigException)
+
+    def load_provision_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        """Day 0: a complete config_db for `config reload` (see the module docstring)."""
+        target = self._parse(filename, config, ReplaceConfigException)
+        try:
+            self._base = self._running()
+            self._upload(_dump(target), self.commands.candidate_path)
+        except (OSError, CommandFailed, ValueError) as exc:
+            raise ReplaceConfigException(f"{self.where}: staging the day-0 config failed: "
+                                         f"{self._scrub(str(exc))}") from None
+        self._candidate, self._mode, self._ops = target, RELOAD, []
 
     def _parse(self, filename, config, error: type[Exception]) -> dict:
         try:
@@ -53,22 +79,39 @@ class SonicDriver(SSHCliDriver):
             raise error(f"{self.where}: config_db JSON must map table names to objects")
         return data
 
-    def _stage(self, config: dict, error: type[Exception]) -> None:
+    def _stage_patch(self, target: dict, error: type[Exception]) -> None:
         try:
-            self._upload(json.dumps(config, indent=4, sort_keys=True) + "\n", self.commands.candidate_path)
-        except OSError as exc:
-            raise error(f"{self.where}: upload of the candidate failed: {self._scrub(str(exc))}") from None
-        self._candidate = config
+            base = self._running()
+            ops = list(jsonpatch.make_patch(base, target))
+            if ops:
+                self._upload(json.dumps(ops, indent=2) + "\n", self.commands.patch_path)
+        except (OSError, CommandFailed, ValueError) as exc:
+            raise error(f"{self.where}: staging the patch failed: {self._scrub(str(exc))}") from None
+        self._candidate, self._base, self._ops, self._mode = target, base, ops, PATCH
+
+    @property
+    def patch_ops(self) -> list[dict]:
+        """The RFC 6902 operations the staged day-2 candidate amounts to."""
+        return copy.deepcopy(self._ops)
+
+    @property
+    def staged_base(self) -> dict | None:
+        """The running config the staged candidate was compared with."""
+        return self._base
 
     def compare_config(self) -> str:
         if self._candidate is None:
             return ""
-        running = _lines(self._running())
+        if self._mode == PATCH:
+            from generator.deploy.sonic_guard import patch_text
+
+            return patch_text(self._ops)
+        running = _lines(self._base or {})
         candidate = _lines(self._candidate)
         return "".join(difflib.unified_diff(running, candidate, "running", "candidate")).strip()
 
     def discard_config(self) -> None:
-        self._candidate = None
+        self._candidate, self._base, self._ops, self._mode = None, None, [], PATCH
 
     # --- commit ---------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
@@ -76,19 +119,48 @@ class SonicDriver(SSHCliDriver):
             raise CommitError(f"{self.where}: a commit is pending confirmation; confirm or roll it back first")
         if self._candidate is None:
             raise CommitError(f"{self.where}: no candidate loaded; call load_replace_candidate first")
-        checkpoint = self.commands.checkpoint_prefix + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
         try:
-            self._check(self.commands.checkpoint.format(name=checkpoint))
-            self._last_checkpoint = checkpoint
-            self._check(self.commands.replace.format(path=self.commands.candidate_path),
-                        read_timeout=max(self.timeout, 120))
-            if revert_in is not None:
-                self._check(self.commands.confirm_start.format(seconds=int(revert_in), checkpoint=checkpoint))
+            if self._mode == RELOAD:
+                self._commit_reload(revert_in)
             else:
-                self._check(self.commands.save)
+                self._commit_patch(revert_in)
         except CommandFailed as exc:
             raise CommitError(f"{self.where}: {exc}") from None
-        self._candidate = None
+        self.discard_config()
+
+    def _commit_patch(self, revert_in: int | None) -> None:
+        if not self._ops:
+            return
+        checkpoint = self.commands.checkpoint_prefix + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+        self._check(self.commands.checkpoint.format(name=checkpoint))
+        self._last_checkpoint = checkpoint
+        self._check(self.commands.apply_patch.format(path=self.commands.patch_path),
+                    read_timeout=max(self.timeout, 120))
+        if revert_in is not None:
+            self._check(self.commands.confirm_start.format(seconds=int(revert_in), checkpoint=checkpoint))
+        else:
+            self._check(self.commands.save)
+
+    def _commit_reload(self, revert_in: int | None) -> None:
+        # The timer first: if the reload cuts this session, the switch still goes back to its
+        # saved startup config on its own.
+        if revert_in is not None:
+            self._check(self.commands.confirm_start_reload.format(seconds=int(revert_in)))
+        try:
+            self._check(self.commands.reload.format(path=self.commands.candidate_path),
+                        read_timeout=max(self.timeout, 300))
+        except CommandFailed:
+            if revert_in is not None:
+                self._restore_startup()
+            raise
+        if revert_in is None:
+            self._check(self.commands.save)
+
+    def _restore_startup(self) -> None:
+        try:
+            self._check(self.commands.confirm_stop)
+        finally:
+            self._check(self.commands.reload_startup, read_timeout=max(self.timeout, 300))
 
     def confirm_commit(self) -> None:
         if not self.has_pending_commit():
@@ -111,6 +183,10 @@ class SonicDriver(SSHCliDriver):
     def rollback(self) -> None:
         status = self._confirm_status()
         try:
+            if status.get("pending") and status.get("mode") == RELOAD:
+                # day 0: the startup file was never overwritten; reloading it is the undo
+                self._restore_startup()
+                return
             if status.get("pending"):
                 self._check(self.commands.confirm_stop)
                 checkpoint = status["checkpoint"]
@@ -140,7 +216,7 @@ class SonicDriver(SSHCliDriver):
         if retrieve in ("all", "startup"):
             config["startup"] = self._check(self.commands.show_startup) + "\n"
         if retrieve in ("all", "candidate") and self._candidate is not None:
-            config["candidate"] = json.dumps(self._candidate, indent=4, sort_keys=True) + "\n"
+            config["candidate"] = _dump(self._candidate)
         return config
 
     def get_facts(self) -> dict:
@@ -164,8 +240,12 @@ class SonicDriver(SSHCliDriver):
         }
 
 
+def _dump(config: dict) -> str:
+    return json.dumps(config, indent=4, sort_keys=True) + "\n"
+
+
 def _lines(config: dict) -> list[str]:
-    return (json.dumps(config, indent=4, sort_keys=True) + "\n").splitlines(keepends=True)
+    return _dump(config).splitlines(keepends=True)
 
 
 def _uptime_seconds(text: str) -> float:

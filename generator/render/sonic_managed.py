@@ -1,0 +1,166 @@
+"""The parts of a SONiC config_db that fabricgen manages: one definition for day-2 deploys
+(target = running config with fabricgen's parts replaced), day-0 provisioning (rendered file
+plus what only the device knows), the post-check and drift.
+
+Why a definition at all: SONiC's `config replace FILE` (generic config updater, GCU) makes the
+config exactly FILE, so a file without MGMT_INTERFACE, MGMT_PORT, MGMT_VRF_CONFIG, NTP, SYSLOG,
+AAA, FEATURE, FLEX_COUNTER_TABLE, VERSIONS ... removes them, or GCU refuses
+(SONiC_Generic_Config_Update_and_Rollback_Design §2.2.4; DEVICE_STATE.md). A running switch
+is therefore changed with `config apply-patch` restricted to what fabricgen owns, and a
+switch fresh from ZTP is provisioned with a full config_db and `config reload`.
+
+Ownership, by config_db table:
+- OWNED_TABLES are fabricgen's entirely (rows added, changed and removed): interfaces, BGP,
+  QoS maps, scheduling, buffers, PFC watchdog, DEVICE_NEIGHBOR.
+- PORT: the attributes fabricgen sets. The live ones (admin_status, description, fec, mtu,
+  speed) may change on day 2; the layout ones (alias, index, lanes, subport) and the set of
+  ports are a breakout, day-0 material.
+- DEVICE_METADATA.localhost: the fields of METADATA_LIVE may change on day 2; those of
+  METADATA_RELOAD take effect only after a reload or a container restart (DEVICE_STATE.md:
+  hwsku changes the SAI profile, the routing mode is read when the bgp container starts).
+  `mac` is the switch's own and never compared.
+- With `management:` also NTP, NTP_SERVER, SYSLOG_SERVER, DNS_NAMESERVER, BANNER_MESSAGE and
+  DEVICE_METADATA timezone (live), and MGMT_INTERFACE / MGMT_PORT / MGMT_VRF_CONFIG, which
+  are compared but never patched live: changing eth0 under the deploy's own session is a
+  provisioning step.
+- Everything else (FEATURE, FLEX_COUNTER_TABLE, AAA, VERSIONS, CRM, whatever ZTP or the
+  operators added) is the switch's: carried over unchanged and never compared. FEATURE and
+  FLEX_COUNTER_TABLE are rendered for day 0 only.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+OWNED_TABLES: tuple[str, ...] = (
+    "BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF",
+    "BUFFER_PG", "BUFFER_POOL", "BUFFER_PORT_EGRESS_PROFILE_LIST", "BUFFER_PORT_INGRESS_PROFILE_LIST",
+    "BUFFER_PROFILE", "BUFFER_QUEUE", "CABLE_LENGTH", "DEVICE_NEIGHBOR", "DSCP_TO_TC_MAP", "INTERFACE",
+    "LOOPBACK_INTERFACE", "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "PFC_WD",
+    "PORT_QOS_MAP", "QUEUE", "ROUTE_MAP", "ROUTE_MAP_SET", "SCHEDULER", "TC_TO_PRIORITY_GROUP_MAP",
+    "TC_TO_QUEUE_MAP", "WRED_PROFILE",
+)
+PORT_LIVE: tuple[str, ...] = ("admin_status", "description", "fec", "mtu", "speed")
+PORT_LAYOUT: tuple[str, ...] = ("alias", "index", "lanes", "subport")
+METADATA_LIVE: tuple[str, ...] = ("bgp_asn", "default_bgp_status", "default_pfcwd_status", "hostname", "type")
+METADATA_RELOAD: tuple[str, ...] = ("buffer_model", "docker_routing_config_mode", "frr_mgmt_framework_config",
+                                    "hwsku", "platform")
+MANAGEMENT_TABLES: tuple[str, ...] = ("BANNER_MESSAGE", "DNS_NAMESERVER", "NTP", "NTP_SERVER", "SYSLOG_SERVER")
+MANAGEMENT_METADATA: tuple[str, ...] = ("timezone",)
+MGMT_PORT_TABLES: tuple[str, ...] = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG")
+# What only the device knows, kept from it at provisioning: its base MAC and the database
+# schema version its image migrated to; FEATURE rows it has win over the rendered defaults
+# (the image knows its own services: "kept at the platform's defaults").
+DEVICE_METADATA_KEPT: tuple[str, ...] = ("mac",)
+DEVICE_TABLES_KEPT: tuple[str, ...] = ("VERSIONS",)
+DEVICE_ROWS_WIN: tuple[str, ...] = ("FEATURE",)
+
+META = "DEVICE_METADATA"
+LOCALHOST = "localhost"
+
+
+class ProvisionError(ValueError):
+    """The device cannot take this day-0 config (wrong platform, no base MAC)."""
+
+
+@dataclass(frozen=True)
+class SonicManaged:
+    management: bool
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return OWNED_TABLES + (MANAGEMENT_TABLES + MGMT_PORT_TABLES if self.management else ())
+
+    @property
+    def metadata_fields(self) -> tuple[str, ...]:
+        return METADATA_LIVE + METADATA_RELOAD + (MANAGEMENT_METADATA if self.management else ())
+
+    def owned(self, config: dict) -> dict:
+        """The managed view of a config_db: what the post-check and drift compare."""
+        out: dict = {}
+        for table in self.tables:
+            if config.get(table):
+                out[table] = copy.deepcopy(config[table])
+        ports = {name: {f: v for f, v in row.items() if f in PORT_LIVE + PORT_LAYOUT}
+                 for name, row in (config.get("PORT") or {}).items() if isinstance(row, dict)}
+        if ports:
+            out["PORT"] = ports
+        meta = (config.get(META) or {}).get(LOCALHOST) or {}
+        fields = {f: meta[f] for f in self.metadata_fields if f in meta}
+        if fields:
+            out[META] = {LOCALHOST: fields}
+        return out
+
+    def target(self, rendered: dict, running: dict) -> dict:
+        """Day 2: the running config with every managed part taken from the rendered file.
+        The patch from running to this target touches nothing fabricgen does not own."""
+        target = copy.deepcopy(running)
+        for table in self.tables:
+            if rendered.get(table):
+                target[table] = copy.deepcopy(rendered[table])
+            else:
+                target.pop(table, None)
+        want_ports = rendered.get("PORT") or {}
+        have_ports = target.get("PORT") or {}
+        ports: dict = {}
+        for name, row in want_ports.items():
+            kept = {f: v for f, v in (have_ports.get(name) or {}).items() if f not in PORT_LIVE + PORT_LAYOUT}
+            ports[name] = {**kept, **row}
+        if ports:
+            target["PORT"] = ports
+        else:
+            target.pop("PORT", None)
+        want_meta = (rendered.get(META) or {}).get(LOCALHOST) or {}
+        meta = dict((target.get(META) or {}).get(LOCALHOST) or {})
+        for field in self.metadata_fields:
+            if field in want_meta:
+                meta[field] = want_meta[field]
+            else:
+                meta.pop(field, None)
+        if meta:
+            target.setdefault(META, {})[LOCALHOST] = meta
+        # GCU refuses a target with an empty table (generic_updater.py: "tables without any fields")
+        return {t: rows for t, rows in target.items() if rows}
+
+
+def provision_config(rendered: dict, device: dict, *, management: bool) -> tuple[dict, list[str]]:
+    """Day 0: the rendered full config_db plus what only the device knows, and notes on what was
+    kept. `device` is the switch's running config_db (read before the reload). Without
+    `management:` the switch's own NTP, syslog and DNS tables are kept too."""
+    have_meta = (device.get(META) or {}).get(LOCALHOST) or {}
+    want_meta = (rendered.get(META) or {}).get(LOCALHOST) or {}
+    platform = have_meta.get("platform")
+    if platform and want_meta.get("platform") and platform != want_meta["platform"]:
+        raise ProvisionError(f"the switch reports platform {platform}, the plan's model renders "
+                             f"{want_meta['platform']}: check switches.*.model in the intent")
+    if not have_meta.get("mac"):
+        raise ProvisionError("the switch's DEVICE_METADATA has no base MAC (sonic-cfggen -d -v "
+                             "DEVICE_METADATA.localhost.mac is empty); finish its first boot, then provision")
+    config = copy.deepcopy(rendered)
+    notes: list[str] = []
+    meta = config.setdefault(META, {}).setdefault(LOCALHOST, {})
+    for field in DEVICE_METADATA_KEPT:
+        meta[field] = have_meta[field] if field in have_meta else meta.get(field)
+    for field, value in have_meta.items():
+        meta.setdefault(field, value)             # e.g. synchronous_mode: the image's own
+    for table in DEVICE_TABLES_KEPT:
+        if device.get(table):
+            config[table] = copy.deepcopy(device[table])
+    for table in DEVICE_ROWS_WIN:
+        rows = device.get(table) or {}
+        if rows:
+            config[table] = {**config.get(table, {}), **copy.deepcopy(rows)}
+            notes.append(f"kept the switch's {table} rows")
+    owned = SonicManaged(management).tables + MGMT_PORT_TABLES + ("PORT", META)
+    extra = sorted(t for t in device if t not in config and t not in owned and device[t])
+    for table in extra:
+        config[table] = copy.deepcopy(device[table])
+    if extra:
+        notes.append(f"kept the switch's own {', '.join(extra)}")
+    config = {t: rows for t, rows in config.items() if rows}
+    return config, notes
+
+
+__all__ = ["METADATA_RELOAD", "MGMT_PORT_TABLES", "OWNED_TABLES", "PORT_LAYOUT", "PORT_LIVE", "ProvisionError",
+           "SonicManaged", "provision_config"]
