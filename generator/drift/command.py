@@ -28,9 +28,16 @@ from pathlib import Path
 import yaml
 
 from generator.drift.compare import FeatureResult, compare_device
-from generator.drift.normalize import ConfigParseError, nvue_managed_set, parse_config, strip_unmanaged
+from generator.drift.normalize import (
+    ConfigParseError,
+    nvue_managed_set,
+    parse_config,
+    sonic_managed_set,
+    strip_unmanaged,
+)
 from generator.drift.report import FORMATS, DeviceResult, DriftReport, write_report
 from generator.render.managed import ManagedSet
+from generator.render.sonic_managed import SonicManaged
 
 SSH_TIMEOUT = 20
 
@@ -74,20 +81,26 @@ def check_switch(plan, name: str, intended_text: str, target, access) -> DeviceR
     from generator.render.managed import for_plan
 
     return compare_texts(plan.switch_os, name, intended_text, running, managed=for_plan(plan),
-                         version=".".join(map(str, plan.switch_os_version)))
+                         version=".".join(map(str, plan.switch_os_version)),
+                         sonic=SonicManaged(plan.management is not None))
 
 
 def compare_texts(os_name: str, name: str, intended_text: str, running_text: str, *,
-                  managed: ManagedSet | None = None, version: str | None = None) -> DeviceResult:
+                  managed: ManagedSet | None = None, version: str | None = None,
+                  sonic: SonicManaged | None = None) -> DeviceResult:
     """NVUE: `managed` is the plan's managed set (default: the one the rendered file implies),
-    `version` the intent's release (keys it does not document are not compared)."""
+    `version` the intent's release (keys it does not document are not compared). SONiC:
+    `sonic` likewise (default: the one the rendered config_db implies)."""
     try:
         intended = parse_config(os_name, intended_text)
         if os_name == "cumulus":
             managed = managed or nvue_managed_set(intended)
             intended = managed.managed(intended)
+        else:
+            sonic = sonic or sonic_managed_set(intended)
+            intended = sonic.owned(intended)
         actual = strip_unmanaged(os_name, intended, parse_config(os_name, running_text), managed=managed,
-                                 version=version)
+                                 version=version, sonic=sonic)
     except ConfigParseError as exc:
         return DeviceResult(name, "switch", "unknown", error=f"running config unreadable: {exc}")
     features = compare_device(os_name, intended, actual)

@@ -25,6 +25,7 @@ TABLE_FEATURES = {
     "VLAN": "interfaces", "VLAN_MEMBER": "interfaces", "VLAN_INTERFACE": "interfaces",
     "DEVICE_NEIGHBOR": "interfaces",
     "BGP_NEIGHBOR": "bgp", "BGP_GLOBALS": "bgp", "BGP_GLOBALS_AF": "bgp", "BGP_PEER_RANGE": "bgp",
+    "BGP_NEIGHBOR_AF": "bgp", "BGP_GLOBALS_AF_NETWORK": "bgp", "ROUTE_MAP_SET": "bgp",
     "ROUTE_MAP": "bgp", "PREFIX_SET": "bgp", "PREFIX": "bgp", "STATIC_ROUTE": "bgp",
     "DSCP_TO_TC_MAP": "qos", "TC_TO_QUEUE_MAP": "qos", "TC_TO_PRIORITY_GROUP_MAP": "qos",
     "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": "qos", "MAP_PFC_PRIORITY_TO_QUEUE": "qos", "PORT_QOS_MAP": "qos",
@@ -33,7 +34,8 @@ TABLE_FEATURES = {
     "BUFFER_PORT_INGRESS_PROFILE_LIST": "buffers", "BUFFER_PORT_EGRESS_PROFILE_LIST": "buffers",
     "CABLE_LENGTH": "buffers",
     "DEVICE_METADATA": "system", "MGMT_INTERFACE": "system", "MGMT_PORT": "system", "NTP_SERVER": "system",
-    "SYSLOG_SERVER": "system",
+    "SYSLOG_SERVER": "system", "MGMT_VRF_CONFIG": "system", "NTP": "system", "DNS_NAMESERVER": "system",
+    "BANNER_MESSAGE": "system",
 }
 
 

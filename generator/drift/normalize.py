@@ -15,8 +15,9 @@ differences survive:
   the managed subtrees the defaults `nv config show` prints and keys the intent's release
   does not document (a newer minor release) are dropped from the running side unless the
   intent sets them; a documented key the intent lacks is `extra`.
-- SONiC: tables the intent does not render, and DEVICE_METADATA fields the switch fills in
-  (SONIC_UNMANAGED_METADATA), are dropped from the running side unless the intent sets them.
+- SONiC: both sides are reduced to what fabricgen owns (generator/render/sonic_managed.py:
+  its tables, the PORT and DEVICE_METADATA fields it sets, the management tables only with
+  `management:`); FEATURE, the MAC, AAA and whatever else the switch holds are never compared.
   An intended key the device lacks is always `missing`.
 """
 
@@ -29,15 +30,11 @@ from typing import Any
 import yaml
 
 from generator.render.managed import ManagedSet, comparable, managed_set
+from generator.render.sonic_managed import MANAGEMENT_TABLES, SonicManaged
 
 _INT = re.compile(r"^-?(0|[1-9][0-9]*)$")
 _TRUE = {"on", "true", "yes"}
 _FALSE = {"off", "false", "no"}
-
-# DEVICE_METADATA fields SONiC fills in from the hardware or the image.
-SONIC_UNMANAGED_METADATA = ("mac", "platform", "hwsku", "type", "deployment_id", "region", "cloudtype",
-                            "synchronous_mode", "timezone")
-
 
 class ConfigParseError(ValueError):
     """The running config could not be read as the expected format."""
@@ -107,19 +104,17 @@ def nvue_managed_set(intended: dict) -> ManagedSet:
     return managed_set(isinstance(intended.get("interface"), dict) and "eth0" in intended["interface"])
 
 
+def sonic_managed_set(intended: dict) -> SonicManaged:
+    """The managed set a rendered config_db implies: NTP/syslog/DNS/timezone only with `management:`."""
+    meta = (intended.get("DEVICE_METADATA") or {}).get("localhost") or {}
+    return SonicManaged(management=any(intended.get(t) for t in MANAGEMENT_TABLES) or "timezone" in meta)
+
+
 def strip_unmanaged(os_name: str, intended: dict, actual: dict, *, managed: ManagedSet | None = None,
-                    version: str | None = None) -> dict:
+                    version: str | None = None, sonic: SonicManaged | None = None) -> dict:
     """A copy of `actual` reduced to what is compared with `intended` (see the module docstring)."""
     actual = json.loads(json.dumps(actual))
     if os_name == "cumulus":
         managed = managed or nvue_managed_set(intended)
         return comparable(actual, managed, version=version, intended=managed.managed(intended))
-    for table in [t for t in actual if t not in intended]:
-        del actual[table]
-    meta = actual.get("DEVICE_METADATA", {}).get("localhost")
-    want = intended.get("DEVICE_METADATA", {}).get("localhost", {})
-    if isinstance(meta, dict):
-        for field in SONIC_UNMANAGED_METADATA:
-            if field not in want:
-                meta.pop(field, None)
-    return actual
+    return (sonic or sonic_managed_set(intended)).owned(actual)

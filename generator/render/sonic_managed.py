@@ -162,5 +162,5 @@ def provision_config(rendered: dict, device: dict, *, management: bool) -> tuple
     return config, notes
 
 
-__all__ = ["METADATA_RELOAD", "MGMT_PORT_TABLES", "OWNED_TABLES", "PORT_LAYOUT", "PORT_LIVE", "ProvisionError",
+__all__ = ["MANAGEMENT_TABLES", "METADATA_RELOAD", "MGMT_PORT_TABLES", "OWNED_TABLES", "PORT_LAYOUT", "PORT_LIVE", "ProvisionError",
            "SonicManaged", "provision_config"]
