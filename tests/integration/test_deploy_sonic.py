@@ -1,0 +1,287 @@
+"""`fabricgen deploy` on SONiC lab switches that start where a real SN5600 starts.
+
+Each simulated switch boots from SONiC's factory config_db (its own base MAC, the platform's
+default SKU ACS-SN5600, bgpcfgd, eth0 at the plan's address, FEATURE, AAA, VERSIONS), applies
+`config apply-patch` through GCU's Spectrum allow-list, loads files with `config reload`, and
+stops taking logins when eth0 loses its address. Real SSH, real napalm/netmiko, real jsonpatch.
+Day 0: `deploy --provision` (full config_db + config reload, saved only once confirmed).
+Day 2: `deploy` = checkpoint + apply-patch scoped to fabricgen's tables + post-check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from netmiko import ConnectHandler
+
+from generator.checks.runner import run_checks
+from generator.deploy.drivers.sonic import SonicDriver
+from generator.deploy.rollout import run_deploy
+from generator.drift.command import run_drift
+from generator.intent.loader import load_intent
+from generator.lab.control import LabDevice
+from generator.render.output import render_files
+from generator.render.sonic_managed import SonicManaged
+
+pytestmark = pytest.mark.integration
+
+CONFIRM_SECONDS = 20
+YANG_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "sonic-yang"
+INTENT = textwrap.dedent("""\
+    fabric: {name: sd}
+    topology:
+      kind: single-switch
+      nodes: NODES
+      gpus_per_node: 8
+      rails: 2
+      nic_speed: 400G
+      switches:
+        leaf: {model: SN5600}
+      cables: {host_leaf: HOSTCABLE}
+    switch_os: {name: sonic, version: "202411"}
+    addressing: {management: 10.30.0.0/24, rails: 172.16.0.0/24, loopbacks: 10.255.0.0/24}
+    deploy: {user: admin, confirm_timeout: 60, concurrency: 4}
+    management:
+      ntp: [10.30.0.5]
+      dns: [10.30.0.53]
+      syslog: [10.30.0.99]
+      timezone: Europe/Berlin
+    """)
+# Tables a day-2 deploy must leave exactly as the switch holds them.
+UNTOUCHED = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG", "NTP", "NTP_SERVER", "SYSLOG_SERVER",
+             "DNS_NAMESERVER", "FEATURE", "FLEX_COUNTER_TABLE", "AAA", "VERSIONS")
+
+
+@dataclass
+class Fabric:
+    intent: Path
+    lab: object                     # conftest.LabHandle
+    name: str                       # the one switch
+
+    @property
+    def endpoints(self) -> str:
+        return str(self.lab.directory / "endpoints.yml")
+
+    def write(self, nodes: int = 4, host_cable: int = 3) -> str:
+        text = INTENT.replace("NODES", str(nodes)).replace("HOSTCABLE", str(host_cable))
+        self.intent.write_text(text)
+        return text
+
+    def rendered(self) -> dict:
+        text = self.intent.read_text()
+        plan = run_checks(load_intent(self.intent)).plan
+        return json.loads(render_files(plan, text)[f"switches/{self.name}/config_db.json"])
+
+    def running(self) -> dict:
+        device = self.lab.driver(self.name, "sonic_fabric")
+        device.open()               # a fresh login: the switch is reachable at its address
+        try:
+            return json.loads(device.get_config(retrieve="running")["running"])
+        finally:
+            device.close()
+
+    def shell(self, *commands: str) -> list[str]:
+        """Type commands on the switch as an operator would."""
+        conn = ConnectHandler(device_type="linux", host="127.0.0.1", port=self.lab.port(self.name),
+                              username="admin", password=self.lab.password, ssh_strict=True,
+                              system_host_keys=False, alt_host_keys=True, alt_key_file=str(self.lab.known_hosts),
+                              allow_agent=False, use_keys=False, fast_cli=True)
+        try:
+            return [conn.send_command(c, expect_string=r"[$#]\s*$", read_timeout=15) for c in commands]
+        finally:
+            conn.disconnect()
+
+    def put(self, remote_path: str, text: str) -> None:
+        """Copy a file onto the switch (SFTP, as an operator's scp)."""
+        device = self.lab.driver(self.name, "sonic_fabric")
+        device.open()
+        try:
+            device._upload(text, remote_path)
+        finally:
+            device.close()
+
+    def deploy(self, capsys, **kwargs) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = run_deploy(str(self.intent), endpoints=self.endpoints, yes=True, **kwargs)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    def drift(self, capsys) -> tuple[int, dict]:
+        capsys.readouterr()
+        code = run_drift(str(self.intent), endpoints=self.endpoints, only="switches", fmt="json")
+        return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def fabric(tmp_path, lab_start, monkeypatch) -> Fabric:
+    monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(tmp_path / "backups"))
+    monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
+    monkeypatch.setenv("FABRICGEN_SSH_TIMEOUT", "5")
+    monkeypatch.chdir(tmp_path)
+    fab = Fabric(tmp_path / "fabric.yaml", None, "")
+    fab.write()
+    plan = run_checks(load_intent(fab.intent)).plan
+    assert plan is not None
+    sw = plan.switches[0]
+    # the switch sits at its plan address, as ZTP left it (a DHCP reservation or the console)
+    fab.lab = lab_start([LabDevice(sw.name, "sonic", "202411", mgmt_address=f"{sw.mgmt_ip}/24",
+                                   mgmt_gateway="10.30.0.1")], username="admin")
+    fab.name = sw.name
+    return fab
+
+
+def yang_issues(config: dict) -> list[str]:
+    try:
+        from generator.render.sonic_yang import SonicYangUnavailable, YangValidator
+        validator = YangValidator(YANG_DIR)
+    except (ImportError, SonicYangUnavailable) as exc:          # pragma: no cover - CI installs both
+        pytest.skip(f"SONiC YANG validation unavailable: {exc}")
+    return [str(i) for i in validator.validate(config, "lab")]
+
+
+def provision(fab: Fabric, capsys) -> dict:
+    code, out, err = fab.deploy(capsys, provision=True)
+    assert code == 0, out + err
+    return fab.running()
+
+
+def test_provisioning_a_factory_switch(fabric, capsys):
+    fab = fabric
+    factory = fab.running()
+    meta = factory["DEVICE_METADATA"]["localhost"]
+    assert meta["hwsku"] == "ACS-SN5600" and meta["mac"], "the lab must boot like a real SN5600"
+
+    # Day 2 on a factory switch: its SKU and routing mode can only change with a reload.
+    code, out, err = fab.deploy(capsys)
+    assert code == 1
+    assert "refused before apply" in out and "hwsku 'ACS-SN5600' -> 'Mellanox-SN5600-O128'" in out
+    assert "fabricgen deploy --provision" in out
+    assert fab.running() == factory, "a refused deploy sends nothing"
+
+    running = provision(fab, capsys)
+    rendered = fab.rendered()
+    managed = SonicManaged(management=True)
+    assert managed.owned(running) == managed.owned(rendered)
+    got = running["DEVICE_METADATA"]["localhost"]
+    assert got["mac"] == meta["mac"], "the switch's own base MAC, never an invented one"
+    assert got["hwsku"] == "Mellanox-SN5600-O128" and got["docker_routing_config_mode"] == "unified"
+    assert running["MGMT_INTERFACE"] == rendered["MGMT_INTERFACE"]
+    assert running["VERSIONS"] == factory["VERSIONS"]
+    for table in ("AAA",):
+        if table in factory:
+            assert running[table] == factory[table], table
+    assert yang_issues(running) == []
+    # saved: the startup file is the provisioned config, and the confirm timer is gone
+    startup = json.loads(fab.shell("cat /etc/sonic/config_db.json")[0])
+    assert managed.owned(startup) == managed.owned(rendered)
+    assert json.loads(fab.shell("sudo fabricgen-confirm status")[0])["pending"] is False
+
+    code, doc = fab.drift(capsys)
+    assert code == 0, doc
+    code, out, _ = fab.deploy(capsys)
+    assert code == 0 and "0 to change, 1 unchanged" in out
+
+
+def test_day2_node_added_is_a_scoped_patch(fabric, capsys):
+    fab = fabric
+    before = provision(fab, capsys)
+    fab.write(nodes=5)
+    code, out, err = fab.deploy(capsys, dry_run=True)
+    assert code == 0, out + err
+    assert "add /INTERFACE/" in out and "/MGMT_" not in out and "/FEATURE" not in out
+    code, out, err = fab.deploy(capsys)
+    assert code == 0, out + err
+    running = fab.running()
+    assert SonicManaged(True).owned(running) == SonicManaged(True).owned(fab.rendered())
+    for table in UNTOUCHED:
+        assert running.get(table) == before.get(table), table
+    assert running["DEVICE_METADATA"]["localhost"]["mac"] == before["DEVICE_METADATA"]["localhost"]["mac"]
+    assert yang_issues(running) == []
+    checkpoints = json.loads(fab.shell("sudo config list-checkpoints")[0])
+    assert any(c.startswith("fabricgen-") for c in checkpoints)
+    code, doc = fab.drift(capsys)
+    assert code == 0, doc
+
+
+def test_live_buffer_changes_are_refused_with_the_provision_advice(fabric, capsys):
+    fab = fabric
+    provisioned = provision(fab, capsys)
+    # A longer host cable crosses into the SKU table's next row: a new lossless profile, which
+    # GCU does not add live.
+    fab.write(host_cable=20)
+    code, out, _ = fab.deploy(capsys)
+    assert code == 1
+    assert "BUFFER_PROFILE" in out and "fabricgen deploy --provision" in out
+    assert fab.running() == provisioned
+
+    # Someone resized a pool by hand (config reload of an edited file): restoring it live is a
+    # pool change outside the allow-list.
+    fab.write()
+    edited = json.loads(json.dumps(provisioned))
+    pool = edited["BUFFER_POOL"]["egress_lossless_pool"]
+    pool["size"] = str(int(pool["size"]) - 1024)
+    fab.put("/tmp/edited.json", json.dumps(edited))
+    fab.shell("sudo config reload -y /tmp/edited.json")
+    assert fab.running()["BUFFER_POOL"]["egress_lossless_pool"] == pool
+    code, out, _ = fab.deploy(capsys)
+    assert code == 1
+    assert "BUFFER_POOL/egress_lossless_pool/size" in out and "fabricgen deploy --provision" in out
+    # ... which provisioning puts right
+    running = provision(fab, capsys)
+    assert running["BUFFER_POOL"] == fab.rendered()["BUFFER_POOL"]
+
+
+def test_failed_post_check_rolls_the_patch_back(fabric, capsys, monkeypatch):
+    fab = fabric
+    before = provision(fab, capsys)
+    fab.write(nodes=5)
+    real_commit = SonicDriver.commit_config
+
+    def commit_then_meddle(self, message="", revert_in=None):
+        real_commit(self, message, revert_in)
+        # Between our commit and the post-check, another session changes a port we own.
+        port = sorted(before["PORT"])[0]
+        patch = [{"op": "replace", "path": f"/PORT/{port}/description", "value": "meddled"}]
+        fab.put("/tmp/meddle.json", json.dumps(patch))
+        fab.shell("sudo config apply-patch /tmp/meddle.json")
+
+    monkeypatch.setattr(SonicDriver, "commit_config", commit_then_meddle)
+    code, out, err = fab.deploy(capsys)
+    assert code == 1, out + err
+    assert "post-check after the commit" in out and "rolled back" in out
+    running = fab.running()
+    assert SonicManaged(True).owned(running) == SonicManaged(True).owned(before)
+    assert json.loads(fab.shell("sudo fabricgen-confirm status")[0])["pending"] is False
+
+
+def test_failed_provisioning_reloads_the_saved_config(fabric, capsys, monkeypatch):
+    fab = fabric
+    factory = fab.running()
+    real_commit = SonicDriver.commit_config
+
+    def commit_then_meddle(self, message="", revert_in=None):
+        real_commit(self, message, revert_in)
+        fab.put("/tmp/m.json", json.dumps([{"op": "add", "path": "/NTP_SERVER/10.30.0.66", "value": {}}]))
+        fab.shell("sudo config apply-patch /tmp/m.json")
+
+    monkeypatch.setattr(SonicDriver, "commit_config", commit_then_meddle)
+    code, out, err = fab.deploy(capsys, provision=True)
+    assert code == 1, out + err
+    assert "rolled back" in out
+    assert fab.running() == factory, "the untouched startup file was reloaded"
+
+
+def test_provision_is_refused_for_cumulus(tmp_path, capsys):
+    intent = tmp_path / "c.yaml"
+    intent.write_text(INTENT.replace("NODES", "4").replace("HOSTCABLE", "3")
+                      .replace('{name: sonic, version: "202411"}', '{name: cumulus, version: "5.11"}')
+                      .replace("SN5600", "SN4700").replace("deploy: {user: admin", "deploy: {user: cumulus"))
+    code = run_deploy(str(intent), yes=True, provision=True)
+    err = capsys.readouterr().err
+    assert code == 1 and "--provision is for switch_os sonic" in err
+    assert not (tmp_path / "backups").exists() or not os.listdir(tmp_path / "backups")
