@@ -220,3 +220,22 @@ def test_provisioning_refuses_another_platform_or_no_mac(tmp_path):
 
 def test_rendered_config_db_is_json_stable(tmp_path):
     assert json.dumps(rendered(tmp_path), sort_keys=True) == json.dumps(rendered(tmp_path), sort_keys=True)
+
+
+def test_provisioned_and_patched_configs_satisfy_sonic_yang(tmp_path):
+    """Every config a switch ends up with (day 0 merged with the device, day 2 patched) is what
+    GCU's own YANG validation would accept (../shared/sonic-yang, libyang)."""
+    from tests.unit.test_sonic_yang import YANG_DIR, _skip_reason
+
+    if _skip_reason():
+        pytest.skip(_skip_reason())
+    from generator.render.sonic_yang import YangValidator
+
+    validator = YangValidator(YANG_DIR)
+    day0, _ = provision_config(rendered(tmp_path, nodes=4), {
+        "DEVICE_METADATA": {"localhost": {"mac": MAC, "platform": "x86_64-nvidia_sn5600-r0"}},
+        **device_extras()}, management=True)
+    assert [str(i) for i in validator.validate(day0, "day0")] == []
+    ops = day2_ops(day0, rendered(tmp_path, nodes=5))
+    patched = jsonpatch.apply_patch(day0, ops)
+    assert [str(i) for i in validator.validate(patched, "day2")] == []
