@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from generator.checks.registry import ERROR, CheckContext, rule
 from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE
-from generator.render.sonic import sonic_models, sonic_platform
+from generator.plan.sonic_catalog import sonic_models, sonic_platform
 
 _TIER_KEY = {ROLE_LEAF: "leaf", ROLE_SPINE: "spine", ROLE_SUPER_SPINE: "super_spine"}
 

@@ -22,11 +22,11 @@ from generator.plan.catalog import catalog
 from generator.plan.compile import compile_plan, pfc_cable_m
 from generator.plan.headroom import model_pools
 from generator.plan.model import FabricPlan
+from generator.plan.sonic_catalog import sonic_platform
 from generator.render import sonic_yang
 from generator.render.sonic import (
     classification,
     render_config_db,
-    sonic_platform,
     switch_config,
     switch_layout,
 )
