@@ -67,7 +67,9 @@ def make_device(directory: Path, spec: dict, *, index: int = 0, username: str = 
     if spec["os"] == "sonic":
         if version.startswith("5."):
             version = SONIC_DEFAULT_VERSION  # LabDevice's default is a Cumulus release
-        device = SonicDevice(spec["name"], version, root, faults)
+        # Boots from SONiC's factory CONFIG_DB: the model's default SKU, eth0 as management() gives it.
+        device = SonicDevice(spec["name"], version, root, faults, platform=spec.get("model") or "SN5600",
+                             mgmt=management(spec, index))
     else:
         # Factory accounts: `cumulus` (DEVICE_STATE.md) and the lab's login user, both with the
         # lab password's SHA-512 hash; from then on the switch's own config decides who logs in.

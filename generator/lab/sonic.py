@@ -1,11 +1,26 @@
-"""Simulated SONiC: config_db as JSON, checkpoints, `config replace`, and a confirm timer.
+"""Simulated SONiC: CONFIG_DB as JSON, the generic config updater, `config reload`, and a confirm timer.
 
-SONiC has no commit-confirm. The lab (and a real switch, via a small helper script
-the deploy installs) provides `fabricgen-confirm`:
+The switch boots from its factory CONFIG_DB (sonic_factory.py), saved as /etc/sonic/config_db.json.
+Commands, each printing roughly what sonic-utilities prints (config/main.py, generic_config_updater/):
 
-  fabricgen-confirm start <seconds> <checkpoint>   roll back to <checkpoint> unless stopped in time
+  config apply-patch FILE      RFC 6902 patch through GCU's checks (sonic_gcu.py)
+  config replace FILE          the patch from running to FILE, through the same checks
+  config checkpoint|rollback|list-checkpoints|delete-checkpoint NAME
+  config reload [-y] [FILE]    load FILE (default the saved startup) under init_cfg.json, no GCU checks
+  config save [-y]             running -> /etc/sonic/config_db.json
+  sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR
+  show runningconfiguration all | show version
+
+When the running config no longer gives eth0 the address the lab serves the switch on, new SSH
+connections are refused until a rollback or reload gives it back; sessions already open keep working.
+
+SONiC has no commit-confirm. The lab (and a real switch, via a small helper script the deploy
+installs) provides `fabricgen-confirm`:
+
+  fabricgen-confirm start <seconds> <checkpoint>   `config rollback <checkpoint>` unless stopped in time
+  fabricgen-confirm start-reload <seconds>         `config reload -y` of the saved startup unless stopped
   fabricgen-confirm stop                           keep the running config (confirm)
-  fabricgen-confirm status                         JSON {"pending": bool, "remaining": s, "checkpoint": name}
+  fabricgen-confirm status                         JSON {"pending", "remaining", "checkpoint", "mode"}
 """
 
 from __future__ import annotations
@@ -13,18 +28,38 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
+import re
 import time
 import zlib
 from dataclasses import dataclass
 
+from generator.lab import sonic_factory, sonic_gcu
 from generator.lab.device import CommandError, Device, Io
+from generator.lab.factory import Management, lease_for
 
 STARTUP_FILE = "/etc/sonic/config_db.json"
+INIT_CFG_FILE = "/etc/sonic/init_cfg.json"
+CHECKPOINTS_DIR = "/etc/sonic/checkpoints"
+CFGGEN = "/usr/local/bin/sonic-cfggen"
+ROLLBACK, RELOAD = "rollback", "reload"
+log = logging.getLogger("generator.lab")
+
+
+class ClickFailure(CommandError):
+    """A sonic-utilities command that ends in click's ctx.fail: usage text, 'Error: ...', exit status 2."""
+
+    status = 2
+
+    def __init__(self, first_line: str, usage: str, reason: str):
+        super().__init__(f"{first_line}\nUsage: {usage}\nTry \"{usage.split(' [')[0]} -h\" for help.\n\n"
+                         f"Error: {reason}")
 
 
 @dataclass
 class ConfirmTimer:
-    checkpoint: str
+    mode: str                    # ROLLBACK | RELOAD
+    checkpoint: str | None       # ROLLBACK only
     deadline: float
     handle: asyncio.TimerHandle
 
@@ -32,65 +67,197 @@ class ConfirmTimer:
 class SonicDevice(Device):
     os_name = "sonic"
 
-    def __init__(self, *args, platform: str = "SN5600", **kwargs):
+    def __init__(self, *args, platform: str = "SN5600", mgmt: Management | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.platform = platform
-        self.running: dict = {"DEVICE_METADATA": {"localhost": {
-            "hostname": self.name, "hwsku": f"ACS-{platform}", "platform": f"x86_64-nvidia_{platform.lower()}-r0",
-            "mac": "1c:34:da:00:00:02", "type": "LeafRouter"}}}
+        self.mgmt = mgmt or lease_for(0)
+        self.running: dict = sonic_factory.factory_config_db(platform, self.name, self.version, self.mgmt)
         self.checkpoints: dict[str, dict] = {}
         self.timer: ConfirmTimer | None = None
+        self.cut_off: str | None = None  # why new logins are refused, while they are
+        self.write_file(INIT_CFG_FILE, _dump(sonic_factory.init_cfg()))
         self._save()
 
     @property
     def hostname(self) -> str:
         return str(self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname") or self.name)
 
+    def refuses_connections(self) -> str | None:
+        return self.cut_off
+
+    # --- dispatch -------------------------------------------------------
     async def run(self, argv: list[str], io: Io) -> int | None:
-        if argv[:1] == ["config"]:
-            handler = self._config
-        elif argv[:1] == ["show"]:
-            handler = self._show
-        elif argv[:1] == ["fabricgen-confirm"]:
-            handler = self._confirm
-        else:
+        handlers = {"config": self._config, "show": self._show, "fabricgen-confirm": self._confirm,
+                    "sonic-cfggen": self._cfggen}
+        handler = handlers.get(argv[0]) if argv else None
+        if handler is None:
             return None
         try:
-            handler(argv[1:], io)
+            await handler(argv[1:], io)
         except CommandError as exc:
             io.write(f"{exc}\n")
-            return 1
+            return getattr(exc, "status", 1)
         return 0
 
-    def _config(self, args: list[str], io: Io) -> None:
+    async def _config(self, args: list[str], io: Io) -> None:
         sub, rest = (args[0], args[1:]) if args else ("", [])
-        if sub == "checkpoint" and len(rest) == 1:
-            self.checkpoints[rest[0]] = copy.deepcopy(self.running)
-            io.write(f"Checkpoint {rest[0]} created successfully.\n")
-        elif sub == "replace" and len(rest) == 1:
-            config = self._load_config_db(rest[0])
-            self._fail_if_faulted()
-            self.running = config
-            io.write("Config replaced successfully.\n")
-        elif sub == "rollback" and len(rest) == 1:
-            self.running = copy.deepcopy(self._checkpoint(rest[0]))
-            io.write("Config rolled back successfully.\n")
+        positional = [a for a in rest if not a.startswith("-")]
+        if sub == "apply-patch" and len(positional) == 1:
+            self._apply_patch(positional[0], io)
+        elif sub == "replace" and len(positional) == 1:
+            self._replace(positional[0], io)
+        elif sub == "checkpoint" and len(positional) == 1:
+            self._checkpoint_create(positional[0], io)
+        elif sub == "rollback" and len(positional) == 1:
+            self._rollback(positional[0], io)
         elif sub == "list-checkpoints":
             io.write(json.dumps(sorted(self.checkpoints), indent=4) + "\n")
-        elif sub == "delete-checkpoint" and len(rest) == 1:
-            self._checkpoint(rest[0])
-            del self.checkpoints[rest[0]]
-            io.write(f"Checkpoint {rest[0]} deleted successfully.\n")
-        elif sub == "save":
-            self._save()
-            io.write(f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {STARTUP_FILE}\n")
+        elif sub == "delete-checkpoint" and len(positional) == 1:
+            name = positional[0]
+            if name not in self.checkpoints:
+                raise ClickFailure("Failed to delete config checkpoint", "config delete-checkpoint [OPTIONS] "
+                                   "CHECKPOINT_NAME", f"Checkpoint '{name}' does not exist")
+            del self.checkpoints[name]
+            self.local_path(f"{CHECKPOINTS_DIR}/{name}.cp.json").unlink(missing_ok=True)
+            io.write("Checkpoint deleted successfully.\n")
+        elif sub == "reload" and len(positional) <= 1:
+            await self._reload(rest, positional[0] if positional else None, io)
+        elif sub == "save" and len(positional) <= 1:
+            if "-y" not in rest and "--yes" not in rest:
+                answer = await io.ask("Existing files will be overwritten, continue? [y/N]: ")
+                if (answer or "").strip().lower() not in ("y", "yes"):
+                    raise CommandError("Aborted!")
+            path = positional[0] if positional else STARTUP_FILE
+            self.write_file(path, _dump(self.running))
+            io.write(f"Running command: {CFGGEN} -d --print-data > {path}\n")
         else:
             raise CommandError(f"Error: unknown or incomplete command: config {' '.join(args)}")
 
-    def _checkpoint(self, name: str) -> dict:
-        if name not in self.checkpoints:
-            raise CommandError(f"Error: Checkpoint '{name}' does not exist.")
-        return self.checkpoints[name]
+    # --- GCU --------------------------------------------------------------
+    def _gcu(self, old: dict, patch: list | None = None, target: dict | None = None) -> dict:
+        kwargs = {"build_version": self.version, "yang": sonic_gcu.yang_check(old)}
+        if target is not None:
+            return sonic_gcu.replace(old, target, **kwargs)
+        return sonic_gcu.apply(old, patch, **kwargs)
+
+    def _apply_patch(self, path: str, io: Io) -> None:
+        usage = "config apply-patch [OPTIONS] PATCH_FILE_PATH"
+        try:
+            patch = json.loads(self.read_file(path))
+            self._fail_if_faulted()
+            new = self._gcu(self.running, patch=patch)
+        except (sonic_gcu.GcuError, CommandError, ValueError) as exc:
+            reason = _reason(exc)
+            raise ClickFailure(f"Failed to apply patch due to: {reason}", usage, reason) from None
+        count = len(patch)
+        io.write("Patch Applier: localhost: Patch application starting.\n"
+                 f"Patch Applier: localhost: Patch: {json.dumps(patch)}\n"
+                 "Patch Applier: localhost: validating all JsonPatch operations are permitted on the specified fields\n"
+                 f"Patch Applier: localhost: applying {count} change{'s' if count != 1 else ''} in order.\n"
+                 "Patch Applier: localhost: verifying patch updates are reflected on ConfigDB.\n"
+                 "Patch Applier: localhost patch application completed.\n"
+                 "Patch applied successfully.\n")
+        self._set_running(new, f"apply-patch {path}")
+
+    def _replace(self, path: str, io: Io) -> None:
+        usage = "config replace [OPTIONS] TARGET_FILE_PATH"
+        try:
+            target = self._load_config_db(path)
+            self._fail_if_faulted()
+            new = self._gcu(self.running, target=target)
+        except (sonic_gcu.GcuError, CommandError) as exc:
+            raise ClickFailure("Failed to replace config", usage, _reason(exc)) from None
+        io.write("Config Replacer: Config replacement starting.\n"
+                 "Config Replacer: Applying patch using 'Patch Applier'.\n"
+                 "Config Replacer: Verifying config replacement is reflected on ConfigDB.\n"
+                 "Config Replacer: Config replacement completed.\n"
+                 "Config replaced successfully.\n")
+        self._set_running(new, f"replace {path}")
+
+    def _checkpoint_create(self, name: str, io: Io) -> None:
+        self.checkpoints[name] = copy.deepcopy(self.running)
+        self.write_file(f"{CHECKPOINTS_DIR}/{name}.cp.json", _dump(self.running))
+        io.write("Config Rollbacker: Config checkpoint starting.\n"
+                 f"Config Rollbacker: Checkpoint name: {name}.\n"
+                 "Config Rollbacker: Config checkpoint completed.\n"
+                 "Checkpoint created successfully.\n")
+
+    def _rollback(self, name: str, io: Io) -> None:
+        # GenericUpdater.rollback is ConfigReplacer.replace with the checkpoint: the same checks.
+        usage = "config rollback [OPTIONS] CHECKPOINT_NAME"
+        try:
+            if name not in self.checkpoints:
+                raise sonic_gcu.GcuError(f"Checkpoint '{name}' does not exist")
+            new = self._gcu(self.running, target=copy.deepcopy(self.checkpoints[name]))
+        except sonic_gcu.GcuError as exc:
+            raise ClickFailure("Failed to rollback config", usage, _reason(exc)) from None
+        io.write("Config Rollbacker: Config rollback starting.\n"
+                 f"Config Rollbacker: Checkpoint name: {name}.\n"
+                 "Config Rollbacker: Config rollback completed.\n"
+                 "Config rolled back successfully.\n")
+        self._set_running(new, f"rollback {name}")
+
+    # --- config reload ----------------------------------------------------
+    async def _reload(self, options: list[str], path: str | None, io: Io) -> None:
+        if "-y" not in options and "--yes" not in options:
+            question = ("Clear current config and reload config in config_db format from the default config "
+                        "file(s) ?" if path is None else
+                        f"Clear current config and reload config in config_db from the file(s) {path} ?")
+            answer = await io.ask(f"{question} [y/N]: ")
+            if (answer or "").strip().lower() not in ("y", "yes"):
+                raise CommandError("Aborted!")
+        file = path or STARTUP_FILE
+        if not self.local_path(file).is_file():
+            raise CommandError(f"Error: The config file {file} doesn't exist")
+        config = self._load_config_db(file)
+        self._fail_if_faulted()
+        loaded, commands = self._reloaded(config, file, force_sysinfo="-l" in options or "--load-sysinfo" in options)
+        io.write("Acquired lock on /etc/sonic/reload.lock\nDisabling container monitoring ...\n"
+                 "Stopping SONiC target ...\n"
+                 + "".join(f"Running command: {c}\n" for c in commands)
+                 + "Restarting SONiC target ...\nEnabling container monitoring ...\n"
+                 "Reloading Monit configuration ...\nReinitializing monit daemon\n"
+                 "Released lock on /etc/sonic/reload.lock\n")
+        self._set_running(loaded, f"config reload {file}")
+
+    def _reloaded(self, config: dict, file: str, force_sysinfo: bool = False) -> tuple[dict, list[str]]:
+        """CONFIG_DB after `config reload FILE` (sonic-utilities config/main.py reload): flushed, then
+        `sonic-cfggen -H -k SKU` when the file lacks platform or mac (202411+: load_sysinfo_if_missing),
+        then init_cfg.json and FILE merged field by field, then db_migrator sets VERSIONS."""
+        commands = []
+        merged: dict = {}
+        meta = (config.get("DEVICE_METADATA") or {}).get("localhost") or {}
+        if force_sysinfo or (_release_at_least(self.version, "202411") and not (meta.get("platform") and meta.get("mac"))):
+            hwsku = meta.get("hwsku")
+            if not hwsku:
+                raise CommandError("Could not get the HWSKU from config file,  Exiting!!!")
+            hardware = sonic_factory.hardware(self.platform, self.name)
+            hardware["DEVICE_METADATA"]["localhost"]["hwsku"] = hwsku
+            if hwsku != sonic_factory.default_sku(self.platform):
+                del hardware["PORT"]  # the lab knows only the default SKU's port layout
+            _merge(merged, hardware)
+            commands.append(f"{CFGGEN} -H -k {hwsku} --write-to-db")
+        _merge(merged, json.loads(self.read_file(INIT_CFG_FILE)))
+        _merge(merged, config)
+        merged["VERSIONS"] = {"DATABASE": {"VERSION": sonic_factory.database_version(self.version)}}
+        commands += [f"{CFGGEN} -j {INIT_CFG_FILE} -j {file} --write-to-db",
+                     "/usr/local/bin/db_migrator.py -o migrate",
+                     f"{CFGGEN} -d -y /etc/sonic/sonic_version.yml -t "
+                     "/usr/share/sonic/templates/sonic-environment.j2,/etc/sonic/sonic-environment"]
+        return {t: merged[t] for t in sorted(merged)}, commands
+
+    # --- state changes ----------------------------------------------------
+    def _set_running(self, config: dict, why: str) -> None:
+        self.running = config
+        loss = sonic_factory.management_loss(config, self.mgmt)
+        if loss and not self.cut_off:
+            until = (f"until the confirm timer ({self.timer.mode}) fires" if self.timer
+                     else "until a config rollback or config reload restores it")
+            log.warning("%s: %s cuts management: %s; new SSH logins to %s are refused %s",
+                        self.name, why, loss, self.mgmt.ip, until)
+        elif not loss and self.cut_off:
+            log.warning("%s: %s restores management: eth0 %s, logins work again", self.name, why, self.mgmt.address)
+        self.cut_off = loss
 
     def _fail_if_faulted(self) -> None:
         fault = self.faults.current().apply_error
@@ -111,11 +278,12 @@ class SonicDevice(Device):
         return data
 
     def _save(self) -> None:
-        self.write_file(STARTUP_FILE, json.dumps(self.running, indent=4, sort_keys=True) + "\n")
+        self.write_file(STARTUP_FILE, _dump(self.running))
 
-    def _show(self, args: list[str], io: Io) -> None:
+    # --- show / sonic-cfggen ---------------------------------------------
+    async def _show(self, args: list[str], io: Io) -> None:
         if args[:2] == ["runningconfiguration", "all"]:
-            io.write(json.dumps(self.running, indent=4, sort_keys=True) + "\n")
+            io.write(_dump(self.running))
         elif args[:1] == ["version"]:
             meta = self.running.get("DEVICE_METADATA", {}).get("localhost", {})
             up = int(time.time() - self.booted)
@@ -131,16 +299,42 @@ class SonicDevice(Device):
         else:
             raise CommandError(f"Error: show {' '.join(args)}: not simulated")
 
-    def _confirm(self, args: list[str], io: Io) -> None:
+    async def _cfggen(self, args: list[str], io: Io) -> None:
+        data: dict = {}
+        expr = None
+        print_data = False
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg in ("-d", "--from-db"):
+                _merge(data, self.running)
+            elif arg in ("-j", "--json") and i + 1 < len(args):
+                i += 1
+                _merge(data, self._load_config_db(args[i]))
+            elif arg in ("-v", "--var") and i + 1 < len(args):
+                i += 1
+                expr = args[i]
+            elif arg == "--print-data":
+                print_data = True
+            else:
+                raise CommandError(f"Error: sonic-cfggen {' '.join(args)}: not simulated "
+                                   "(the lab knows -d, -j FILE, -v EXPR, --print-data)")
+            i += 1
+        if expr is not None:
+            io.write(_render_var(data, expr) + "\n")
+        if print_data:
+            io.write(_dump(data))
+
+    # --- fabricgen-confirm ------------------------------------------------
+    async def _confirm(self, args: list[str], io: Io) -> None:
         if args[:1] == ["start"] and len(args) == 3 and args[1].isdigit():
-            if self.timer is not None:
-                raise CommandError("Error: a confirm timer is already running")
-            checkpoint = args[2]
-            self._checkpoint(checkpoint)
-            seconds = int(args[1])
-            handle = asyncio.get_running_loop().call_later(seconds, self._expire)
-            self.timer = ConfirmTimer(checkpoint, time.monotonic() + seconds, handle)
-            io.write(f"confirm timer started: rollback to {checkpoint} in {seconds}s\n")
+            if args[2] not in self.checkpoints:
+                raise CommandError(f"Error: Checkpoint '{args[2]}' does not exist")
+            self._start_timer(ROLLBACK, int(args[1]), args[2])
+            io.write(f"confirm timer started: rollback to {args[2]} in {args[1]}s\n")
+        elif args[:1] == ["start-reload"] and len(args) == 2 and args[1].isdigit():
+            self._start_timer(RELOAD, int(args[1]), None)
+            io.write(f"confirm timer started: config reload of {STARTUP_FILE} in {args[1]}s\n")
         elif args == ["stop"]:
             if self.timer is None:
                 raise CommandError("Error: no confirm timer is running")
@@ -151,13 +345,70 @@ class SonicDevice(Device):
             timer = self.timer
             status = {"pending": timer is not None,
                       "remaining": max(0, round(timer.deadline - time.monotonic())) if timer else 0,
-                      "checkpoint": timer.checkpoint if timer else None}
+                      "checkpoint": timer.checkpoint if timer else None,
+                      "mode": timer.mode if timer else None}
             io.write(json.dumps(status) + "\n")
         else:
-            raise CommandError("Usage: fabricgen-confirm start <seconds> <checkpoint> | stop | status")
+            raise CommandError("Usage: fabricgen-confirm start <seconds> <checkpoint> | start-reload <seconds> "
+                               "| stop | status")
+
+    def _start_timer(self, mode: str, seconds: int, checkpoint: str | None) -> None:
+        if self.timer is not None:
+            raise CommandError("Error: a confirm timer is already running")
+        handle = asyncio.get_running_loop().call_later(seconds, self._expire)
+        self.timer = ConfirmTimer(mode, checkpoint, time.monotonic() + seconds, handle)
 
     def _expire(self) -> None:
-        if self.timer is None:
+        timer, self.timer = self.timer, None
+        if timer is None:
             return
-        self.running = copy.deepcopy(self.checkpoints[self.timer.checkpoint])
-        self.timer = None
+        try:
+            if timer.mode == RELOAD:
+                config, _ = self._reloaded(self._load_config_db(STARTUP_FILE), STARTUP_FILE)
+                self._set_running(config, "confirm timer: config reload")
+            else:
+                new = self._gcu(self.running, target=copy.deepcopy(self.checkpoints[timer.checkpoint]))
+                self._set_running(new, f"confirm timer: rollback {timer.checkpoint}")
+        except (CommandError, sonic_gcu.GcuError, KeyError) as exc:
+            log.warning("%s: confirm timer (%s) failed: %s", self.name, timer.mode, _reason(exc))
+
+
+# --- helpers -------------------------------------------------------------------------------
+def _dump(config: dict) -> str:
+    return json.dumps(config, indent=4, sort_keys=True) + "\n"
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    return text[len("Error: "):] if text.startswith("Error: ") else text
+
+
+def _merge(into: dict, config: dict) -> None:
+    """sonic-cfggen deep_update / ConfigDB mod_config: tables and rows merge, fields overwrite."""
+    for table, rows in config.items():
+        target = into.setdefault(table, {})
+        for key, fields in rows.items():
+            target.setdefault(key, {}).update(copy.deepcopy(fields))
+
+
+def _release_at_least(version: str, release: str) -> bool:
+    return sonic_factory.release(version) >= release
+
+
+_VAR_PART = re.compile(r"\.?([^.\[\]]+)|\[['\"]([^'\"]+)['\"]\]")
+
+
+def _render_var(data: dict, expr: str) -> str:
+    """`sonic-cfggen -v` renders '{{EXPR}}' with jinja2: a missing key prints as an empty line."""
+    value: object = data
+    pos = 0
+    while pos < len(expr):
+        match = _VAR_PART.match(expr, pos)
+        if match is None:
+            raise CommandError(f"Error: sonic-cfggen -v {expr}: not a TABLE.key.field expression")
+        key = match.group(1) or match.group(2)
+        value = value.get(key) if isinstance(value, dict) else None
+        pos = match.end()
+        if value is None:
+            return ""
+    return str(value)

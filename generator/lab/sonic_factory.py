@@ -1,0 +1,161 @@
+"""What a simulated SONiC switch holds in CONFIG_DB when it leaves the factory, and what keeps it reachable.
+
+The data and its upstream sources are in data/sonic_factory.yaml: init_cfg.json's tables, the
+default SKU's PORT layout (sonic-cfggen -H -k <default SKU> --preset t1), DEVICE_METADATA with
+the platform's default SKU and the switch's own base MAC, MGMT_PORT eth0 and, when eth0 is static,
+MGMT_INTERFACE `eth0|A/L` with its gateway. VERSIONS is what db_migrator leaves after the first
+`config reload`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import ipaddress
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from generator.lab.factory import Management
+from generator.plan.sonic_catalog import sonic_platform
+
+DATA = Path(__file__).with_name("data") / "sonic_factory.yaml"
+MGMT_PORT = "eth0"
+
+
+@cache
+def _data() -> dict:
+    return yaml.safe_load(DATA.read_text(encoding="utf-8"))
+
+
+def release(version: str) -> str:
+    """"202411" of "202411", "202411.1" or "SONiC.202411.12"."""
+    for part in str(version).split("."):
+        if part.isdigit() and len(part) == 6:
+            return part
+    return str(version)
+
+
+def database_version(version: str) -> str:
+    """The newest known release at or before `version` (the oldest known one for anything older)."""
+    versions = _data()["database_version"]
+    rel = release(version)
+    known = sorted(versions)
+    return versions[max((r for r in known if r <= rel), default=known[0])]
+
+
+def base_mac(name: str) -> str:
+    """The switch's base MAC: an NVIDIA OUI and three bytes from its name (stable, unique per name)."""
+    tail = hashlib.sha256(name.encode()).digest()[:3]
+    return _data()["mac_oui"] + "".join(f":{b:02x}" for b in tail)
+
+
+def init_cfg() -> dict:
+    """/etc/sonic/init_cfg.json: loaded under every `config reload` (sonic-utilities config/main.py)."""
+    data = _data()
+    tables = copy.deepcopy(data["tables"])
+    tables["DEVICE_METADATA"] = {"localhost": dict(data["metadata"])}
+    crm = data["crm"]
+    config = {"polling_interval": crm["polling_interval"]}
+    for resource in crm["resources"]:
+        config.update({f"{resource}_{k}": v for k, v in crm["threshold"].items()})
+    tables["CRM"] = {"Config": config}
+    tables["FEATURE"] = features()
+    tables["AUTO_TECHSUPPORT_FEATURE"] = {f: dict(data["auto_techsupport_feature"]) for f in data["features"]}
+    tables["SYSLOG_CONFIG_FEATURE"] = {f: dict(data["syslog_config_feature"]) for f in data["features"]}
+    return tables
+
+
+def features() -> dict:
+    data = _data()
+    rows = {}
+    for name, (state, delayed, global_scope, per_asic, auto_restart, check_up) in data["features"].items():
+        row = {"state": state, "delayed": delayed, "has_global_scope": global_scope,
+               "has_per_asic_scope": per_asic, "auto_restart": auto_restart, **data["feature_common"]}
+        if check_up is not None:
+            row["check_up_status"] = check_up
+        rows[name] = row
+    return rows
+
+
+def default_sku(model: str) -> str:
+    platform = _platform(model)
+    return dict(platform.hwskus)["default"]
+
+
+def platform_string(model: str) -> str:
+    return _platform(model).platform
+
+
+def hardware(model: str, name: str) -> dict:
+    """What `sonic-cfggen -H -k <default SKU>` adds: platform, base MAC, SKU and its PORT rows."""
+    platform = _platform(model)
+    preset = _data()["preset"]
+    ports = {}
+    for number, _group in platform.front_panel():
+        for port in platform.ports(number, "1x"):
+            lanes = len(port.lanes.split(","))
+            row = {"alias": port.alias, "lanes": port.lanes, "speed": str(port.speed_g * 1000),
+                   "index": str(port.index), "subport": str(port.subport)}
+            if port.speed_g // lanes >= _data()["fec_min_lane_gbps"]:
+                row["fec"] = "rs"
+            row.update(preset["port"])
+            ports[port.name] = row
+    return {"DEVICE_METADATA": {"localhost": {"hwsku": default_sku(model), "platform": platform.platform,
+                                              "mac": base_mac(name)}},
+            "PORT": ports}
+
+
+def factory_config_db(model: str, name: str, version: str, mgmt: Management) -> dict:
+    """The running CONFIG_DB (and saved /etc/sonic/config_db.json) of a switch fresh from install."""
+    config = init_cfg()
+    hw = hardware(model, name)
+    config["PORT"] = hw["PORT"]
+    meta = config["DEVICE_METADATA"]["localhost"]
+    meta.update(hw["DEVICE_METADATA"]["localhost"])
+    meta.update({"hostname": name, "type": _data()["preset"]["type"],
+                 "docker_routing_config_mode": _data()["docker_routing_config_mode"]})
+    config["MGMT_PORT"] = {MGMT_PORT: dict(_data()["mgmt_port"])}
+    if mgmt.mode == "static":
+        config["MGMT_INTERFACE"] = {f"{MGMT_PORT}|{mgmt.address}": {"gwaddr": mgmt.gateway} if mgmt.gateway
+                                    else {}}
+    config["VERSIONS"] = {"DATABASE": {"VERSION": database_version(version)}}
+    return {table: config[table] for table in sorted(config)}
+
+
+def management_loss(config: dict, mgmt: Management) -> str | None:
+    """Why this CONFIG_DB leaves eth0 without the address the lab reaches the switch at, or None.
+
+    interfaces.j2 (sonic-buildimage files/image_config/interfaces/): with any MGMT_INTERFACE row eth0
+    gets exactly those static addresses; with none it runs a DHCP client, which gets the lab's lease
+    again. MGMT_PORT eth0 admin_status down takes the link down (hostcfgd).
+    """
+    port = (config.get("MGMT_PORT") or {}).get(MGMT_PORT)
+    if isinstance(port, dict) and port.get("admin_status") == "down":
+        return "MGMT_PORT eth0 is admin down"
+    rows = config.get("MGMT_INTERFACE") or {}
+    addresses = set()
+    for key in rows:
+        name, _, prefix = str(key).partition("|")
+        if name == MGMT_PORT and prefix:
+            try:
+                addresses.add(str(ipaddress.ip_interface(prefix)))
+            except ValueError:
+                continue
+    if mgmt.address in addresses:
+        return None
+    if not rows:
+        if mgmt.mode == "dhcp":
+            return None
+        return f"MGMT_INTERFACE has no eth0 address (was {mgmt.address}) and no DHCP server answers"
+    if not addresses:
+        return f"MGMT_INTERFACE has no eth0 address (was {mgmt.address})"
+    return f"eth0 address changed from {mgmt.address} to {', '.join(sorted(addresses))}"
+
+
+def _platform(model: str):
+    platform = sonic_platform(model)
+    if platform is None:
+        raise ValueError(f"no SONiC platform data for model {model!r}")
+    return platform
