@@ -245,6 +245,39 @@ def report(
     raise typer.Exit(run_report(intent, output))
 
 
+@app.command()
+def acceptance(
+    paths: Annotated[list[str], typer.Argument(
+        help="INTENT, then (with --results) more nccl-tests logs: --results a.log b.log works", show_default=False)],
+    output: Annotated[str | None, typer.Option("-o", "--output", help="write the run scripts and expected.json here")] = None,
+    results: Annotated[list[str] | None, typer.Option("--results", help="nccl-tests log(s) to judge")] = None,
+    min_fraction: Annotated[float, typer.Option("--min-fraction", min=0.0, max=1.0,
+                                                help="fail a row below this share of the predicted busbw")] = 0.85,
+    min_size: Annotated[str, typer.Option("--min-size", help="judge rows of at least this size (nccl-tests units)")] = "1G",
+    measured: Annotated[str | None, typer.Option("--measured", help="measured points JSON (default: beside the first log)")] = None,
+) -> None:
+    """nccl-tests after bring-up: -o DIR writes the runs and expected busbw; --results LOG... judges the logs
+    (exit 0 as expected, 3 below expectation or corrupt, 1 unreadable)."""
+    from generator.acceptance.command import parse_nccl_size, run_results, run_write
+
+    intent, extra = paths[0], paths[1:]
+    if results is None:
+        if output is None or extra:
+            _err("error: give -o DIR (write the runs) or --results LOG... (judge nccl-tests logs)")
+            raise typer.Exit(2)
+        raise typer.Exit(run_write(intent, output))
+    if output is not None:
+        _err("error: -o writes the runs and --results judges logs: give one of them")
+        raise typer.Exit(2)
+    try:
+        size = parse_nccl_size(min_size)
+    except ValueError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(2) from None
+    raise typer.Exit(run_results(intent, [*results, *extra], min_fraction=min_fraction, min_size=size,
+                                 measured=measured))
+
+
 @lab_app.command("up")
 def lab_up(
     intent: IntentArg,

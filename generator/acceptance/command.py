@@ -1,0 +1,138 @@
+"""Library side of `fabricgen acceptance` (the CLI only wires flags).
+
+    acceptance INTENT -o DIR          write runs, scripts and expected.json (0, 1)
+    acceptance INTENT --results LOG.. judge nccl-tests logs, write measured.json (0, 1, 3)
+
+Errors are one line on stderr; exit 1 means nothing could be judged (bad intent, an
+unreadable, truncated or foreign log, a log that matches no run) and nothing is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+from generator import __version__
+from generator.acceptance.compare import DEFAULT_MIN_FRACTION, DEFAULT_MIN_SIZE, compare
+from generator.acceptance.expected import EXPECTED_FILE, Predictor, expected_doc, predictor_for
+from generator.acceptance.nccl_log import LogError, parse_log
+from generator.acceptance.report import format_tables, measured_doc, measured_json
+from generator.acceptance.runs import RunSet, plan_runs
+from generator.acceptance.scripts import script_files
+from generator.acceptance.writer import OutputRefused, sha256, write_output
+
+GENERATOR = f"fabricgen {__version__}"
+MEASURED_FILE = "measured.json"
+
+
+class AcceptanceError(Exception):
+    def __init__(self, *lines: str):
+        super().__init__(lines[0] if lines else "")
+        self.lines = list(lines)
+
+
+def _err(*lines: str) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
+def _prepare(intent_path: str):
+    """(loaded intent, plan, runs, predictor) or AcceptanceError with one line per problem."""
+    from generator.capacity.gpus import UnknownGpu
+    from generator.checks.runner import run_checks
+    from generator.intent.loader import IntentError, load_intent
+
+    try:
+        loaded = load_intent(intent_path)
+    except IntentError as exc:
+        raise AcceptanceError(*(f"error: {p}" for p in exc.problems)) from None
+    result = run_checks(loaded)
+    if result.errors or result.plan is None:
+        raise AcceptanceError(*(f.one_line() for f in result.errors),
+                              f"error: {intent_path}: {len(result.errors)} error(s) in the intent; fix them first")
+    try:
+        predictor = predictor_for(loaded.intent, result.plan)
+    except UnknownGpu as exc:
+        raise AcceptanceError(f"error: {intent_path}: topology.gpu: {exc}") from None
+    runs = plan_runs(result.plan, loaded.intent.topology.gpus_per_node)
+    return loaded, result.plan, runs, predictor
+
+
+def build_files(loaded, plan, runs: RunSet, predictor: Predictor) -> dict[str, str]:
+    import json
+
+    files = script_files(plan, runs, GENERATOR)
+    doc = expected_doc(plan.fabric, hashlib.sha256(loaded.text.encode()).hexdigest(), runs.runs, runs.skipped,
+                       predictor, {rel: sha256(text) for rel, text in files.items()}, GENERATOR)
+    files[EXPECTED_FILE] = json.dumps(doc, indent=1) + "\n"
+    return files
+
+
+def run_write(intent_path: str, output: str) -> int:
+    try:
+        loaded, plan, runs, predictor = _prepare(intent_path)
+        files = build_files(loaded, plan, runs, predictor)
+        out = write_output(files, output)
+    except AcceptanceError as exc:
+        _err(*exc.lines)
+        return 1
+    except OutputRefused as exc:
+        _err(f"error: {exc}")
+        return 1
+    except OSError as exc:
+        _err(f"error: {output}: cannot write: {exc.strerror or exc}; check the path and its permissions")
+        return 1
+    groups = sum(1 for r in runs.runs if r.kind == "rail-group")
+    print(f"{plan.fabric}: {groups} rail group run(s) + 1 fabric run, {len(files)} files -> {out}")
+    for note in runs.skipped:
+        print(f"note: {note}")
+    return 0
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)\s*$")
+
+
+def parse_nccl_size(text: str) -> int:
+    """A size as nccl-tests reads -b/-e: K, M, G are binary (src/common.cu parsesize)."""
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"--min-size {text!r} is not a size: write it as nccl-tests does, e.g. 1G, 512M or 1073741824")
+    return int(float(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()])
+
+
+def run_results(intent_path: str, logs: list[str], *, min_fraction: float = DEFAULT_MIN_FRACTION,
+                min_size: int = DEFAULT_MIN_SIZE, measured: str | None = None) -> int:
+    try:
+        loaded, plan, runs, predictor = _prepare(intent_path)
+    except AcceptanceError as exc:
+        _err(*exc.lines)
+        return 1
+    parsed, problems = [], []
+    for path in logs:
+        try:
+            parsed.append(parse_log(path))
+        except LogError as exc:
+            problems.append(f"error: {exc}")
+    if problems:
+        _err(*problems)
+        return 1
+    try:
+        results = compare(parsed, runs, predictor, min_fraction=min_fraction, min_size=min_size)
+    except LogError as exc:
+        _err(f"error: {exc}")
+        return 1
+    target = Path(measured) if measured else Path(logs[0]).parent / MEASURED_FILE
+    doc = measured_doc(plan.fabric, results, predictor, min_fraction, min_size)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(measured_json(doc), encoding="utf-8")
+        tmp.replace(target)
+    except OSError as exc:
+        _err(f"error: {target}: cannot write the measured points: {exc.strerror or exc}; give --measured FILE")
+        return 1
+    sys.stdout.write(format_tables(results, min_fraction))
+    print(f"measured points -> {target}")
+    return 0 if all(r.ok for r in results) else 3

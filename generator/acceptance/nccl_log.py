@@ -1,0 +1,233 @@
+"""Parse nccl-tests output (all_reduce_perf stdout) in the format its sources print.
+
+Formats restated from NVIDIA/nccl-tests (v2.19.6 @a0b82b2, src/util.cu; older releases
+printed the same from src/common.cu):
+
+    # nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807      (2025 and later)
+    # Collective test starting: all_reduce_perf
+    # nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d ...
+    # Using devices
+    #  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s
+          (2019-2022: "#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s", no Group)
+    #
+    # %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s     size count type redop root
+          time algbw busbw #wrong (out-of-place) time algbw busbw #wrong (in-place); -I 1 adds
+          i_min i_max i_p99 i_cv% to each half, report_timestamps a trailing timestamp column
+    %12li  %12li  %8s  %6s  %6s   then per half "  %7s  %6s  %6s  %6g" (time in us, algbw and
+          busbw in GB/s, #wrong elements); "N/A" instead of #wrong when validation is off (-c 0);
+          before 2025 "%6.2f" for the bandwidths, 2019-2022 an "error" column ("%5.0le", max delta)
+    # Out of bounds values : %d OK|FAILED
+    # Avg bus bandwidth    : %g             (the mean busbw over every out-of-place and in-place cell)
+    # Collective test concluded: all_reduce_perf
+
+Sizes are bytes (count x type size), so 1G on the command line prints as 1073741824.
+Lines that are none of these (NCCL INFO/WARN, mpirun chatter) are ignored, but a row that
+does not have the columns its header names is an error: the log was cut or interleaved.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)")
+_START = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
+_NTHREAD = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
+_RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
+_COLUMNS = re.compile(r"^#\s*size\s+count\s+type\s+redop\s+root\s+(.*)$")
+_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(-?\d+)(?:\s+(.*))?$")
+_OOB = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)")
+_AVG = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
+_TIME_COLUMNS = ("time", "cputime")
+
+
+class LogError(Exception):
+    """One line that names the file and says what is wrong with it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One half of a row (out-of-place or in-place)."""
+
+    time_us: float
+    algbw_GBps: float
+    busbw_GBps: float
+    wrong: float | None         # None: "N/A", validation off
+
+    def as_dict(self) -> dict:
+        return {"time_us": self.time_us, "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps,
+                "wrong": self.wrong}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    line: int
+    size_bytes: int
+    count: int
+    type: str
+    redop: str
+    root: int
+    out_of_place: Cell | None   # None only in nccl-tests' trace-replay rows (in-place only)
+    in_place: Cell
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        return tuple(c for c in (self.out_of_place, self.in_place) if c is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class RankLine:
+    rank: int
+    group: int
+    pid: int
+    host: str
+    device: int
+
+
+@dataclass(frozen=True, slots=True)
+class NcclLog:
+    path: str
+    version: str | None
+    program: str | None
+    n_thread: int | None
+    n_gpus: int | None
+    ranks: tuple[RankLine, ...]
+    rows: tuple[Row, ...]
+    out_of_bounds: int | None
+    avg_busbw_GBps: float
+
+    @property
+    def nranks(self) -> int | None:
+        return len({r.rank for r in self.ranks}) or None
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """Distinct hosts in rank order."""
+        return tuple(dict.fromkeys(r.host for r in self.ranks))
+
+    @property
+    def validated(self) -> bool:
+        return all(c.wrong is not None for row in self.rows for c in row.cells)
+
+
+@dataclass
+class _Layout:
+    half: int           # tokens per out-of-place / in-place half
+    trailing: int       # timestamp tokens after the in-place half
+
+    @classmethod
+    def from_header(cls, rest: str) -> _Layout:
+        names = rest.split()
+        starts = [i for i, n in enumerate(names) if n in _TIME_COLUMNS]
+        half = starts[1] - starts[0] if len(starts) >= 2 else 4
+        return cls(half, 2 if "timestamp" in names else 0)
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if math.isnan(value):
+        raise ValueError(text)
+    return value
+
+
+def _cell(tokens: list[str]) -> Cell:
+    time_us, algbw, busbw = (_number(t) for t in tokens[:3])
+    wrong = None if tokens[3] == "N/A" else _number(tokens[3])
+    return Cell(time_us, algbw, busbw, wrong)
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def parse_text(text: str, path: str) -> NcclLog:
+    version = program = None
+    n_thread = n_gpus = None
+    ranks: list[RankLine] = []
+    rows: list[Row] = []
+    layout: _Layout | None = None
+    oob: int | None = None
+    avg: float | None = None
+    starts = 0
+    last = ""
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if line.strip():
+            last = line
+        if m := _START.match(line):
+            starts += 1
+            program = m.group(1)
+        elif m := _VERSION.match(line):
+            version = m.group(1)
+        elif m := _NTHREAD.match(line):
+            if n_thread is not None:
+                starts = max(starts, 2)
+            n_thread, n_gpus = int(m.group(1)), int(m.group(2))
+        elif m := _RANK.match(line):
+            ranks.append(RankLine(int(m.group(1)), int(m.group(2) or 0), int(m.group(3)), m.group(4),
+                                  int(m.group(5))))
+        elif m := _COLUMNS.match(line):
+            if layout is not None:
+                starts = max(starts, 2)
+            layout = _Layout.from_header(m.group(1))
+        elif m := _OOB.match(line):
+            oob = int(m.group(1))
+        elif m := _AVG.match(line):
+            try:
+                avg = _number(m.group(1))
+            except ValueError:
+                raise LogError(f"{path}:{n}: '# Avg bus bandwidth' is {m.group(1)!r}, not a number: "
+                               "the run measured nothing") from None
+        elif layout is not None and (m := _ROW.match(line)):
+            rows.append(_row(m, layout, path, n))
+    if starts > 1:
+        raise LogError(f"{path}: holds more than one nccl-tests run: give each run's output as its own file")
+    if layout is None and n_thread is None:
+        raise LogError(f"{path}: not an nccl-tests log (no '# nThread' header and no size/count column header): "
+                       "give the standard output of all_reduce_perf")
+    if program is not None and not program.startswith("all_reduce"):
+        raise LogError(f"{path}: a {program} log, not all_reduce_perf: acceptance compares all-reduce runs")
+    if any(r.redop == "none" for r in rows):
+        raise LogError(f"{path}: rows without a reduction (redop none) are not all_reduce_perf output: "
+                       "acceptance compares all-reduce runs")
+    if not rows:
+        raise LogError(f"{path}: truncated nccl-tests log: no data rows (the run stopped before measuring; "
+                       f"last line: {_one_line(last)!r})")
+    if avg is None:
+        raise LogError(f"{path}: truncated nccl-tests log: {len(rows)} row(s) but no '# Avg bus bandwidth' line "
+                       f"(the run did not finish; last line: {_one_line(last)!r})")
+    groups = {r.group for r in ranks}
+    if len(groups) > 1:
+        raise LogError(f"{path}: ranks in {len(groups)} groups (NCCL_TESTS_SPLIT): each group is its own "
+                       "communicator, which is not an acceptance run; run without a split")
+    return NcclLog(path, version, program, n_thread, n_gpus, tuple(ranks), tuple(rows), oob, avg)
+
+
+def _row(m: re.Match, layout: _Layout, path: str, n: int) -> Row:
+    tokens = (m.group(6) or "").split()
+    half, trailing = layout.half, layout.trailing
+    try:
+        if len(tokens) == 2 * half + trailing:
+            oop, inp = _cell(tokens[:half]), _cell(tokens[half:2 * half])
+        elif len(tokens) == half + trailing:
+            oop, inp = None, _cell(tokens[:half])
+        else:
+            raise ValueError
+    except ValueError:
+        raise LogError(f"{path}:{n}: data row with {len(tokens)} value column(s) where the header names "
+                       f"{2 * half + trailing}: the log is truncated or mixed with other output") from None
+    return Row(n, int(m.group(1)), int(m.group(2)), m.group(3), m.group(4), int(m.group(5)), oop, inp)
+
+
+def parse_log(path: str | Path) -> NcclLog:
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise LogError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    if b"\0" in data[:4096]:
+        raise LogError(f"{name}: not an nccl-tests log (binary data): give the standard output of all_reduce_perf")
+    return parse_text(data.decode("utf-8", errors="replace"), name)
