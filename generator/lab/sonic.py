@@ -399,16 +399,21 @@ _VAR_PART = re.compile(r"\.?([^.\[\]]+)|\[['\"]([^'\"]+)['\"]\]")
 
 
 def _render_var(data: dict, expr: str) -> str:
-    """`sonic-cfggen -v` renders '{{EXPR}}' with jinja2: a missing key prints as an empty line."""
+    """`sonic-cfggen -v` renders '{{EXPR}}' with jinja2: a missing last key prints an empty line, a
+    lookup below a missing key fails with jinja2's UndefinedError."""
     value: object = data
+    missing: str | None = None
     pos = 0
     while pos < len(expr):
         match = _VAR_PART.match(expr, pos)
         if match is None:
             raise CommandError(f"Error: sonic-cfggen -v {expr}: not a TABLE.key.field expression")
         key = match.group(1) or match.group(2)
-        value = value.get(key) if isinstance(value, dict) else None
+        if missing is not None:
+            raise CommandError(f"jinja2.exceptions.UndefinedError: {missing}")
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        else:
+            missing = f"'{key}' is undefined" if value is data else f"'dict object' has no attribute '{key}'"
         pos = match.end()
-        if value is None:
-            return ""
-    return str(value)
+    return "" if missing is not None else str(value)
