@@ -8,10 +8,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.checks.registry import ERROR, CheckContext, rule
-from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE
-from generator.plan.sonic_catalog import sonic_models, sonic_platform
+from generator.plan.model import (
+    ROLE_LEAF,
+    ROLE_SPINE,
+    ROLE_SUPER_SPINE,
+    TIER_GLOBAL,
+    TIER_HOST_LEAF,
+    TIER_LEAF_SPINE,
+    TIER_SPINE_SUPER,
+)
+from generator.plan.sonic_catalog import (
+    SonicDataError,
+    sku_buffers,
+    sonic_models,
+    sonic_platform,
+    switch_hwsku,
+)
 
 _TIER_KEY = {ROLE_LEAF: "leaf", ROLE_SPINE: "spine", ROLE_SUPER_SPINE: "super_spine"}
+_CABLE_KEY = {TIER_HOST_LEAF: "host_leaf", TIER_LEAF_SPINE: "leaf_spine", TIER_SPINE_SUPER: "spine_super_spine",
+              TIER_GLOBAL: "global"}
 
 
 def _sonic(ctx: CheckContext) -> bool:
@@ -92,3 +108,56 @@ def sonic_breakout_supported(ctx: CheckContext) -> Iterator[tuple[str, str]]:
         yield ("topology.nic_speed",
                f"{speed}G on {model} needs {mode} breakout, which SONiC platform {platform_name} does not offer "
                f"(it offers {offered}): change topology.nic_speed or {' / '.join(sorted(tiers))}")
+
+
+@rule("FG254", ERROR, "no SONiC buffer profile row for a port's speed and cable length", stage="plan")
+def sonic_cable_row(ctx: CheckContext) -> Iterator[tuple[str, str]]:
+    """SONiC's static buffer model only knows the (speed, cable length) rows of the SKU's table.
+
+    With the traditional buffer model, buffermgrd (sonic-swss cfgmgr/buffermgr.cpp) builds a
+    port's lossless PG profile from the row of the SKU's pg_profile_lookup.ini that matches
+    the port's speed and its CABLE_LENGTH exactly; without one it logs "No PG profile
+    configured for speed ... and cable length ..." and the port gets no lossless PG at all.
+    NVIDIA ships few rows (SN5600: 5m, 40m and 300m per speed; generator/data/sonic_buffers.yaml
+    lists every SKU's), so fabricgen rounds each cable up to the next row: a shorter row would
+    under-provision headroom. A cable longer than the SKU's longest row, or a port speed the
+    table has no row for, cannot be rendered. Shorten the cable of that tier (or route it via
+    a closer switch), pick a speed or switch model whose SKU has the row, or use switch_os
+    cumulus, whose headroom is computed per metre.
+    """
+    if not _sonic(ctx) or ctx.plan is None:
+        return
+    plan = ctx.plan
+    longest: dict[tuple[str, str, int, str], float] = {}
+    missing_speed: dict[tuple[str, str, int], str] = {}     # -> intent key to change
+    for sw in plan.switches:
+        hwsku = switch_hwsku(plan, sw)
+        if hwsku is None:
+            continue                                  # FG252 says so
+        try:
+            sku = sku_buffers(hwsku)
+        except SonicDataError as exc:
+            yield f"topology.switches.{_TIER_KEY.get(sw.role, sw.role)}.model", str(exc)
+            continue
+        for p in plan.ports_of(sw.name):
+            if sku.row(p.speed_g, p.cable_m) is not None:
+                continue
+            if not sku.rows_for(p.speed_g):
+                missing_speed.setdefault((sw.model, hwsku, p.speed_g), "topology.nic_speed" if p.tier == TIER_HOST_LEAF
+                                         else f"topology.switches.{_TIER_KEY.get(sw.role, sw.role)}.model")
+            else:
+                key = (sw.model, hwsku, p.speed_g, p.tier)
+                longest[key] = max(longest.get(key, 0.0), p.cable_m)
+    for (model, hwsku, speed, tier), cable_m in sorted(longest.items()):
+        rows = sku_buffers(hwsku).rows_for(speed)
+        top = rows[-1]
+        cable_key = _CABLE_KEY.get(tier, tier)
+        yield (f"topology.cables.{cable_key}",
+               f"{cable_m:g} m {tier} cables at {speed}G on {model}: SKU {hwsku}'s buffer table has rows up to "
+               f"{top.cable} only ({', '.join(r.cable for r in rows)}): shorten topology.cables.{cable_key} "
+               f"to at most {top.cable_m} m or use switch_os cumulus")
+    for (model, hwsku, speed), intent_key in sorted(missing_speed.items()):
+        speeds = sorted({r.speed_mbps // 1000 for r in sku_buffers(hwsku).rows if r.speed_mbps >= 1000})
+        yield (intent_key,
+               f"{speed}G ports on {model}: SKU {hwsku}'s buffer table has no {speed}G row "
+               f"(it has {', '.join(f'{s}G' for s in speeds)}): pick one of these speeds or another model")

@@ -4,8 +4,14 @@ The figure summed is each lossless priority group's headroom `size`, not xoff + 
 That is what the switch reserves: sonic-swss cfgmgr/buffer_pool_mellanox.lua adds
 `size x (number of PGs using the profile)` to the occupied buffer, and only counts
 xon + xoff - size separately when a shared headroom pool makes size smaller than
-xon + xoff. fabricgen never builds a shared headroom pool, so size >= xoff + xon
-(it also carries the 8-lane speed overhead) and size is the whole reservation.
+xon + xoff. fabricgen's Cumulus render never builds a shared headroom pool, so size >=
+xoff + xon (it also carries the 8-lane speed overhead) and size is the whole reservation.
+
+SONiC switches reserve what their SKU's pg_profile_lookup.ini row says for the port's cable
+rounded up to the next row (what the render writes, generator/plan/sonic_catalog.py), against
+the ingress_lossless_pool of the SKU's t0 (leaf) / t1 (spine) template. On a SKU with a
+shared headroom pool a row's size is only its xon: the xoff parts share the pool's xoff,
+which NVIDIA over-subscribes by design, so only the sizes are summed there too.
 
 Pure function of the plan; the FG2xx budget rules and any report read it.
 """
@@ -15,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.plan.headroom import model_pools
-from generator.plan.model import FabricPlan, Port
+from generator.plan.model import FabricPlan, Port, Switch
+from generator.plan.sonic_catalog import SkuBuffers, SonicDataError, sku_buffers, switch_hwsku
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +57,16 @@ def _pool_bytes(model: str, cache: dict[str, int | None]) -> int | None:
     return cache[model]
 
 
+def _sonic_sku(plan: FabricPlan, sw: Switch) -> SkuBuffers | None:
+    if plan.switch_os != "sonic":
+        return None
+    hwsku = switch_hwsku(plan, sw)
+    try:
+        return sku_buffers(hwsku) if hwsku is not None else None
+    except SonicDataError:
+        return None             # FG252/FG254 report the missing data
+
+
 def switch_budgets(plan: FabricPlan) -> list[Budget]:
     """One Budget per switch of the plan, in plan order."""
     # every lossless port holds one PG per PFC priority; the plan has one today
@@ -57,6 +74,7 @@ def switch_budgets(plan: FabricPlan) -> list[Budget]:
     pools: dict[str, int | None] = {}
     out = []
     for sw in plan.switches:
+        sku = _sonic_sku(plan, sw)
         used = 0
         pgs = 0
         by_tier: dict[str, int] = {}
@@ -65,13 +83,16 @@ def switch_budgets(plan: FabricPlan) -> list[Budget]:
         for p in ports:
             if not p.lossless or p.headroom is None:
                 continue
-            size = p.headroom.size * pgs_per_port
+            # SONiC: the table row the render uses (a cable with no row is FG254's; the formula stands in)
+            row = sku.row(p.speed_g, p.cable_m) if sku is not None else None
+            size = (row.size if row is not None else p.headroom.size) * pgs_per_port
             used += size
             pgs += pgs_per_port
             by_tier[p.tier] = by_tier.get(p.tier, 0) + size
             longest[p.tier] = max(longest.get(p.tier, 0.0), p.cable_m)
         top = max(sorted(by_tier), key=lambda t: by_tier[t]) if by_tier else None
         out.append(Budget(switch=sw.name, role=sw.role, model=sw.model, lossless_pgs=pgs, used_bytes=used,
-                          pool_bytes=_pool_bytes(sw.model, pools), largest_tier=top,
+                          pool_bytes=(sku.pools(sw.role)["ingress_lossless_pool"] if sku is not None
+                                      else _pool_bytes(sw.model, pools)), largest_tier=top,
                           largest_tier_cable_m=longest.get(top) if top else None))
     return out

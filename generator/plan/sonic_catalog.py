@@ -1,12 +1,15 @@
-"""SONiC platform and SKU data of the catalog: front-panel port groups, lanes, breakouts, hwskus.
+"""SONiC platform and SKU data of the catalog: front-panel port groups, lanes, breakouts, hwskus,
+and each SKU's static buffer configuration as NVIDIA ships it.
 
-Read from generator/data/sonic_platforms.yaml (which names its upstream sources). Plan-side
-data, so checks (generator/checks/sonic_rules.py) and render both read it from here.
+Read from generator/data/sonic_platforms.yaml and generator/data/sonic_buffers.yaml (both name
+their upstream sources). Plan-side data, so checks (generator/checks/sonic_rules.py), the
+buffer budget (generator/plan/budget.py) and render all read it from here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -14,9 +17,12 @@ from typing import Any
 
 import yaml
 
+from generator.plan.model import FabricPlan, Port, Switch
+
 
 class SonicDataError(ValueError):
-    """The plan needs something sonic_platforms.yaml does not provide (rules FG252/FG253 say so first)."""
+    """The plan needs something sonic_platforms.yaml / sonic_buffers.yaml do not provide (rules FG252,
+    FG253 and FG254 say so first)."""
 
 
 # ----------------------------------------------------------------------------- platform data
@@ -58,6 +64,12 @@ class SonicPlatform:
     def hwsku_for(self, speed_g: int | None) -> str:
         skus = dict(self.hwskus)
         return skus.get(str(speed_g), skus["default"])
+
+    def hwsku_for_speeds(self, speeds: Iterable[int]) -> str:
+        """The SKU of a switch whose ports run these speeds: the one laid out natively for a
+        single speed, else the default SKU."""
+        distinct = set(speeds)
+        return self.hwsku_for(distinct.pop() if len(distinct) == 1 else None)
 
     def group_of(self, number: int) -> PortGroup | None:
         return next((g for g in self.groups if g.first <= number < g.first + g.count), None)
@@ -121,5 +133,131 @@ def sonic_models() -> list[str]:
     return sorted(_data()["models"])
 
 
-__all__ = ["PortGroup", "SonicDataError", "SonicPlatform", "SonicPort", "sonic_models",
-           "sonic_platform"]
+def switch_hwsku(plan: FabricPlan, sw: Switch) -> str | None:
+    """DEVICE_METADATA.hwsku of a plan switch, None when its model has no SONiC data (FG252)."""
+    platform = sonic_platform(sw.model)
+    if platform is None:
+        return None
+    return platform.hwsku_for_speeds(p.speed_g for p in plan.ports_of(sw.name))
+
+
+# ----------------------------------------------------------------------------- buffer data
+
+
+@dataclass(frozen=True, slots=True)
+class PgRow:
+    """One row of a SKU's pg_profile_lookup.ini: the lossless PG profile buffermgrd builds."""
+
+    speed_mbps: int
+    cable: str          # "5m", exactly as CABLE_LENGTH must spell it
+    size: int
+    xon: int
+    xoff: int
+    threshold: int      # becomes the profile's dynamic_th
+
+    @property
+    def cable_m(self) -> int:
+        return int(self.cable.removesuffix("m"))
+
+    @property
+    def profile_name(self) -> str:
+        # buffermgrd's key: "pg_lossless_" + speed + "_" + cable + "_profile" (cfgmgr/buffermgr.cpp)
+        return f"pg_lossless_{self.speed_mbps}_{self.cable}_profile"
+
+
+@dataclass(frozen=True, slots=True)
+class BufferLayout:
+    """What a buffers_defaults_objects.j2 variant names: pools, fixed profiles, their use."""
+
+    name: str
+    pools: Mapping[str, str]                        # pool -> "ingress" | "egress"
+    profiles: Mapping[str, Mapping[str, str | int]]
+    ingress_profile_list: tuple[str, ...]
+    egress_profile_list: tuple[str, ...]
+    pg_lossy: str
+    queue_lossless: str
+    queue_lossy: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkuBuffers:
+    hwsku: str
+    layout: BufferLayout
+    table: str                                      # <platform>/<SKU> the lookup file resolves to
+    rows: tuple[PgRow, ...]
+    pools_by_topology: Mapping[str, Mapping[str, int]]
+
+    @property
+    def shared_headroom_pool(self) -> bool:
+        return any("ingress_lossless_pool_xoff" in pools for pools in self.pools_by_topology.values())
+
+    def rows_for(self, speed_g: int) -> tuple[PgRow, ...]:
+        """The rows of one port speed, shortest cable first."""
+        return tuple(sorted((r for r in self.rows if r.speed_mbps == speed_g * 1000), key=lambda r: r.cable_m))
+
+    def row(self, speed_g: int, cable_m: float) -> PgRow | None:
+        """The row a port of this speed and cable length uses: the next row up, never a shorter
+        one (a shorter row's xoff cannot hold the data in flight on the longer cable). None when
+        the speed has no row or the cable is longer than the longest row (rule FG254)."""
+        need = math.ceil(cable_m)
+        return next((r for r in self.rows_for(speed_g) if r.cable_m >= need), None)
+
+    def pools(self, role: str) -> Mapping[str, int]:
+        """Pool sizes (and the shared headroom xoff, if any) of the template a switch of this plan
+        role gets (topology_by_role in sonic_buffers.yaml)."""
+        return self.pools_by_topology[buffer_topology(role)]
+
+
+@cache
+def _buffer_data() -> dict[str, Any]:
+    text = resources.files("generator.data").joinpath("sonic_buffers.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def buffer_topology(role: str) -> str:
+    """"t0" or "t1": which buffers_defaults_<topology>.j2 sizes a switch of this plan role."""
+    by_role = _buffer_data()["topology_by_role"]
+    if role not in by_role:
+        raise SonicDataError(f"sonic_buffers.yaml: no buffer template for switch role {role!r}")
+    return by_role[role]
+
+
+@cache
+def _layout(name: str) -> BufferLayout:
+    spec = _buffer_data()["layouts"][name]
+    return BufferLayout(name, dict(spec["pools"]), {k: dict(v) for k, v in spec["profiles"].items()},
+                        tuple(spec["ingress_profile_list"]), tuple(spec["egress_profile_list"]),
+                        spec["pg_lossy"], spec["queue_lossless"], spec["queue_lossy"])
+
+
+@cache
+def sku_buffers(hwsku: str) -> SkuBuffers:
+    """The static buffer configuration NVIDIA ships for a SKU (sonic_buffers.yaml)."""
+    data = _buffer_data()
+    spec = data["skus"].get(hwsku)
+    if spec is None:
+        raise SonicDataError(f"HwSKU {hwsku} has no buffer data in sonic_buffers.yaml "
+                             f"(known: {', '.join(sorted(data['skus']))})")
+    table = spec["pg_profile_lookup"]
+    rows = tuple(PgRow(int(sp), str(cable), int(size), int(xon), int(xoff), int(th))
+                 for sp, cable, size, xon, xoff, th in data["tables"][table]["rows"])
+    pools = {topo: {k: int(v) for k, v in sizes.items()} for topo, sizes in spec["pools"].items()}
+    return SkuBuffers(hwsku, _layout(spec["layout"]), table, rows, pools)
+
+
+def sonic_buffer_skus() -> list[str]:
+    return sorted(_buffer_data()["skus"])
+
+
+def port_pg_row(plan: FabricPlan, sw: Switch, port: Port) -> PgRow | None:
+    """The pg_profile_lookup.ini row a SONiC switch uses for one of its ports, None when there
+    is none (no platform data, FG252; no row long enough or no row for the speed, FG254)."""
+    hwsku = switch_hwsku(plan, sw)
+    if hwsku is None:
+        return None
+    return sku_buffers(hwsku).row(port.speed_g, port.cable_m)
+
+
+__all__ = ["BufferLayout", "PgRow", "PortGroup", "SkuBuffers", "SonicDataError", "SonicPlatform", "SonicPort",
+           "buffer_topology", "port_pg_row", "sku_buffers", "sonic_buffer_skus", "sonic_models",
+           "sonic_platform", "switch_hwsku"]

@@ -15,8 +15,10 @@ host-facing /31s (INTERFACE entries) would never reach the other leaves. frrcfgd
 FRR from the generic BGP_* tables, where every advertised prefix is an explicit
 BGP_GLOBALS_AF_NETWORK entry.
 
-Every number comes from the plan (headroom, pools, ECN, ETS, MTU, addresses, ASNs) or
-from SONiC's own defaults recorded, with sources, in sonic_platforms.yaml. Port names:
+Every number comes from the plan (ECN, ETS, MTU, addresses, ASNs) or from SONiC's own
+defaults recorded, with sources, in sonic_platforms.yaml and, for buffers (pools, PG
+headroom rows), sonic_buffers.yaml: NVIDIA's per-SKU templates, not the plan's formula
+headroom, so buffermgrd finds a row for every port. Port names:
 the plan speaks Cumulus (swp1, swp1s0); SONiC names are derived from platform.json lanes.
 """
 
@@ -33,8 +35,6 @@ from typing import Any
 
 import yaml
 
-from generator.plan.compile import pfc_cable_m
-from generator.plan.headroom import model_pools
 from generator.plan.model import ROLE_LEAF, FabricPlan, Port, Switch
 from generator.plan.qos import NVUE_DEFAULT_DSCP_RANGES
 from generator.plan.sonic_catalog import (  # noqa: F401  (re-exported: generator.render.sonic API)
@@ -43,6 +43,7 @@ from generator.plan.sonic_catalog import (  # noqa: F401  (re-exported: generato
     SonicPlatform,
     SonicPort,
     _data,
+    sku_buffers,
     sonic_models,
     sonic_platform,
 )
@@ -132,8 +133,7 @@ def switch_layout(plan: FabricPlan, sw: Switch) -> SwitchLayout:
         (n, k), p = next(iter(carried.items()))
         raise SonicDataError(f"{sw.name}: plan port {p.port} has no SONiC port in the {wanted[n]} layout of "
                              f"front-panel port {n}")
-    speeds = {p.speed_g for p in plan_ports}
-    hwsku = platform.hwsku_for(speeds.pop() if len(speeds) == 1 else None)
+    hwsku = platform.hwsku_for_speeds(p.speed_g for p in plan_ports)
     return SwitchLayout(platform, hwsku, tuple(ports))
 
 
@@ -330,9 +330,22 @@ def _routing(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, An
 
 
 def _buffers(plan: FabricPlan, sw: Switch, layout: SwitchLayout, cls: Classification) -> dict[str, Any]:
-    data = _data()
-    pools = model_pools(sw.model)
-    profiles = {name: {k: str(v) for k, v in spec.items()} for name, spec in data["buffer_profiles"].items()}
+    """BUFFER_* and CABLE_LENGTH as NVIDIA's static templates lay them out for the switch's SKU
+    (generator/data/sonic_buffers.yaml: buffers_defaults_objects.j2, the t0/t1 pool sizes and
+    pg_profile_lookup.ini). Lossy traffic and CNPs get the lossy pools; every lossless PG profile
+    is the lookup row of the port's speed and its cable rounded up to the next row, named as
+    buffermgrd names it, with the row's numbers, so buffermgrd finds a row for every port and the
+    rendered profile equals the one it would build. (The plan's formula headroom serves Cumulus.)"""
+    sku = sku_buffers(layout.hwsku)
+    lay = sku.layout
+    sizes = sku.pools(sw.role)
+    pools: dict[str, dict[str, str]] = {}
+    for pool, kind in lay.pools.items():
+        entry = {"mode": "dynamic", "size": str(sizes[pool]), "type": kind}
+        if f"{pool}_xoff" in sizes:
+            entry["xoff"] = str(sizes[f"{pool}_xoff"])      # the shared headroom pool
+        pools[pool] = entry
+    profiles = {name: {k: str(v) for k, v in spec.items()} for name, spec in lay.profiles.items()}
     cable: dict[str, str] = {}
     pgs: dict[str, dict[str, str]] = {}
     queues: dict[str, dict[str, str]] = {}
@@ -341,34 +354,28 @@ def _buffers(plan: FabricPlan, sw: Switch, layout: SwitchLayout, cls: Classifica
     lossless_queues = set(cls.pfc_to_queue.values())
     lossy_queues = _ranges(q for q in range(7) if q not in lossless_queues)
     for name, p in layout.used():
-        cable_m = pfc_cable_m(p.cable_m)
-        cable[name] = f"{cable_m}m"
-        ingress[name] = {"profile_list": "ingress_lossless_profile"}
-        egress[name] = {"profile_list": "egress_lossless_profile"}
-        pgs[f"{name}|0"] = {"profile": "ingress_lossy_profile"}
+        row = sku.row(p.speed_g, p.cable_m)
+        if row is None:
+            raise SonicDataError(f"{sw.name} {p.port}: {layout.hwsku}'s pg_profile_lookup.ini has no row for "
+                                 f"{p.speed_g}G with a {p.cable_m:g} m cable (rule FG254)")
+        cable[name] = row.cable
+        # config_db keeps a profile_list leaf-list as one comma-joined string
+        ingress[name] = {"profile_list": ",".join(lay.ingress_profile_list)}
+        egress[name] = {"profile_list": ",".join(lay.egress_profile_list)}
+        pgs[f"{name}|0"] = {"profile": lay.pg_lossy}
         for rng in lossy_queues:
-            queues[f"{name}|{rng}"] = {"profile": "q_lossy_profile"}
-        if not p.lossless or p.headroom is None:
+            queues[f"{name}|{rng}"] = {"profile": lay.queue_lossy}
+        if not p.lossless:
             continue
-        profile = lossless_profile_name(p.speed_g, cable_m)
-        numbers = {"dynamic_th": str(data["lossless_pg_dynamic_th"]), "pool": "ingress_lossless_pool",
-                   "size": str(p.headroom.size), "xoff": str(p.headroom.xoff), "xon": str(p.headroom.xon)}
-        if profiles.setdefault(profile, numbers) != numbers:
-            # one name, two headrooms: SONiC would silently apply whichever it read first
-            raise SonicDataError(f"{sw.name}: ports of {p.speed_g}G / {cable_m} m need different headroom "
-                                 f"under one profile name {profile}")
+        profiles[row.profile_name] = {"dynamic_th": str(row.threshold), "pool": "ingress_lossless_pool",
+                                      "size": str(row.size), "xoff": str(row.xoff), "xon": str(row.xon)}
         for pg in cls.lossless_pgs:
-            pgs[f"{name}|{pg}"] = {"profile": profile}
+            pgs[f"{name}|{pg}"] = {"profile": row.profile_name}
         for q in sorted(lossless_queues):
-            queues[f"{name}|{q}"] = {"profile": "egress_lossless_profile"}
+            queues[f"{name}|{q}"] = {"profile": lay.queue_lossless}
     return {
         "CABLE_LENGTH": {MAP_NAME: cable} if cable else {},
-        "BUFFER_POOL": {
-            "egress_lossless_pool": {"mode": "dynamic", "size": str(pools["egress_lossless_pool_bytes"]),
-                                     "type": "egress"},
-            "ingress_lossless_pool": {"mode": "dynamic", "size": str(pools["ingress_lossless_pool_bytes"]),
-                                      "type": "ingress"},
-        },
+        "BUFFER_POOL": pools,
         "BUFFER_PROFILE": profiles,
         "BUFFER_PG": pgs,
         "BUFFER_QUEUE": queues,

@@ -19,10 +19,9 @@ from generator.cli import app
 from generator.intent.loader import load_intent
 from generator.intent.model import Intent
 from generator.plan.catalog import catalog
-from generator.plan.compile import compile_plan, pfc_cable_m
-from generator.plan.headroom import model_pools
+from generator.plan.compile import compile_plan
 from generator.plan.model import FabricPlan
-from generator.plan.sonic_catalog import sonic_platform
+from generator.plan.sonic_catalog import sku_buffers, sonic_platform
 from generator.render import sonic_yang
 from generator.render.sonic import (
     classification,
@@ -190,14 +189,19 @@ def test_config_db_carries_the_plan(plans, case):
         meta = config["DEVICE_METADATA"]["localhost"]
         assert meta["bgp_asn"] == str(sw.asn) and meta["buffer_model"] == "traditional"
         assert meta["platform"] == sonic_platform(sw.model).platform
-        pools = model_pools(sw.model)
-        assert config["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == str(pools["ingress_lossless_pool_bytes"])
+        sku = sku_buffers(meta["hwsku"])
+        pools = sku.pools(sw.role)             # the SKU's t0 (leaf) / t1 (spines) template
+        assert {k: v["size"] for k, v in config["BUFFER_POOL"].items()} == \
+            {k: str(pools[k]) for k in sku.layout.pools}
         pfc_to_pg = config.get("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", {}).get("AZURE", {})
         for p in plan.ports_of(sw.name):
             name = sonic_of[p.port]
             assert ports[name]["speed"] == str(p.speed_g * 1000) and ports[name]["admin_status"] == "up"
             assert ports[name]["mtu"] == str(q.switch_mtu)
-            assert config["CABLE_LENGTH"]["AZURE"][name] == f"{pfc_cable_m(p.cable_m)}m"
+            # the cable rounded up to the next row of the SKU's pg_profile_lookup.ini
+            row = sku.row(p.speed_g, p.cable_m)
+            assert config["CABLE_LENGTH"]["AZURE"][name] == row.cable and row.cable_m >= p.cable_m
+            assert not any(p.cable_m <= r.cable_m < row.cable_m for r in sku.rows_for(p.speed_g))
             if p.ip is not None:
                 assert f"{name}|{p.ip}" in config["INTERFACE"]
             if p.peer_asn is not None:
@@ -210,14 +214,15 @@ def test_config_db_carries_the_plan(plans, case):
             enabled = [int(x) for x in qos_map["pfc_enable"].split(",")]
             assert enabled == list(q.pfc_priorities)
             for prio in enabled:
-                # pfc_enable priority -> PG -> a profile holding exactly the plan's headroom
+                # pfc_enable priority -> PG -> the profile buffermgrd would build from the row
                 pg = int(pfc_to_pg[str(prio)])
                 assert pg in pgs, f"{sw.name} {name}: no BUFFER_PG for lossless priority {prio}"
+                assert pgs[pg] == row.profile_name
                 profile = config["BUFFER_PROFILE"][pgs[pg]]
-                assert (int(profile["xoff"]), int(profile["xon"]), int(profile["size"])) == \
-                    (p.headroom.xoff, p.headroom.xon, p.headroom.size), f"{sw.name} {name}"
-                assert profile["pool"] == "ingress_lossless_pool"
-                assert int(profile["size"]) >= int(profile["xoff"]) + int(profile["xon"])
+                assert profile == {"dynamic_th": str(row.threshold), "pool": "ingress_lossless_pool",
+                                   "size": str(row.size), "xoff": str(row.xoff), "xon": str(row.xon)}
+                if not sku.shared_headroom_pool:   # with one, a PG reserves only xon; xoff is shared
+                    assert int(profile["size"]) >= int(profile["xoff"]) + int(profile["xon"])
                 queue = config["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"][str(prio)]
                 assert config["BUFFER_QUEUE"][f"{name}|{queue}"]["profile"] == "egress_lossless_profile"
             # the RoCE DSCP lands in a TC whose PG is lossless and whose queue PFC pauses
