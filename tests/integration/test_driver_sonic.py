@@ -1,4 +1,4 @@
-"""SonicDriver against the lab: checkpoint + config replace + rollback, confirm timer."""
+"""SonicDriver against the lab: checkpoint + config apply-patch + rollback, confirm timer."""
 
 from __future__ import annotations
 
@@ -13,13 +13,21 @@ from generator.deploy.drivers.sonic import SonicDriver
 
 pytestmark = pytest.mark.integration
 
-CONFIG_DB = {
-    "DEVICE_METADATA": {"localhost": {"hostname": "sonic01", "hwsku": "ACS-SN5600", "bgp_asn": "65101"}},
-    "PORT": {"Ethernet0": {"speed": "400000", "mtu": "9216", "admin_status": "up"},
-             "Ethernet8": {"speed": "400000", "mtu": "9216", "admin_status": "up"}},
-    "LOOPBACK_INTERFACE": {"Loopback0|10.255.0.1/32": {}},
+# The switch boots from SONiC's factory CONFIG_DB (its own MAC, platform, eth0 address, FEATURE, ...):
+# a candidate is that config with our changes, never a partial file - GCU would drop or refuse the rest.
+CHANGES = {
+    "DEVICE_METADATA": {"localhost": {"bgp_asn": "65101"}},
+    "PORT": {"Ethernet0": {"mtu": "9216", "admin_status": "up"}, "Ethernet8": {"mtu": "9216", "admin_status": "up"}},
+    "LOOPBACK_INTERFACE": {"Loopback0": {}, "Loopback0|10.255.0.1/32": {}},
 }
-SECOND = json.loads(json.dumps(CONFIG_DB).replace('"9216"', '"9100"'))
+
+
+def with_changes(factory: dict, mtu: str = "9216") -> dict:
+    config = json.loads(json.dumps(factory))
+    for table, rows in json.loads(json.dumps(CHANGES).replace('"9216"', f'"{mtu}"')).items():
+        for key, fields in rows.items():
+            config.setdefault(table, {}).setdefault(key, {}).update(fields)
+    return config
 
 
 @pytest.fixture
@@ -28,6 +36,21 @@ def lab_switch(lab_sonic):
     device.open()
     yield device
     device.close()
+
+
+@pytest.fixture
+def factory(lab_switch) -> dict:
+    return running(lab_switch)
+
+
+@pytest.fixture
+def CONFIG_DB(factory) -> dict:  # noqa: N802 - the name the tests always used
+    return with_changes(factory)
+
+
+@pytest.fixture
+def SECOND(factory) -> dict:  # noqa: N802
+    return with_changes(factory, mtu="9100")
 
 
 def running(device) -> dict:
@@ -43,11 +66,11 @@ def test_get_network_driver_finds_sonic_fabric():
     assert napalm.get_network_driver("sonic_fabric") is SonicDriver
 
 
-def test_replace_diff_commit_get_config(lab_switch, tmp_path):
+def test_replace_diff_commit_get_config(lab_switch, tmp_path, CONFIG_DB):
     path = tmp_path / "config_db.json"
     path.write_text(json.dumps(CONFIG_DB))
     lab_switch.load_replace_candidate(filename=str(path))
-    assert '"Ethernet0"' in lab_switch.compare_config()
+    assert 'replace /PORT/Ethernet0/mtu "9216"' in lab_switch.compare_config()  # the patch, not a diff
     lab_switch.commit_config()
     config = lab_switch.get_config()
     assert json.loads(config["running"]) == CONFIG_DB
@@ -55,13 +78,13 @@ def test_replace_diff_commit_get_config(lab_switch, tmp_path):
     assert lab_switch.compare_config() == ""
 
 
-def test_merge_candidate(lab_switch):
+def test_merge_candidate(lab_switch, CONFIG_DB):
     commit(lab_switch, CONFIG_DB)
     lab_switch.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet0": {"mtu": "9100"}}}))
     assert "9100" in lab_switch.compare_config()
     lab_switch.commit_config()
     ports = running(lab_switch)["PORT"]
-    assert ports["Ethernet0"] == {"speed": "400000", "mtu": "9100", "admin_status": "up"}
+    assert ports["Ethernet0"] == dict(CONFIG_DB["PORT"]["Ethernet0"], mtu="9100")
     assert ports["Ethernet8"]["mtu"] == "9216"
 
 
@@ -72,7 +95,7 @@ def test_invalid_json_is_refused(lab_switch):
         lab_switch.load_replace_candidate(config='{"PORT": "Ethernet0"}')
 
 
-def test_discard(lab_switch):
+def test_discard(lab_switch, CONFIG_DB):
     lab_switch.load_replace_candidate(config=json.dumps(CONFIG_DB))
     lab_switch.discard_config()
     assert lab_switch.compare_config() == ""
@@ -80,7 +103,7 @@ def test_discard(lab_switch):
         lab_switch.commit_config()
 
 
-def test_revert_in_reverts_without_confirm(lab_switch, lab_wait):
+def test_revert_in_reverts_without_confirm(lab_switch, lab_wait, CONFIG_DB, SECOND):
     commit(lab_switch, CONFIG_DB)
     commit(lab_switch, SECOND, revert_in=2)
     assert lab_switch.has_pending_commit()
@@ -89,7 +112,7 @@ def test_revert_in_reverts_without_confirm(lab_switch, lab_wait):
     assert running(lab_switch) == CONFIG_DB
 
 
-def test_confirm_keeps(lab_switch):
+def test_confirm_keeps(lab_switch, CONFIG_DB):
     commit(lab_switch, CONFIG_DB, revert_in=1)
     lab_switch.confirm_commit()
     time.sleep(1.5)
@@ -99,7 +122,7 @@ def test_confirm_keeps(lab_switch):
         lab_switch.confirm_commit()
 
 
-def test_second_commit_while_pending_refused(lab_switch):
+def test_second_commit_while_pending_refused(lab_switch, CONFIG_DB, SECOND):
     commit(lab_switch, CONFIG_DB, revert_in=30)
     lab_switch.load_replace_candidate(config=json.dumps(SECOND))
     with pytest.raises(CommitError, match="pending"):
@@ -107,7 +130,7 @@ def test_second_commit_while_pending_refused(lab_switch):
     lab_switch.rollback()
 
 
-def test_rollback_with_pending_rejects_at_once(lab_switch):
+def test_rollback_with_pending_rejects_at_once(lab_switch, CONFIG_DB, SECOND):
     commit(lab_switch, CONFIG_DB)
     commit(lab_switch, SECOND, revert_in=60)
     lab_switch.rollback()
@@ -115,7 +138,7 @@ def test_rollback_with_pending_rejects_at_once(lab_switch):
     assert running(lab_switch) == CONFIG_DB
 
 
-def test_rollback_to_checkpoint_from_a_new_session(lab_sonic):
+def test_rollback_to_checkpoint_from_a_new_session(lab_sonic, CONFIG_DB, SECOND):
     first = lab_sonic.driver("sonic01", "sonic_fabric")
     first.open()
     commit(first, CONFIG_DB)
@@ -130,11 +153,11 @@ def test_rollback_to_checkpoint_from_a_new_session(lab_sonic):
         second.close()
 
 
-def test_get_facts(lab_switch):
+def test_get_facts(lab_switch, CONFIG_DB):
     commit(lab_switch, CONFIG_DB)
     facts = lab_switch.get_facts()
     assert facts["hostname"] == "sonic01"
     assert facts["os_version"] == "SONiC.202311"
-    assert facts["interface_list"] == ["Ethernet0", "Ethernet8"]
+    assert facts["interface_list"] == sorted(CONFIG_DB["PORT"]) and len(facts["interface_list"]) == 65
     assert facts["serial_number"].startswith("MT")
     assert facts["uptime"] >= 0
