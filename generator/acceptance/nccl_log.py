@@ -32,14 +32,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)")
-_START = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
-_NTHREAD = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
-_RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
-_COLUMNS = re.compile(r"^#\s*size\s+count\s+type\s+redop\s+root\s+(.*)$")
-_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(-?\d+)(?:\s+(.*))?$")
-_OOB = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)")
-_AVG = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
+# The leading "#" is optional: logs pasted through Markdown (issue trackers, wikis) lose it.
+_VERSION = re.compile(r"^\s*#?\s*nccl-tests version\s+(\S+)")
+_START = re.compile(r"^\s*#?\s*Collective test starting:\s*(\S+)")
+_NTHREAD = re.compile(r"^\s*#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
+_RANK = re.compile(r"^\s*#?\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
+# before 2019 there was no root column
+_COLUMNS = re.compile(r"^\s*#?\s*size\s+count\s+type\s+redop\s+(root\s+)?(.*)$")
+_ROW = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z]\S*\s+[A-Za-z]\S*(\s|$)")
+_OOB = re.compile(r"^\s*#?\s*Out of bounds values\s*:\s*(\d+)")
+_AVG = re.compile(r"^\s*#?\s*Avg bus bandwidth\s*:\s*(\S+)")
 _TIME_COLUMNS = ("time", "cputime")
 
 
@@ -114,15 +116,16 @@ class NcclLog:
 
 @dataclass
 class _Layout:
+    fixed: int          # size count type redop [root]
     half: int           # tokens per out-of-place / in-place half
     trailing: int       # timestamp tokens after the in-place half
 
     @classmethod
-    def from_header(cls, rest: str) -> _Layout:
-        names = rest.split()
+    def from_header(cls, m: re.Match) -> _Layout:
+        names = m.group(2).split()
         starts = [i for i, n in enumerate(names) if n in _TIME_COLUMNS]
         half = starts[1] - starts[0] if len(starts) >= 2 else 4
-        return cls(half, 2 if "timestamp" in names else 0)
+        return cls(5 if m.group(1) else 4, half, 2 if "timestamp" in names else 0)
 
 
 def _number(text: str) -> float:
@@ -172,7 +175,7 @@ def parse_text(text: str, path: str) -> NcclLog:
         elif m := _COLUMNS.match(line):
             if layout is not None:
                 starts = max(starts, 2)
-            layout = _Layout.from_header(m.group(1))
+            layout = _Layout.from_header(m)
         elif m := _OOB.match(line):
             oob = int(m.group(1))
         elif m := _AVG.match(line):
@@ -181,10 +184,12 @@ def parse_text(text: str, path: str) -> NcclLog:
             except ValueError:
                 raise LogError(f"{path}:{n}: '# Avg bus bandwidth' is {m.group(1)!r}, not a number: "
                                "the run measured nothing") from None
-        elif layout is not None and (m := _ROW.match(line)):
-            rows.append(_row(m, layout, path, n))
+        elif layout is not None and _ROW.match(line):
+            rows.append(_row(line, layout, path, n))
     if starts > 1:
-        raise LogError(f"{path}: holds more than one nccl-tests run: give each run's output as its own file")
+        raise LogError(f"{path}: holds more than one nccl-tests run (one header per process means nccl-tests "
+                       "was built without MPI=1 and every process ran alone): give each run's output as its own "
+                       "file, from an MPI build")
     if layout is None and n_thread is None:
         raise LogError(f"{path}: not an nccl-tests log (no '# nThread' header and no size/count column header): "
                        "give the standard output of all_reduce_perf")
@@ -206,20 +211,22 @@ def parse_text(text: str, path: str) -> NcclLog:
     return NcclLog(path, version, program, n_thread, n_gpus, tuple(ranks), tuple(rows), oob, avg)
 
 
-def _row(m: re.Match, layout: _Layout, path: str, n: int) -> Row:
-    tokens = (m.group(6) or "").split()
-    half, trailing = layout.half, layout.trailing
+def _row(line: str, layout: _Layout, path: str, n: int) -> Row:
+    tokens = line.split()
+    fixed, half, trailing = layout.fixed, layout.half, layout.trailing
+    values = tokens[fixed:]
     try:
-        if len(tokens) == 2 * half + trailing:
-            oop, inp = _cell(tokens[:half]), _cell(tokens[half:2 * half])
-        elif len(tokens) == half + trailing:
-            oop, inp = None, _cell(tokens[:half])
+        root = int(tokens[4]) if fixed == 5 else -1
+        if len(values) == 2 * half + trailing:
+            oop, inp = _cell(values[:half]), _cell(values[half:2 * half])
+        elif len(values) == half + trailing:
+            oop, inp = None, _cell(values[:half])
         else:
             raise ValueError
-    except ValueError:
-        raise LogError(f"{path}:{n}: data row with {len(tokens)} value column(s) where the header names "
+    except (ValueError, IndexError):
+        raise LogError(f"{path}:{n}: data row with {len(values)} value column(s) where the header names "
                        f"{2 * half + trailing}: the log is truncated or mixed with other output") from None
-    return Row(n, int(m.group(1)), int(m.group(2)), m.group(3), m.group(4), int(m.group(5)), oop, inp)
+    return Row(n, int(tokens[0]), int(tokens[1]), tokens[2], tokens[3], root, oop, inp)
 
 
 def parse_log(path: str | Path) -> NcclLog:
