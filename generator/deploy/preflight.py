@@ -52,7 +52,7 @@ def check_login_users(plan, login_users: set[str], password: str | None,
     """Raise PreflightError when a user the deploy logs in as would not get in after the apply.
     `where(key_path)` gives the "file:line: " prefix of an intent key path."""
     management = plan.management
-    if management is None:
+    if management is None or not management.users:
         return                       # the switch keeps its own users
     by_name = {u.name: (i, u) for i, u in enumerate(management.users)}
     for name in sorted(login_users):

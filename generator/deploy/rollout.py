@@ -90,6 +90,12 @@ class Job:
     # Concurrent first-contact logins would each rewrite known_hosts and lose the others' keys.
     known_hosts_lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def sonic_for(self, name: str, rendered: dict | None = None) -> SonicManaged:
+        """What fabricgen owns on this SONiC switch (its rendered file decides the seeded fields)."""
+        if rendered is None:
+            rendered = json.loads(self.rendered[name])
+        return SonicManaged.of(rendered, self.sonic.management)
+
     def scrub(self, text: str) -> str:
         password = self.access.password
         return text.replace(password, "***") if password else text
@@ -140,7 +146,8 @@ def _config_mismatch(job: Job, running: str, rendered: str) -> str | None:
         return f"the running config is unreadable: {exc}"
     if job.sonic is not None:
         # Only fabricgen's tables and fields: the switch keeps its MAC, FEATURE, AAA, ...
-        have, want = job.sonic.owned(have), job.sonic.owned(want)
+        managed = SonicManaged.of(want, job.sonic.management)
+        have, want = managed.owned(have), managed.owned(want)
     if have == want:
         return None
     tables = sorted(t for t in set(have) | set(want) if have.get(t) != want.get(t))
@@ -174,7 +181,7 @@ def _sonic_candidate(job: Job, name: str, running_text: str) -> tuple[str, dict]
             raise DeviceFailed(f"refused before provisioning: {exc}") from None
         job.notes[name] = notes
     else:
-        config = job.sonic.target(rendered, running)
+        config = job.sonic_for(name, rendered).target(rendered, running)
     return json.dumps(config, indent=4, sort_keys=True) + "\n", running
 
 
@@ -558,8 +565,9 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         print_report(out, job.results)
         refused = [n for n in failed if n in job.refused]
         if refused:
-            err.print(f"error: {len(refused)} switch(es) refused: applying their candidate would cut them off "
-                      "(see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
+            why = ("their change is not live on SONiC or would cut them off" if job.sonic is not None
+                   else "applying their candidate would cut them off")
+            err.print(f"error: {len(refused)} switch(es) refused: {why} (see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
                                        if len(failed) > len(refused) else "") + "; nothing was pushed",
                       markup=False)
             return 1

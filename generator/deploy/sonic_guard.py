@@ -22,9 +22,10 @@ import json
 
 from jsonpointer import JsonPointer
 
+from generator.deploy.waves import natural_key
 from generator.render.sonic_managed import METADATA_RELOAD, MGMT_PORT_TABLES, PORT_LAYOUT
 
-PROVISION_ADVICE = "not a live change on SONiC: run `fabricgen deploy --provision` (full config_db + config reload)"
+PROVISION_ADVICE = "not a live change on SONiC, run `fabricgen deploy --provision` (full config_db + config reload)"
 
 # (row, field) pairs GCU lets `replace` change live
 _BUFFER_POOL = {("ingress_lossless_pool", "size"), ("ingress_lossless_pool", "xoff"), ("egress_lossy_pool", "size")}
@@ -60,15 +61,28 @@ def _pfc_wd_allowed(op: dict, parts: list[str]) -> bool:
     return all(n in _PFC_WD_FIELDS for n in names)
 
 
-def _refusal(op: dict, running: dict) -> str | None:
+# Why a change is not live, in the order a refusal lists them.
+RELOAD_ONLY = "DEVICE_METADATA fields that take effect only after a reload"
+MANAGEMENT = "eth0 (management interface) changes under the deploy's own session"
+BREAKOUT = "PORT layout changes (a breakout: ports added or removed, lanes/alias/index/subport)"
+POOL = "BUFFER_POOL changes outside GCU's allow-list"
+PROFILE = "BUFFER_PROFILE changes outside GCU's allow-list (profiles are added or removed only at day 0)"
+WRED = "WRED_PROFILE changes outside GCU's allow-list"
+PFC_WD = "PFC_WD changes outside GCU's allow-list"
+WHOLE = "a patch of the whole config_db"
+_ORDER = (RELOAD_ONLY, MANAGEMENT, BREAKOUT, POOL, PROFILE, WRED, PFC_WD, WHOLE)
+
+
+def _refusal(op: dict, running: dict) -> tuple[str, str] | None:
+    """(why, what) when the op is not a live change."""
     parts = JsonPointer(op["path"]).parts
-    table = parts[0] if parts else ""
-    where = "/".join(parts)
     if not parts:
-        return "a patch of the whole config_db"
+        return WHOLE, op["op"]
+    table = parts[0]
+    where = "/".join(parts) + ("" if op["op"] == "replace" else f" ({op['op']})")
     if table == "DEVICE_METADATA":
         if len(parts) < 2:
-            return "DEVICE_METADATA replaced as a whole"
+            return RELOAD_ONLY, "DEVICE_METADATA replaced as a whole"
         old = (running.get("DEVICE_METADATA") or {}).get(parts[1]) or {}
         if len(parts) == 2:
             new = op.get("value") if isinstance(op.get("value"), dict) else {}
@@ -78,50 +92,46 @@ def _refusal(op: dict, running: dict) -> str | None:
             touched = {parts[2]}
         changed = [f for f in sorted(touched & set(METADATA_RELOAD)) if old.get(f) != new.get(f)]
         if changed:
-            shown = ", ".join(f"{f} {old.get(f)!r} -> {new.get(f)!r}" for f in changed)
-            return f"DEVICE_METADATA {shown} takes effect only after a reload"
+            return RELOAD_ONLY, ", ".join(f"{f} {old.get(f)!r} -> {new.get(f)!r}" for f in changed)
         return None
     if table in MGMT_PORT_TABLES:
-        return f"{where}: a management interface change under the deploy's own session"
+        return MANAGEMENT, where
     if table == "PORT":
-        if len(parts) <= 2:
-            return f"{where}: ports added or removed (a breakout)"
-        if parts[2] in PORT_LAYOUT:
-            return f"{where}: a port layout change (a breakout)"
-        return None
+        return (BREAKOUT, where) if len(parts) <= 2 or parts[2] in PORT_LAYOUT else None
     if table == "BUFFER_POOL":
-        if op["op"] == "replace" and len(parts) == 3 and (parts[1], parts[2]) in _BUFFER_POOL:
-            return None
-        return f"{where} ({op['op']}): a buffer pool change outside GCU's allow-list"
+        ok = op["op"] == "replace" and len(parts) == 3 and (parts[1], parts[2]) in _BUFFER_POOL
+        return None if ok else (POOL, where)
     if table == "BUFFER_PROFILE":
-        if op["op"] == "replace" and len(parts) == 3 and parts[2] in _BUFFER_PROFILE_FIELDS:
-            return None
-        return f"{where} ({op['op']}): a buffer profile change outside GCU's allow-list (profiles are added " \
-               "or removed only at day 0)"
+        ok = op["op"] == "replace" and len(parts) == 3 and parts[2] in _BUFFER_PROFILE_FIELDS
+        return None if ok else (PROFILE, where)
     if table == "WRED_PROFILE":
-        if op["op"] == "replace" and len(parts) == 3 and (parts[1], parts[2]) in _WRED:
-            return None
-        return f"{where} ({op['op']}): a WRED profile change outside GCU's allow-list"
+        ok = op["op"] == "replace" and len(parts) == 3 and (parts[1], parts[2]) in _WRED
+        return None if ok else (WRED, where)
     if table == "PFC_WD":
-        if len(parts) >= 2 and _pfc_wd_allowed(op, parts):
-            return None
-        return f"{where} ({op['op']}): a PFC watchdog change outside GCU's allow-list"
+        return None if len(parts) >= 2 and _pfc_wd_allowed(op, parts) else (PFC_WD, where)
     return None
 
 
-def check_patch(ops: list[dict], running: dict) -> list[str]:
-    """Why each op of a day-2 patch cannot be applied live ([] when all can)."""
-    refusals: list[str] = []
+def check_patch(ops: list[dict], running: dict, shown: int = 4) -> list[str]:
+    """Why a day-2 patch cannot be applied live, one line per reason with the first `shown`
+    places ([] when every op can)."""
+    found: dict[str, list[str]] = {}
     for op in _expand(ops, running):
-        reason = _refusal(op, running)
-        if reason and reason not in refusals:
-            refusals.append(reason)
-    return refusals
+        hit = _refusal(op, running)
+        if hit and hit[1] not in found.setdefault(hit[0], []):
+            found[hit[0]].append(hit[1])
+    lines = []
+    for why in _ORDER:
+        places = sorted(found.get(why, ()), key=natural_key)
+        if places:
+            more = f" and {len(places) - shown} more" if len(places) > shown else ""
+            lines.append(f"{why}: {', '.join(places[:shown])}{more}")
+    return lines
 
 
-def refusal_line(refusals: list[str], limit: int = 3) -> str:
-    shown = "; ".join(refusals[:limit]) + (f"; and {len(refusals) - limit} more" if len(refusals) > limit else "")
-    return f"{shown}: {PROVISION_ADVICE}"
+def refusal_line(refusals: list[str]) -> str:
+    # the advice first: reports shorten long messages
+    return f"{PROVISION_ADVICE}: {'; '.join(refusals)}"
 
 
 def patch_text(ops: list[dict]) -> str:

@@ -37,7 +37,6 @@ from generator.drift.normalize import (
 )
 from generator.drift.report import FORMATS, DeviceResult, DriftReport, write_report
 from generator.render.managed import ManagedSet
-from generator.render.sonic_managed import SonicManaged
 
 SSH_TIMEOUT = 20
 
@@ -82,22 +81,23 @@ def check_switch(plan, name: str, intended_text: str, target, access) -> DeviceR
 
     return compare_texts(plan.switch_os, name, intended_text, running, managed=for_plan(plan),
                          version=".".join(map(str, plan.switch_os_version)),
-                         sonic=SonicManaged(plan.management is not None))
+                         sonic_management=plan.management is not None)
 
 
 def compare_texts(os_name: str, name: str, intended_text: str, running_text: str, *,
                   managed: ManagedSet | None = None, version: str | None = None,
-                  sonic: SonicManaged | None = None) -> DeviceResult:
+                  sonic_management: bool | None = None) -> DeviceResult:
     """NVUE: `managed` is the plan's managed set (default: the one the rendered file implies),
     `version` the intent's release (keys it does not document are not compared). SONiC:
-    `sonic` likewise (default: the one the rendered config_db implies)."""
+    `sonic_management`: the intent has `management:` (default: inferred from the rendered config_db)."""
+    sonic = None
     try:
         intended = parse_config(os_name, intended_text)
         if os_name == "cumulus":
             managed = managed or nvue_managed_set(intended)
             intended = managed.managed(intended)
         else:
-            sonic = sonic or sonic_managed_set(intended)
+            sonic = sonic_managed_set(intended, sonic_management)
             intended = sonic.owned(intended)
         actual = strip_unmanaged(os_name, intended, parse_config(os_name, running_text), managed=managed,
                                  version=version, sonic=sonic)

@@ -101,13 +101,17 @@ def parse_config(os_name: str, text: str) -> dict:
 
 def nvue_managed_set(intended: dict) -> ManagedSet:
     """The managed set a rendered file implies: its eth0 exists only with `management:`."""
-    return managed_set(isinstance(intended.get("interface"), dict) and "eth0" in intended["interface"])
+    users = isinstance(intended.get("system"), dict) and "user" in (intended["system"].get("aaa") or {})
+    return managed_set(isinstance(intended.get("interface"), dict) and "eth0" in intended["interface"], users=users)
 
 
-def sonic_managed_set(intended: dict) -> SonicManaged:
-    """The managed set a rendered config_db implies: NTP/syslog/DNS/timezone only with `management:`."""
-    meta = (intended.get("DEVICE_METADATA") or {}).get("localhost") or {}
-    return SonicManaged(management=any(intended.get(t) for t in MANAGEMENT_TABLES) or "timezone" in meta)
+def sonic_managed_set(intended: dict, management: bool | None = None) -> SonicManaged:
+    """The managed set of a rendered config_db; `management` (the intent has `management:`)
+    is inferred from the file when not given: it has NTP/syslog/DNS servers or a timezone."""
+    if management is None:
+        meta = (intended.get("DEVICE_METADATA") or {}).get("localhost") or {}
+        management = any(intended.get(t) for t in MANAGEMENT_TABLES) or "timezone" in meta
+    return SonicManaged.of(intended, management)
 
 
 def strip_unmanaged(os_name: str, intended: dict, actual: dict, *, managed: ManagedSet | None = None,

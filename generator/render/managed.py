@@ -130,15 +130,22 @@ class ManagedSet:
         return labels
 
 
-def managed_set(management: bool) -> ManagedSet:
+USERS: KeyPath = ("system", "aaa", "user")
+
+
+def managed_set(management: bool, users: bool = True) -> ManagedSet:
+    """`users` False: a `management:` without `users` leaves the switch's accounts alone (an
+    empty managed user list would delete every account, the deploy's own included)."""
     if management:
-        return ManagedSet(DATA_PLANE + tuple(p for p, _ in MANAGEMENT), (), True)
+        owned = tuple(p for p, _ in MANAGEMENT if users or p != USERS)
+        return ManagedSet(DATA_PLANE + owned, (), True)
     return ManagedSet(DATA_PLANE, (MGMT_PORT,), False)
 
 
 def for_plan(plan) -> ManagedSet:
     """The managed set of a compiled plan: `plan.management` None keeps the switch's own."""
-    return managed_set(plan.management is not None)
+    m = plan.management
+    return managed_set(m is not None, users=bool(m and m.users))
 
 
 def _has(tree: dict, path: KeyPath) -> bool:

@@ -19,10 +19,15 @@ Ownership, by config_db table:
   METADATA_RELOAD take effect only after a reload or a container restart (DEVICE_STATE.md:
   hwsku changes the SAI profile, the routing mode is read when the bgp container starts).
   `mac` is the switch's own and never compared.
-- With `management:` also NTP, NTP_SERVER, SYSLOG_SERVER, DNS_NAMESERVER, BANNER_MESSAGE and
-  DEVICE_METADATA timezone (live), and MGMT_INTERFACE / MGMT_PORT / MGMT_VRF_CONFIG, which
-  are compared but never patched live: changing eth0 under the deploy's own session is a
-  provisioning step.
+- With `management:` also NTP_SERVER, SYSLOG_SERVER and DNS_NAMESERVER (live), and
+  MGMT_INTERFACE / MGMT_PORT / MGMT_VRF_CONFIG, which are compared but never patched live:
+  changing eth0 under the deploy's own session is a provisioning step.
+- Fields the image seeds from init_cfg.json (NTP global src_intf/vrf, BANNER_MESSAGE
+  login/state, DEVICE_METADATA timezone: sonic-buildimage files/build_templates/
+  init_cfg.json.j2) are fabricgen's only when the rendered file sets them: `config reload`
+  merges init_cfg.json under the file (sonic-utilities config/main.py), so owning an unset
+  one would make every provisioning look failed. A banner removed from the intent therefore
+  stays on the switch until changed there.
 - Everything else (FEATURE, FLEX_COUNTER_TABLE, AAA, VERSIONS, CRM, whatever ZTP or the
   operators added) is the switch's: carried over unchanged and never compared. FEATURE and
   FLEX_COUNTER_TABLE are rendered for day 0 only.
@@ -46,8 +51,13 @@ PORT_LAYOUT: tuple[str, ...] = ("alias", "index", "lanes", "subport")
 METADATA_LIVE: tuple[str, ...] = ("bgp_asn", "default_bgp_status", "default_pfcwd_status", "hostname", "type")
 METADATA_RELOAD: tuple[str, ...] = ("buffer_model", "docker_routing_config_mode", "frr_mgmt_framework_config",
                                     "hwsku", "platform")
-MANAGEMENT_TABLES: tuple[str, ...] = ("BANNER_MESSAGE", "DNS_NAMESERVER", "NTP", "NTP_SERVER", "SYSLOG_SERVER")
-MANAGEMENT_METADATA: tuple[str, ...] = ("timezone",)
+MANAGEMENT_TABLES: tuple[str, ...] = ("DNS_NAMESERVER", "NTP_SERVER", "SYSLOG_SERVER")
+# (table, row, fields) init_cfg.json seeds: owned only where the rendered file sets them
+SEEDED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("BANNER_MESSAGE", "global", ("login", "state")),
+    ("DEVICE_METADATA", "localhost", ("timezone",)),
+    ("NTP", "global", ("src_intf", "vrf")),
+)
 MGMT_PORT_TABLES: tuple[str, ...] = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG")
 # What only the device knows, kept from it at provisioning: its base MAC and the database
 # schema version its image migrated to; FEATURE rows it has win over the rendered defaults
@@ -67,14 +77,33 @@ class ProvisionError(ValueError):
 @dataclass(frozen=True)
 class SonicManaged:
     management: bool
+    # (table, row) -> fields of init_cfg-seeded rows that the rendered file sets (see SEEDED)
+    seeded: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def of(cls, rendered: dict, management: bool) -> SonicManaged:
+        """The managed set for one switch's rendered config_db."""
+        seeded = []
+        if management:
+            for table, row, fields in SEEDED:
+                have = ((rendered.get(table) or {}).get(row) or {})
+                if any(f in have for f in fields):
+                    seeded.append((table, row, fields))
+        return cls(management, tuple(seeded))
 
     @property
     def tables(self) -> tuple[str, ...]:
         return OWNED_TABLES + (MANAGEMENT_TABLES + MGMT_PORT_TABLES if self.management else ())
 
-    @property
-    def metadata_fields(self) -> tuple[str, ...]:
-        return METADATA_LIVE + METADATA_RELOAD + (MANAGEMENT_METADATA if self.management else ())
+    def _rows(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """Rows owned field by field (PORT: every row, "*")."""
+        rows = [("PORT", "*", PORT_LIVE + PORT_LAYOUT), (META, LOCALHOST, METADATA_LIVE + METADATA_RELOAD)]
+        for table, row, fields in self.seeded:
+            if table == META and row == LOCALHOST:
+                rows[1] = (META, LOCALHOST, rows[1][2] + fields)
+            else:
+                rows.append((table, row, fields))
+        return rows
 
     def owned(self, config: dict) -> dict:
         """The managed view of a config_db: what the post-check and drift compare."""
@@ -82,14 +111,14 @@ class SonicManaged:
         for table in self.tables:
             if config.get(table):
                 out[table] = copy.deepcopy(config[table])
-        ports = {name: {f: v for f, v in row.items() if f in PORT_LIVE + PORT_LAYOUT}
-                 for name, row in (config.get("PORT") or {}).items() if isinstance(row, dict)}
-        if ports:
-            out["PORT"] = ports
-        meta = (config.get(META) or {}).get(LOCALHOST) or {}
-        fields = {f: meta[f] for f in self.metadata_fields if f in meta}
-        if fields:
-            out[META] = {LOCALHOST: fields}
+        for table, row, fields in self._rows():
+            rows = config.get(table) or {}
+            for name in (rows if row == "*" else [row] if row in rows else []):
+                if not isinstance(rows[name], dict):
+                    continue
+                picked = {f: copy.deepcopy(v) for f, v in rows[name].items() if f in fields}
+                if picked:
+                    out.setdefault(table, {})[name] = picked
         return out
 
     def target(self, rendered: dict, running: dict) -> dict:
@@ -101,25 +130,25 @@ class SonicManaged:
                 target[table] = copy.deepcopy(rendered[table])
             else:
                 target.pop(table, None)
-        want_ports = rendered.get("PORT") or {}
-        have_ports = target.get("PORT") or {}
-        ports: dict = {}
-        for name, row in want_ports.items():
-            kept = {f: v for f, v in (have_ports.get(name) or {}).items() if f not in PORT_LIVE + PORT_LAYOUT}
-            ports[name] = {**kept, **row}
-        if ports:
-            target["PORT"] = ports
-        else:
-            target.pop("PORT", None)
-        want_meta = (rendered.get(META) or {}).get(LOCALHOST) or {}
-        meta = dict((target.get(META) or {}).get(LOCALHOST) or {})
-        for field in self.metadata_fields:
-            if field in want_meta:
-                meta[field] = want_meta[field]
+        for table, row, fields in self._rows():
+            want = rendered.get(table) or {}
+            have = target.get(table) or {}
+            if row == "*":
+                # the set of rows is the rendered one (a PORT added or removed is a breakout)
+                names = list(want)
+                rows = {}
             else:
-                meta.pop(field, None)
-        if meta:
-            target.setdefault(META, {})[LOCALHOST] = meta
+                names = [row]
+                rows = {k: v for k, v in have.items() if k != row}
+            for name in names:
+                kept = {f: v for f, v in (have.get(name) or {}).items() if f not in fields}
+                mine = {f: copy.deepcopy(v) for f, v in (want.get(name) or {}).items() if f in fields}
+                if kept or mine:
+                    rows[name] = {**kept, **mine}
+            if rows:
+                target[table] = rows
+            else:
+                target.pop(table, None)
         # GCU refuses a target with an empty table (generic_updater.py: "tables without any fields")
         return {t: rows for t, rows in target.items() if rows}
 
@@ -153,6 +182,11 @@ def provision_config(rendered: dict, device: dict, *, management: bool) -> tuple
             config[table] = {**config.get(table, {}), **copy.deepcopy(rows)}
             notes.append(f"kept the switch's {table} rows")
     owned = SonicManaged(management).tables + MGMT_PORT_TABLES + ("PORT", META)
+    # init_cfg-seeded rows (NTP global, BANNER_MESSAGE global): the switch's fields under ours
+    for table, row, _fields in SEEDED:
+        have = (device.get(table) or {}).get(row)
+        if table != META and isinstance(have, dict) and row in (config.get(table) or {}):
+            config[table][row] = {**copy.deepcopy(have), **config[table][row]}
     extra = sorted(t for t in device if t not in config and t not in owned and device[t])
     for table in extra:
         config[table] = copy.deepcopy(device[table])
@@ -162,5 +196,5 @@ def provision_config(rendered: dict, device: dict, *, management: bool) -> tuple
     return config, notes
 
 
-__all__ = ["MANAGEMENT_TABLES", "METADATA_RELOAD", "MGMT_PORT_TABLES", "OWNED_TABLES", "PORT_LAYOUT", "PORT_LIVE", "ProvisionError",
+__all__ = ["MANAGEMENT_TABLES", "METADATA_RELOAD", "SEEDED", "MGMT_PORT_TABLES", "OWNED_TABLES", "PORT_LAYOUT", "PORT_LIVE", "ProvisionError",
            "SonicManaged", "provision_config"]

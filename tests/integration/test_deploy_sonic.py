@@ -165,7 +165,7 @@ def test_provisioning_a_factory_switch(fabric, capsys):
 
     running = provision(fab, capsys)
     rendered = fab.rendered()
-    managed = SonicManaged(management=True)
+    managed = SonicManaged.of(rendered, management=True)
     assert managed.owned(running) == managed.owned(rendered)
     got = running["DEVICE_METADATA"]["localhost"]
     assert got["mac"] == meta["mac"], "the switch's own base MAC, never an invented one"
@@ -197,7 +197,8 @@ def test_day2_node_added_is_a_scoped_patch(fabric, capsys):
     code, out, err = fab.deploy(capsys)
     assert code == 0, out + err
     running = fab.running()
-    assert SonicManaged(True).owned(running) == SonicManaged(True).owned(fab.rendered())
+    managed = SonicManaged.of(fab.rendered(), True)
+    assert managed.owned(running) == managed.owned(fab.rendered())
     for table in UNTOUCHED:
         assert running.get(table) == before.get(table), table
     assert running["DEVICE_METADATA"]["localhost"]["mac"] == before["DEVICE_METADATA"]["localhost"]["mac"]
@@ -255,7 +256,8 @@ def test_failed_post_check_rolls_the_patch_back(fabric, capsys, monkeypatch):
     assert code == 1, out + err
     assert "post-check after the commit" in out and "rolled back" in out
     running = fab.running()
-    assert SonicManaged(True).owned(running) == SonicManaged(True).owned(before)
+    managed = SonicManaged.of(fab.rendered(), True)
+    assert managed.owned(running) == managed.owned(before)
     assert json.loads(fab.shell("sudo fabricgen-confirm status")[0])["pending"] is False
 
 

@@ -145,6 +145,29 @@ def test_with_management_fabricgen_owns_eth0_users_and_services_but_not_the_rest
                       "vrf": {"blue": {"table": "auto"}}}
 
 
+def test_management_without_users_keeps_the_switch_accounts(tmp_path):
+    """An empty managed user list would delete every account, the deploy's own included: with
+    `management:` but no `users`, fabricgen renders no `system aaa` and owns no user."""
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(textwrap.dedent("""\
+        fabric: {name: nu}
+        topology: {kind: single-switch, nodes: 2, gpus_per_node: 8, rails: 2, switches: {leaf: {model: SN4700}}}
+        switch_os: {name: cumulus, version: "5.11"}
+        addressing: {management: 10.20.0.0/24}
+        management: {ntp: [10.20.0.5]}
+        """))
+    checked = run_checks(load_intent(intent))
+    assert not checked.errors, [f.one_line() for f in checked.errors]
+    files = render_files(checked.plan, intent.read_text())
+    _, tree = load_tree(files["switches/nu-leaf-1/startup.yaml"])
+    assert "aaa" not in tree["system"] and "eth0" in tree["interface"]
+    managed = for_plan(checked.plan)
+    _, running = load_tree(FACTORY_PLUS)
+    mine, theirs = managed.split(running)
+    assert "aaa" not in mine["system"] and theirs["system"]["aaa"]["user"] == running["system"]["aaa"]["user"]
+    assert "eth0" in mine["interface"]
+
+
 def test_candidate_is_the_rendered_file_plus_what_fabricgen_does_not_manage():
     candidate = build_candidate(RENDERED, FACTORY_PLUS, managed_set(False))
     header, tree = load_tree(candidate.text)
