@@ -129,7 +129,7 @@ def sonic_cable_row(ctx: CheckContext) -> Iterator[tuple[str, str]]:
         return
     plan = ctx.plan
     longest: dict[tuple[str, str, int, str], float] = {}
-    missing_speed: dict[tuple[str, str, int], str] = {}     # -> intent key to change
+    missing_speed: dict[tuple[str, str, int], set[str]] = {}     # -> intent keys that set the speed
     for sw in plan.switches:
         hwsku = switch_hwsku(plan, sw)
         if hwsku is None:
@@ -143,8 +143,9 @@ def sonic_cable_row(ctx: CheckContext) -> Iterator[tuple[str, str]]:
             if sku.row(p.speed_g, p.cable_m) is not None:
                 continue
             if not sku.rows_for(p.speed_g):
-                missing_speed.setdefault((sw.model, hwsku, p.speed_g), "topology.nic_speed" if p.tier == TIER_HOST_LEAF
-                                         else f"topology.switches.{_TIER_KEY.get(sw.role, sw.role)}.model")
+                missing_speed.setdefault((sw.model, hwsku, p.speed_g), set()).add(
+                    "topology.nic_speed" if p.tier == TIER_HOST_LEAF
+                    else f"topology.switches.{_TIER_KEY.get(sw.role, sw.role)}.model")
             else:
                 key = (sw.model, hwsku, p.speed_g, p.tier)
                 longest[key] = max(longest.get(key, 0.0), p.cable_m)
@@ -156,8 +157,9 @@ def sonic_cable_row(ctx: CheckContext) -> Iterator[tuple[str, str]]:
                f"{cable_m:g} m {tier} cables at {speed}G on {model}: SKU {hwsku}'s buffer table has rows up to "
                f"{top.cable} only ({', '.join(r.cable for r in rows)}): shorten topology.cables.{cable_key} "
                f"to at most {top.cable_m} m or use switch_os cumulus")
-    for (model, hwsku, speed), intent_key in sorted(missing_speed.items()):
+    for (model, hwsku, speed), keys in sorted(missing_speed.items()):
         speeds = sorted({r.speed_mbps // 1000 for r in sku_buffers(hwsku).rows if r.speed_mbps >= 1000})
-        yield (intent_key,
+        # one line per model and speed; the NIC speed decides it whenever host ports are affected
+        yield ("topology.nic_speed" if "topology.nic_speed" in keys else min(keys),
                f"{speed}G ports on {model}: SKU {hwsku}'s buffer table has no {speed}G row "
                f"(it has {', '.join(f'{s}G' for s in speeds)}): pick one of these speeds or another model")
