@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from generator.lab.factory import Management
-from generator.lab.faults import write_faults
+from generator.lab.faults import fault_file, write_faults
 from generator.lab.server import CONFIG_FILE, READY_FILE
+from generator.lab.world import WORLD_FILE, World, write_world
 
 PID_FILE = "lab.pid"
 LOG_FILE = "lab.log"
@@ -42,8 +43,11 @@ class LabDevice:
 
 def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulus",
            password: str | None = None, faults: dict[str, dict] | None = None,
-           timeout: float = 60) -> Path:
-    """Start the lab process, wait until every device answers SSH, return DIR/endpoints.yml."""
+           timeout: float = 60, world: World | None = None) -> Path:
+    """Start the lab process, wait until every device answers SSH, return DIR/endpoints.yml.
+
+    world: the cables (world.py); None: no cable is plugged in, every switch port is down.
+    """
     directory = Path(directory).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     if _running_pid(directory) is not None:
@@ -61,8 +65,10 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
                 Management(device.mgmt_address, device.mgmt_gateway, device.mgmt_mode)
             except ValueError as exc:
                 raise LabError(f"device {device.name}: {exc}") from None
-    for stale in (READY_FILE, "endpoints.yml", PID_FILE):
+    for stale in (READY_FILE, "endpoints.yml", PID_FILE, WORLD_FILE):
         (directory / stale).unlink(missing_ok=True)
+    if world is not None:
+        write_world(directory, world)
 
     _write_secret(directory / "password", password if password is not None else secrets.token_urlsafe(18))
     for name, fault in (faults or {}).items():
@@ -105,6 +111,29 @@ def lab_down(directory: Path, timeout: float = 10) -> bool:
 def set_faults(directory: Path, device: str, faults: dict) -> None:
     """Change a running device's faults; it re-reads them before the next login or command."""
     write_faults(Path(directory).resolve(), device, faults)
+
+
+def set_wiring(directory: Path, world: World) -> None:
+    """Re-cable a running lab (unplug, swap, CRC errors); the switches see it at their next command."""
+    write_world(Path(directory).resolve(), world)
+
+
+def raise_counters(directory: Path, device: str, port: str, *, priority: int, pfc_rx_pause: float = 0,
+                   pfc_tx_pause: float = 0, ecn_marked: float = 0) -> None:
+    """Make a port's PFC pause / ECN-marked counters of one priority grow at these rates (per second).
+
+    The device's other faults stay; a rate of 0 stops that counter (it keeps its total).
+    """
+    directory = Path(directory).resolve()
+    path = fault_file(directory, device)
+    try:
+        current = json.loads(path.read_text() or "{}")
+    except (FileNotFoundError, ValueError):
+        current = {}
+    per_port = current.setdefault("counters", {}).setdefault(port, {})
+    for kind, rate in (("pfc_rx_pause", pfc_rx_pause), ("pfc_tx_pause", pfc_tx_pause), ("ecn_marked", ecn_marked)):
+        per_port.setdefault(kind, {})[str(priority)] = rate
+    write_faults(directory, device, current)
 
 
 def _child_env() -> dict[str, str]:

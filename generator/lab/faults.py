@@ -5,6 +5,9 @@ Keys (all optional):
   drop_after_commands: int    the connection is cut when command N+1 arrives
   apply_error: str | bool     `nv config apply` / `config replace` fail with this message
   delay: float                seconds of sleep before each command's output
+  counters: {port: {pfc_rx_pause|pfc_tx_pause: {priority: rate}, ecn_marked: {traffic class: rate}}}
+                              per-second rates the port's PFC pause / ECN-marked counters grow at
+                              (control.raise_counters sets them; the world integrates them)
 
 Tests flip faults mid-run by rewriting the file (control.set_faults does it atomically).
 """
@@ -16,7 +19,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "delay"}
+KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "delay", "counters"}
+COUNTER_KINDS = ("pfc_rx_pause", "pfc_tx_pause", "ecn_marked")
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class Faults:
     drop_after_commands: int | None = None
     apply_error: str | None = None
     delay: float = 0.0
+    counters: dict | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> Faults:
@@ -40,7 +45,24 @@ class Faults:
             drop_after_commands=None if drop is None else int(drop),
             apply_error=str(apply_error) if apply_error else None,
             delay=float(data.get("delay", 0.0) or 0.0),
+            counters=_counters(data.get("counters") or {}),
         )
+
+
+def _counters(data: dict) -> dict:
+    """{port: {kind: {priority: rate}}} with priorities 0-7 and rates >= 0, or ValueError."""
+    out: dict = {}
+    for port, kinds in data.items():
+        if not isinstance(kinds, dict):
+            raise ValueError(f"counters.{port}: give {{kind: {{priority: rate}}}}")
+        for kind, per in kinds.items():
+            if kind not in COUNTER_KINDS or not isinstance(per, dict):
+                raise ValueError(f"counters.{port}.{kind}: kinds are {', '.join(COUNTER_KINDS)}")
+            for priority, rate in per.items():
+                if str(priority) not in {str(p) for p in range(8)} or float(rate) < 0:
+                    raise ValueError(f"counters.{port}.{kind}.{priority}: priority 0-7, rate >= 0")
+                out.setdefault(str(port), {}).setdefault(kind, {})[int(priority)] = float(rate)
+    return out
 
 
 def fault_file(directory: Path, device: str) -> Path:

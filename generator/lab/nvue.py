@@ -11,6 +11,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
+from generator.lab import nvue_oper
 from generator.lab import tree as nvtree
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import (
@@ -424,27 +425,81 @@ class NvueDevice(Device):
         self.startup = copy.deepcopy(config)
         self.write_file(STARTUP_FILE, nvtree.dump_yaml(self._document(config)))
 
+    # --- operational state: the lab world asks the applied config (world.py) ---------
+    fabric = None   # world.Fabric, set by the lab server; None: no world, every port is down
+
+    def config_token(self) -> int:
+        return self.applied_id
+
+    @property
+    def mgmt_ip(self) -> str:
+        return self.mgmt.ip
+
+    @property
+    def lldp_description(self) -> str:
+        return f"Cumulus Linux version {self.release} running on NVIDIA {self.platform}"
+
+    def oper_ports(self):
+        return nvue_oper.ports_of(self.applied)
+
+    def oper_bgp(self):
+        return nvue_oper.bgp_of(self.applied)
+
     # --- nv show --------------------------------------------------------
     def _show(self, args: list[str], io: Io) -> None:
-        what = [a for a in args if not a.startswith("-") and a not in ("json", "yaml")]
+        what, view = [], None
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg in ("-o", "--output", "--view") and i + 1 < len(args):
+                view = args[i + 1] if arg == "--view" else view
+                i += 2
+                continue
+            if arg.startswith("--view="):
+                view = arg.split("=", 1)[1]
+            elif not arg.startswith("-"):
+                what.append(arg)
+            i += 1
         as_json = self._option(args, "-o", "table") == "json"
-        if what == ["system"]:
-            data = {"hostname": self.hostname, "build": f"Cumulus Linux {self.release}",
-                    "product-name": "Cumulus Linux", "product-release": self.release,
-                    "uptime": int(time.time() - self.booted), "timezone": "Etc/UTC"}
-        elif what == ["platform"]:
-            data = {"manufacturer": "NVIDIA", "product-name": f"M{self.platform}",
-                    "serial-number": f"MT{zlib.crc32(self.name.encode()):010d}", "system-mac": "1c:34:da:00:00:01"}
-        elif what == ["interface"]:
-            names = sorted({"eth0", "lo", *self.applied.get("interface", {})})
-            data = {n: {"type": self.applied.get("interface", {}).get(n, {}).get("type", "swp")
-                        if n not in ("eth0", "lo") else ("eth" if n == "eth0" else "loopback")} for n in names}
-        else:
-            raise CommandError(f"Error: nv show {' '.join(args)}: not simulated")
+        data = self._show_data(what, view, args)
         if as_json:
             io.write(json.dumps(data, indent=2) + "\n")
         else:
             io.write("".join(f"{k:<16} {v}\n" for k, v in data.items()))
+
+    def _show_data(self, what: list[str], view: str | None, args: list[str]) -> dict:
+        ports = self.applied.get("interface", {})
+        if what == ["system"]:
+            return {"hostname": self.hostname, "build": f"Cumulus Linux {self.release}",
+                    "product-name": "Cumulus Linux", "product-release": self.release,
+                    "uptime": int(time.time() - self.booted), "timezone": "Etc/UTC"}
+        if what == ["platform"]:
+            return {"manufacturer": "NVIDIA", "product-name": f"M{self.platform}",
+                    "serial-number": f"MT{zlib.crc32(self.name.encode()):010d}", "system-mac": "1c:34:da:00:00:01"}
+        if what == ["interface"] and view is None:
+            return nvue_oper.interfaces_json(self.name, self.applied, self.fabric)
+        if len(what) >= 3 and what[0] == "interface" and what[1] in ports:
+            port, rest = what[1], what[2:]
+            faults = self.faults.current()
+            # 5.5+ `counters qos ...`; 5.4 and earlier `qos counters ...` (NVUE reference QoS page)
+            if rest == ["lldp"]:
+                return nvue_oper.lldp_json(self.name, port, self.fabric)
+            if rest == ["lldp", "neighbor"]:
+                return nvue_oper.lldp_json(self.name, port, self.fabric)["neighbor"]
+            if rest == ["counters"]:
+                return nvue_oper.counters_json(self.name, port, self.fabric, faults)
+            if rest in (["counters", "qos", "pfc-stats"], ["qos", "counters", "pfc-stats"]):
+                return nvue_oper.pfc_stats_json(self.name, port, self.fabric, faults)
+            if rest in (["counters", "qos", "port-stats"], ["qos", "counters", "port-stats"]):
+                return nvue_oper.port_stats_json(self.name, port, self.fabric, faults)
+        if what == ["router", "bgp"]:
+            bgp = nvue_oper.bgp_of(self.applied)   # BGP page: `nv show router bgp` (global AS, router-id)
+            return {} if bgp is None else {"autonomous-system": bgp.asn, "router-id": bgp.router_id,
+                                           "enable": "on" if bgp.enabled else "off"}
+        if what == ["vrf", "default", "router", "bgp", "neighbor"] and view in (None, "detail"):
+            # 5.12+ prints a summary without --view=detail; the lab prints the detail for both.
+            return nvue_oper.bgp_neighbors_json(self.name, self.fabric)
+        raise CommandError(f"Error: nv show {' '.join(args)}: not simulated")
 
 
 def _parse_duration(text: str) -> int:

@@ -24,6 +24,7 @@ from generator.lab.factory import FACTORY_USER, Management, hash_password, lease
 from generator.lab.faults import FaultSource, fault_file
 from generator.lab.nvue import NvueDevice
 from generator.lab.session import LabSSHServer, Session
+from generator.lab.world import WORLD_FILE, Fabric, WorldSource
 
 log = logging.getLogger("generator.lab")
 
@@ -87,9 +88,13 @@ async def serve(directory: Path) -> None:
     servers: list[asyncssh.SSHAcceptor] = []
     endpoints: dict[str, dict] = {}
     known_hosts: list[str] = []
+    # The physical world (world.py): DIR/world.json, written by lab_up, re-read when it changes.
+    fabric = Fabric(WorldSource(directory / WORLD_FILE))
 
     for index, spec in enumerate(config["devices"]):
         device = make_device(directory, spec, index=index, username=username, password=password)
+        fabric.devices[device.name] = device
+        device.fabric = fabric
         key = host_key(directory, device.name)
         sftp_root = str(device.root)
 

@@ -45,6 +45,15 @@ class NvueCommands:
     show_system_json: str = "nv show system -o json"
     show_platform_json: str = "nv show platform -o json"
     show_interface_json: str = "nv show interface -o json"
+    # Operational getters (NVUE reference: LLDP, Interface, QoS and BGP pages; generator/lab/nvue_oper.py
+    # lists what each JSON holds). 5.4 and earlier spell the QoS counters `qos counters ...`.
+    show_lldp_json: str = "nv show interface {port} lldp -o json"
+    show_counters_json: str = "nv show interface {port} counters -o json"
+    show_pfc_json: str = "nv show interface {port} counters qos pfc-stats -o json"
+    show_qos_port_json: str = "nv show interface {port} counters qos port-stats -o json"
+    show_router_bgp_json: str = "nv show router bgp -o json"
+    # 5.11 and earlier print the detail with plain -o json; 5.12+ need --view=detail (BGP page).
+    show_bgp_neighbors_json: str = "nv show vrf default router bgp neighbor --view=detail -o json"
     candidate_path: str = NVUE_CANDIDATE_PATH
     # `--confirm-status` prints "No pending confirm" when nothing waits for confirmation.
     no_pending_confirm: re.Pattern = re.compile(r"no pending confirm", re.IGNORECASE)
@@ -56,9 +65,14 @@ class NvueCommands:
         return command
 
 
+_QOS_COUNTERS_54 = {"show_pfc_json": "nv show interface {port} qos counters pfc-stats -o json",
+                    "show_qos_port_json": "nv show interface {port} qos counters port-stats -o json"}
+_BGP_NEIGHBORS_511 = {"show_bgp_neighbors_json": "nv show vrf default router bgp neighbor -o json"}
 NVUE_GENERATIONS = (
-    ((5, 0), NvueCommands(generation="5.0-5.8", save="nv config save")),
-    ((5, 9), NvueCommands(generation="5.9+", save=None)),
+    ((5, 0), NvueCommands(generation="5.0-5.4", save="nv config save", **_QOS_COUNTERS_54, **_BGP_NEIGHBORS_511)),
+    ((5, 5), NvueCommands(generation="5.5-5.8", save="nv config save", **_BGP_NEIGHBORS_511)),
+    ((5, 9), NvueCommands(generation="5.9-5.11", save=None, **_BGP_NEIGHBORS_511)),
+    ((5, 12), NvueCommands(generation="5.12+", save=None)),
 )
 
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 
 import yaml
+from napalm.base import models
 from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
 
+from generator.deploy.drivers import oper
 from generator.deploy.drivers.commands import nvue_commands
 from generator.deploy.drivers.ssh import CommandFailed, SSHCliDriver
 
@@ -129,6 +131,109 @@ class NVUEDriver(SSHCliDriver):
             "fqdn": hostname,
             "interface_list": sorted(interfaces),
         }
+
+    # --- operational getters (napalm models; OS-neutral builders in oper.py) ----------
+    def _interfaces(self) -> dict:
+        return self._json(self.commands.show_interface_json)
+
+    @staticmethod
+    def _is_up(entry: dict) -> bool:
+        link = entry.get("link") or {}
+        if "oper-status" in link:
+            return str(link["oper-status"]) == "up"
+        state = link.get("state")
+        return "up" in state if isinstance(state, dict) else str(state) == "up"
+
+    def _swp_ports(self, interfaces: dict, *, up_only: bool) -> list[str]:
+        return [name for name, entry in sorted(interfaces.items())
+                if str((entry or {}).get("type")) == "swp" and (not up_only or self._is_up(entry or {}))]
+
+    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
+        out = {}
+        for name, entry in sorted(self._interfaces().items()):
+            entry = entry or {}
+            link = entry.get("link") or {}
+            enabled = str(link.get("admin-status", "up")) == "up"
+            out[name] = oper.interface(is_up=self._is_up(entry), is_enabled=enabled,
+                                       description=str(entry.get("description") or ""),
+                                       speed=oper.speed_mbps(link.get("speed")), mtu=int(link.get("mtu") or 0),
+                                       mac_address=str(link.get("mac-address") or ""))
+        return out
+
+    def _lldp(self, port: str) -> list[dict]:
+        neighbors = self._json(self.commands.show_lldp_json.format(port=port)).get("neighbor") or {}
+        return [entry | {"_id": nid} for nid, entry in sorted(neighbors.items()) if isinstance(entry, dict)]
+
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
+        out = {}
+        for port in self._swp_ports(self._interfaces(), up_only=True):
+            found = [oper.lldp_neighbor((n.get("chassis") or {}).get("system-name") or n["_id"],
+                                        (n.get("port") or {}).get("name") or "") for n in self._lldp(port)]
+            if found:
+                out[port] = found
+        return out
+
+    def get_lldp_neighbors_detail(self, interface: str = "") -> dict[str, list[models.LLDPNeighborDetailDict]]:
+        ports = [interface] if interface else self._swp_ports(self._interfaces(), up_only=True)
+        out = {}
+        for port in ports:
+            found = []
+            for n in self._lldp(port):
+                chassis, remote = n.get("chassis") or {}, n.get("port") or {}
+                found.append(oper.lldp_neighbor_detail(
+                    remote_port=remote.get("name") or "", remote_port_description=remote.get("description") or "",
+                    remote_chassis_id=chassis.get("chassis-id") or "",
+                    remote_system_name=chassis.get("system-name") or n["_id"],
+                    remote_system_description=chassis.get("system-description") or "",
+                    capabilities=chassis.get("capability") or []))
+            if found:
+                out[port] = found
+        return out
+
+    def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
+        out = {}
+        for port in self._swp_ports(self._interfaces(), up_only=False):
+            c = self._json(self.commands.show_counters_json.format(port=port))
+            out[port] = oper.counters(
+                tx_errors=c.get("out-errors"), rx_errors=c.get("in-errors"),
+                tx_discards=c.get("out-drops"), rx_discards=c.get("in-drops"),
+                tx_octets=c.get("out-bytes"), rx_octets=c.get("in-bytes"),
+                tx_unicast_packets=c.get("out-ucast-pkts"), rx_unicast_packets=c.get("in-ucast-pkts"),
+                tx_multicast_packets=c.get("out-mcast-pkts"), rx_multicast_packets=c.get("in-mcast-pkts"),
+                tx_broadcast_packets=c.get("out-bcast-pkts"), rx_broadcast_packets=c.get("in-bcast-pkts"))
+        return out
+
+    def get_bgp_neighbors(self) -> dict:
+        router = self._json(self.commands.show_router_bgp_json)
+        if not router:
+            return {}
+        neighbors = self._json(self.commands.show_bgp_neighbors_json)
+        peers = {}
+        for nid, n in neighbors.items():
+            n = n or {}
+            family = ((n.get("address-family") or {}).get("ipv4-unicast") or {})
+            up = str(n.get("state", "")).lower() == "established"
+            received = int(family.get("rx-prefix", 0) or 0)
+            peers[str(nid)] = oper.bgp_peer(
+                local_as=(n.get("local-as") or {}).get("asn") or router.get("autonomous-system") or 0,
+                remote_as=n.get("remote-as") or 0, remote_id=str(n.get("peer-router-id") or "0.0.0.0"),
+                is_up=up, is_enabled=str(n.get("admin-state", "enabled")) != "disabled",
+                description=str(n.get("description") or ""),
+                uptime=float(n.get("up-time") or 0) if up else oper.UNKNOWN,
+                received=received, accepted=received, sent=int(family.get("tx-prefix", 0) or 0))
+        return oper.bgp_neighbors(str(router.get("router-id") or "0.0.0.0"), peers)
+
+    def get_pfc_ecn_counters(self) -> dict[str, dict]:
+        """Driver extra: per port PFC pause frames per switch-priority and ECN-marked packets (oper.py)."""
+        out = {}
+        for port in self._swp_ports(self._interfaces(), up_only=False):
+            pfc = self._json(self.commands.show_pfc_json.format(port=port))
+            stats = self._json(self.commands.show_qos_port_json.format(port=port))
+            out[port] = oper.pfc_ecn(
+                rx_pause={int(p): (v or {}).get("rx-pause-frames", 0) for p, v in pfc.items() if str(p).isdigit()},
+                tx_pause={int(p): (v or {}).get("tx-pause-frames", 0) for p, v in pfc.items() if str(p).isdigit()},
+                ecn_marked=(stats.get("tx-stats") or {}).get("ecn-marked-packets", 0))
+        return out
 
     def _json(self, command: str) -> dict:
         output = self._check(command)

@@ -1,0 +1,98 @@
+"""OS-neutral operational getters: napalm's models (napalm.base.models) built from plain values.
+
+Both switch drivers parse their OS's output (NVUE JSON, SONiC `show` / sonic-db-cli JSON) into
+the arguments of these builders, so every getter returns exactly napalm's keys and types and
+the parsing stays in the driver that knows its OS.
+
+The driver extra `get_pfc_ecn_counters()` has no napalm model; PFC_ECN_MODEL below is ours:
+    {port: {"rx_pause": {priority: frames}, "tx_pause": {priority: frames},
+            "ecn_marked": packets, "ecn_marked_by_tc": {traffic class: packets}}}
+`ecn_marked` is the port total; `ecn_marked_by_tc` is empty when the OS counts per port only
+(NVUE's `counters qos port-stats`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from napalm.base import models
+
+_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:b(?:ps|/s)?)?\s*$", re.IGNORECASE)
+_UNIT_MBPS = {"": 1e-6, "K": 1e-3, "M": 1.0, "G": 1e3, "T": 1e6}
+UNKNOWN = -1.0      # napalm drivers report unknown speed / flap time as -1
+
+
+def speed_mbps(text: Any) -> float:
+    """napalm reports speed in Mbit/s as a float: "400G" -> 400000.0; unknown -> -1.0."""
+    if isinstance(text, int | float):
+        return float(text)
+    match = _SPEED.match(str(text or ""))
+    if not match:
+        return UNKNOWN
+    return float(match.group(1)) * _UNIT_MBPS[match.group(2).upper()]
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        return 0
+
+
+def interface(*, is_up: bool, is_enabled: bool, description: str = "", last_flapped: float = UNKNOWN,
+              speed: float = UNKNOWN, mtu: int = 0, mac_address: str = "") -> models.InterfaceDict:
+    return {"is_up": bool(is_up), "is_enabled": bool(is_enabled), "description": str(description),
+            "last_flapped": float(last_flapped), "speed": float(speed), "mtu": int(mtu),
+            "mac_address": str(mac_address)}
+
+
+COUNTER_KEYS = tuple(models.InterfaceCounterDict.__annotations__)
+
+
+def counters(**values: Any) -> models.InterfaceCounterDict:
+    """Every napalm counter key, 0 where the OS has no such counter."""
+    unknown = set(values) - set(COUNTER_KEYS)
+    if unknown:
+        raise ValueError(f"not napalm interface counters: {sorted(unknown)}")
+    return {key: _int(values.get(key, 0)) for key in COUNTER_KEYS}
+
+
+def lldp_neighbor(hostname: str, port: str) -> models.LLDPNeighborDict:
+    return {"hostname": str(hostname), "port": str(port)}
+
+
+def lldp_neighbor_detail(*, remote_port: str, remote_system_name: str, remote_chassis_id: str = "",
+                         remote_port_description: str = "", remote_system_description: str = "",
+                         capabilities: list[str] | tuple[str, ...] = (), enabled_capabilities=None,
+                         parent_interface: str = "") -> models.LLDPNeighborDetailDict:
+    return {"parent_interface": str(parent_interface), "remote_port": str(remote_port),
+            "remote_port_description": str(remote_port_description),
+            "remote_chassis_id": str(remote_chassis_id), "remote_system_name": str(remote_system_name),
+            "remote_system_description": str(remote_system_description),
+            "remote_system_capab": [str(c) for c in capabilities],
+            "remote_system_enable_capab": [str(c) for c in (capabilities if enabled_capabilities is None
+                                                            else enabled_capabilities)]}
+
+
+def bgp_peer(*, local_as: int, remote_as: int, remote_id: str, is_up: bool, is_enabled: bool = True,
+             description: str = "", uptime: float = UNKNOWN, received: int = -1, accepted: int = -1,
+             sent: int = -1) -> models.PeerDict:
+    return {"local_as": _int(local_as), "remote_as": _int(remote_as), "remote_id": str(remote_id),
+            "is_up": bool(is_up), "is_enabled": bool(is_enabled), "description": str(description),
+            "uptime": float(uptime),
+            "address_family": {"ipv4": {"received_prefixes": int(received), "accepted_prefixes": int(accepted),
+                                        "sent_prefixes": int(sent)}}}
+
+
+def bgp_neighbors(router_id: str, peers: dict[str, models.PeerDict]) -> dict:
+    """get_bgp_neighbors: napalm keys VRFs, "global" being the default VRF."""
+    return {"global": {"router_id": str(router_id), "peers": dict(sorted(peers.items()))}}
+
+
+def pfc_ecn(*, rx_pause: dict[int, int], tx_pause: dict[int, int], ecn_marked: int,
+            ecn_marked_by_tc: dict[int, int] | None = None) -> dict:
+    return {"rx_pause": {int(k): _int(v) for k, v in sorted(rx_pause.items())},
+            "tx_pause": {int(k): _int(v) for k, v in sorted(tx_pause.items())},
+            "ecn_marked": _int(ecn_marked),
+            "ecn_marked_by_tc": {int(k): _int(v) for k, v in sorted((ecn_marked_by_tc or {}).items())}}

@@ -1,0 +1,246 @@
+"""Operational `nv show` answers of a simulated Cumulus switch, from its applied config and the world.
+
+Shapes. NVUE's `-o json` prints the same tree its table shows (keys = the row names, nested
+as the indentation nests them). Sources, Cumulus Linux user guide and NVUE command reference:
+- `nv show interface <p> lldp [neighbor <id>]` (NVUE reference, LLDP and Interface pages,
+  5.1+): `neighbor: {<system-name>: {age, chassis: {chassis-id, management-address-ipv4,
+  system-description, system-name}, port: {description, name, ttl, type}}}` — as the
+  documented `nv show interface swp51 lldp neighbor spine01` table nests them. The
+  `capability` list under chassis is our addition (lldpd reports it; NVUE's key is unverified).
+- `nv show interface <p> counters` (Monitoring-Interfaces-and-Transceivers-with-NVUE, 5.5+):
+  the table shows carrier-transitions and Receive/Transmit rows (octets, unicast, multicast,
+  broadcast packets; ACL/buffer/queue drops; alignment, FCS, jabber, length, oversize, symbol,
+  undersize and total errors). Its JSON keys are not printed in the docs: we use the
+  `in-`/`out-` names that `nv show interface <p> link stats` documents (in-bytes, in-pkts,
+  in-drops, in-errors, out-...), plus `in-fcs-errors`-style names for the error rows.
+- `nv show interface <p> counters qos pfc-stats` (NVUE reference QoS page, 5.5+; before 5.5
+  `nv show interface <p> qos counters pfc-stats`): rows per switch-priority with
+  rx-pause-frames, rx-pause-duration, tx-pause-frames, tx-pause-duration. JSON keyed by the
+  switch-priority id (assumed: NVUE keys lists by their id).
+- `nv show interface <p> counters qos port-stats`: rx-stats / tx-stats with
+  ecn-marked-packets (transmit only), mc-buffer-discards, pause-frames (QoS page lists the
+  rx-stats / tx-stats attributes). ECN marks are per port on NVUE, not per traffic class.
+- `nv show vrf default router bgp neighbor -o json` (BGP troubleshooting page): keyed by
+  neighbor; 5.11 and earlier print the detailed view, 5.12+ a summary unless
+  `--view=detail`. The lab prints the detailed fields for both: `remote-as`, `state`,
+  `local-as: {asn}`, `address-family: {ipv4-unicast: {rx-prefix, tx-prefix}}` (documented in
+  the `--view=detail` example and the neighbor table), plus `peer-router-id`, `up-time`
+  (seconds) and `admin-state` whose NVUE names are not shown in the docs we have.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+
+from generator.lab.world import BgpConfig, Fabric, NeighborConfig, PortConfig, chassis_mac
+
+DEFAULT_MTU = 9216      # Interface page: link mtu default 9216
+LLDP_TTL = 120
+
+
+def _addresses(entry: dict) -> tuple[str, ...]:
+    found = []
+    for key in ("ip", "ipv4"):            # 5.14-: interface <p> ip address; 5.15+: ipv4 address
+        for address in (entry.get(key) or {}).get("address") or {}:
+            try:
+                interface = ipaddress.ip_interface(address)
+            except ValueError:
+                continue                   # `dhcp`
+            if interface.version == 4:
+                found.append(address)
+    return tuple(sorted(found))
+
+
+def _on(value) -> bool:
+    return str(value) in ("on", "enabled", "enable", "true")
+
+
+def _enabled(node: dict, default: bool) -> bool:
+    if "enable" in node:
+        return _on(node["enable"])
+    if "state" in node:
+        return _on(node["state"])
+    return default
+
+
+def ports_of(config: dict) -> dict[str, PortConfig]:
+    """Switch ports and lo of an applied NVUE tree (eth0 is management, not fabric)."""
+    out = {}
+    for name, entry in (config.get("interface") or {}).items():
+        if name == "eth0" or not isinstance(entry, dict):
+            continue
+        link = entry.get("link") or {}
+        if "breakout" in link and name != "lo":
+            continue                       # a split front-panel port: its sub-ports carry traffic
+        state = link.get("state")
+        admin_up = "down" not in state if isinstance(state, dict) else str(state or "up") != "down"
+        try:
+            mtu = int(link.get("mtu") or DEFAULT_MTU)
+        except ValueError:
+            mtu = DEFAULT_MTU
+        out[name] = PortConfig(admin_up, str(link["speed"]) if link.get("speed") else None, mtu,
+                               _addresses(entry), str(entry.get("description") or ""))
+    return out
+
+
+def _prefix_list_permits(policy: dict, name: str, prefix: str) -> bool:
+    plist = ((policy.get("prefix-list") or {}).get(name) or {}).get("rule") or {}
+    network = ipaddress.ip_network(prefix)
+    for _, rule in sorted(plist.items(), key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0):
+        for match, bounds in (rule.get("match") or {}).items():
+            entry = ipaddress.ip_network(match, strict=False)
+            bounds = bounds or {}
+            low = int(bounds.get("min-prefix-len") or entry.prefixlen)
+            high = int(bounds.get("max-prefix-len") or (low if "min-prefix-len" not in bounds else 32))
+            if network.version == entry.version and network.subnet_of(entry) and low <= network.prefixlen <= high:
+                return str(rule.get("action", "permit")) == "permit"
+    return False                           # an implicit deny ends every prefix list
+
+
+def _route_map(policy: dict, name: str | None):
+    if not name:
+        return lambda prefix: True
+    rules = ((policy.get("route-map") or {}).get(name) or {}).get("rule")
+    if not rules:
+        return lambda prefix: False        # redistribute through a missing route-map: nothing passes
+
+    def permits(prefix: str) -> bool:
+        for _, rule in sorted(rules.items(), key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0):
+            match = rule.get("match") or {}
+            plist = match.get("ip-prefix-list")
+            if plist and not _prefix_list_permits(policy, str(plist), prefix):
+                continue
+            return "deny" not in (rule.get("action") or {"permit": {}})
+        return False
+    return permits
+
+
+def bgp_of(config: dict) -> BgpConfig | None:
+    router = (config.get("router") or {}).get("bgp") or {}
+    vrf = (((config.get("vrf") or {}).get("default") or {}).get("router") or {}).get("bgp") or {}
+    asn = router.get("autonomous-system")
+    if not router or asn is None or not str(asn).isdigit():
+        return None
+    neighbors = {}
+    for nid, entry in (vrf.get("neighbor") or {}).items():
+        entry = entry or {}
+        remote = str(entry.get("remote-as", ""))
+        numbered = str(entry.get("type", "numbered")) != "unnumbered"
+        neighbors[str(nid)] = NeighborConfig(str(nid), numbered, int(remote) if remote.isdigit() else remote,
+                                             _enabled(entry, True))
+    ipv4 = (vrf.get("address-family") or {}).get("ipv4-unicast") or {}
+    connected = (ipv4.get("redistribute") or {}).get("connected") or {}
+    policy = (config.get("router") or {}).get("policy") or {}
+    networks = tuple(sorted(str(n) for n in (ipv4.get("network") or {})))
+    return BgpConfig(int(asn), str(router.get("router-id") or "0.0.0.0"),
+                     _enabled(router, True) and _enabled(vrf, True), neighbors,
+                     _enabled(connected, False) if connected else False,
+                     _route_map(policy, connected.get("route-map")), networks)
+
+
+# --- nv show answers ---------------------------------------------------------------------
+def interfaces_json(name: str, config: dict, fabric: Fabric | None) -> dict:
+    """`nv show interface -o json`: every interface with its link state, speed and MTU."""
+    interfaces = config.get("interface") or {}
+    ports = ports_of(config)
+    out = {}
+    for ifname in sorted({"eth0", "lo", *interfaces}):
+        entry = interfaces.get(ifname) or {}
+        kind = {"eth0": "eth", "lo": "loopback"}.get(ifname, str(entry.get("type") or "swp"))
+        port = ports.get(ifname)
+        if ifname in ("eth0", "lo"):
+            up, admin = True, True
+        elif port is None:
+            up, admin = False, False
+        else:
+            admin = port.admin_up
+            up = bool(fabric and fabric.link(name, ifname).up)
+        link = {"admin-status": "up" if admin else "down", "oper-status": "up" if up else "down",
+                "state": {"up" if up else "down": {}},
+                "mtu": {"eth0": 1500, "lo": 65536}.get(ifname, port.mtu if port else DEFAULT_MTU),
+                "mac-address": chassis_mac(f"{name}:{ifname}")}
+        if port and port.speed:
+            link["speed"] = port.speed
+        item = {"type": kind, "link": link}
+        if port and port.description:
+            item["description"] = port.description
+        if port and port.addresses:
+            item["ip"] = {"address": {a: {} for a in port.addresses}}
+        out[ifname] = item
+    return out
+
+
+def lldp_json(name: str, port: str, fabric: Fabric | None) -> dict:
+    """`nv show interface <p> lldp -o json`."""
+    neighbor = fabric.lldp(name, port) if fabric else None
+    if neighbor is None:
+        return {"neighbor": {}}
+    chassis = {"chassis-id": neighbor.chassis_id, "system-description": neighbor.system_description,
+               "system-name": neighbor.system_name, "capability": list(neighbor.capabilities)}
+    if neighbor.management_ip:
+        chassis["management-address-ipv4"] = neighbor.management_ip
+    return {"neighbor": {neighbor.system_name: {
+        "age": int(time.time() - fabric.started), "chassis": chassis,
+        "port": {"description": neighbor.port_description, "name": neighbor.port_id, "ttl": LLDP_TTL,
+                 "type": "ifname"}}}}
+
+
+def _pfc_rates(faults, port: str) -> dict[str, float]:
+    rates: dict[str, float] = {}
+    for key, per in ((faults.counters or {}).get(port) or {}).items():
+        for index, rate in per.items():
+            rates[f"{key}:{index}"] = float(rate)
+    return rates
+
+
+def counters_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
+    """`nv show interface <p> counters -o json` (key names: see the module docstring)."""
+    raw = fabric.counters(name, port, _pfc_rates(faults, port)) if fabric else {}
+    fcs = raw.get("rx_fcs_errors", 0)
+    return {
+        "carrier-transitions": 0,
+        "in-bytes": raw.get("rx_octets", 0), "in-pkts": raw.get("rx_packets", 0),
+        "in-ucast-pkts": raw.get("rx_packets", 0), "in-mcast-pkts": 0, "in-bcast-pkts": 0,
+        "in-drops": 0, "in-acl-drops": 0, "in-buffer-drops": 0,
+        "in-errors": fcs, "in-fcs-errors": fcs, "in-alignment-errors": 0, "in-jabber-errors": 0,
+        "in-length-errors": 0, "in-oversize-errors": 0, "in-symbol-errors": 0, "in-undersize-errors": 0,
+        "out-bytes": raw.get("tx_octets", 0), "out-pkts": raw.get("tx_packets", 0),
+        "out-ucast-pkts": raw.get("tx_packets", 0), "out-mcast-pkts": 0, "out-bcast-pkts": 0,
+        "out-drops": 0, "out-queue-drops": 0, "out-non-queue-drops": 0, "out-errors": 0,
+    }
+
+
+def pfc_stats_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
+    """`nv show interface <p> counters qos pfc-stats -o json`: per switch-priority."""
+    raw = fabric.counters(name, port, _pfc_rates(faults, port)) if fabric else {}
+    return {str(prio): {"rx-pause-frames": raw.get(f"pfc_rx_pause:{prio}", 0), "rx-pause-duration": 0,
+                        "tx-pause-frames": raw.get(f"pfc_tx_pause:{prio}", 0), "tx-pause-duration": 0}
+            for prio in range(8)}
+
+
+def port_stats_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
+    """`nv show interface <p> counters qos port-stats -o json`: ECN marks are transmit-side, per port."""
+    raw = fabric.counters(name, port, _pfc_rates(faults, port)) if fabric else {}
+    ecn = sum(v for k, v in raw.items() if k.startswith("ecn_marked:"))
+    rx_pause = sum(v for k, v in raw.items() if k.startswith("pfc_rx_pause:"))
+    tx_pause = sum(v for k, v in raw.items() if k.startswith("pfc_tx_pause:"))
+    return {"rx-stats": {"pause-frames": rx_pause},
+            "tx-stats": {"ecn-marked-packets": ecn, "mc-buffer-discards": 0, "pause-frames": tx_pause}}
+
+
+def bgp_neighbors_json(name: str, fabric: Fabric | None) -> dict:
+    """`nv show vrf default router bgp neighbor [--view=detail] -o json`."""
+    if fabric is None:
+        return {}
+    now = time.time()
+    out = {}
+    for nid, session in fabric.sessions(name).items():
+        out[nid] = {
+            "remote-as": session.remote_as, "state": session.state,
+            "local-as": {"asn": session.local_as}, "peer-router-id": session.peer_router_id,
+            "admin-state": "enabled" if session.enabled else "disabled",
+            "up-time": int(now - session.up_since) if session.up_since else 0,
+            "address-family": {"ipv4-unicast": {"rx-prefix": session.rx_prefixes, "tx-prefix": session.tx_prefixes}},
+        }
+    return out

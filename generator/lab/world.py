@@ -1,0 +1,525 @@
+"""The lab's physical world: which cable is plugged where, and what the switches see through it.
+
+`lab up --wiring FILE` (DESIGN.md) gives a CSV with header `a_device,a_port,b_device,b_port`
+and optional columns `state` (up|down) and `crc_errors` (integer); one row per installed cable,
+host ends included. The plan's `cabling.csv` is also a valid wiring file (its `speed`,
+`length_m` and `cable` columns are ignored), and it is the default world. A plan link with no
+row is an unplugged cable.
+
+What the simulated switches derive from it (`Fabric`):
+
+- link state: up only if a cable is installed with state up, the port is admin-up in the
+  switch's applied config, and, when the far end is a lab switch, that port is admin-up too;
+- LLDP: the far end's identity on an up link; a host end announces its host name as system
+  name and its netdev as port id, as lldpd does with `portidsubtype ifname`;
+- counters: traffic and `crc_errors` are rates per second, integrated from the lab's start, so
+  two reads a few seconds apart differ; CRC/FCS errors count as received errors at every
+  *switch* end of that cable (a host end is not simulated). PFC pause and ECN-marked rates come
+  from the device's fault file (`counters` key, see faults.py);
+- BGP: a configured neighbor is established only when the link is up, the far switch has the
+  matching neighbor back (unnumbered on the same cable, or numbered with each side's address
+  being the other's neighbor address), each side's `remote-as` matches the other's ASN
+  (`external`: different, `internal`: equal, a number: equal), BGP is enabled on both, and
+  SESSION_SETTLE_S have passed since all of that first held (a session still connecting);
+- prefix counts, approximated honestly: every switch originates its connected prefixes (lo and
+  up ports) that its redistribute route-map permits, plus `network` statements; prefixes then
+  flow along established sessions as a path vector with eBGP loop prevention (a switch rejects
+  a path that already holds its ASN), one best path per origin (fewest AS hops, ties broken by
+  name). `rx` from a neighbor counts the origins whose best path at that neighbor is acceptable
+  to us; `tx` counts what we hold that did not come from that neighbor. No MED, local-pref,
+  communities, aggregation, add-path or timers are modelled.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import ipaddress
+import json
+import os
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REQUIRED_COLUMNS = ("a_device", "a_port", "b_device", "b_port")
+OPTIONAL_COLUMNS = ("state", "crc_errors")
+# The plan's cabling.csv (render/cabling.py) carries these too: accepted and ignored.
+IGNORED_COLUMNS = ("speed", "length_m", "cable")
+WORLD_FILE = "world.json"
+SESSION_SETTLE_S = 1.0
+# Lab traffic on an up link: enough to make counters move, small enough to read.
+PACKETS_PER_S = 1000
+OCTETS_PER_PACKET = 1024
+
+
+class WiringError(ValueError):
+    """A wiring file is unusable; the message is one line naming file:line."""
+
+
+@dataclass(frozen=True)
+class Cable:
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+    state: str = "up"
+    crc_errors: int = 0        # CRC/FCS errors per second at each switch end while the link is up
+    line: int = 0
+
+    def far(self, device: str, port: str) -> tuple[str, str]:
+        if (device, port) == (self.a_device, self.a_port):
+            return self.b_device, self.b_port
+        return self.a_device, self.a_port
+
+
+@dataclass(frozen=True)
+class World:
+    cables: tuple[Cable, ...] = ()
+    _index: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        for cable in self.cables:
+            self._index[(cable.a_device, cable.a_port)] = cable
+            self._index[(cable.b_device, cable.b_port)] = cable
+
+    def cable_at(self, device: str, port: str) -> Cable | None:
+        return self._index.get((device, port))
+
+    def to_dict(self) -> dict:
+        return {"cables": [{k: v for k, v in asdict(c).items() if k != "line"} for c in self.cables]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> World:
+        return cls(tuple(Cable(**c) for c in data.get("cables", [])))
+
+
+def parse_wiring(text: str, source: str = "wiring") -> World:
+    """The cables of a wiring CSV; the first bad row raises WiringError('source:line: ...')."""
+    lines = text.splitlines()
+    rows = [(n, line) for n, line in enumerate(lines, 1) if line.strip() and not line.lstrip().startswith("#")]
+    if not rows:
+        raise WiringError(f"{source}:1: empty wiring file; the header is {','.join(REQUIRED_COLUMNS)}"
+                          f"[,{','.join(OPTIONAL_COLUMNS)}]")
+    header_line, header_text = rows[0]
+    header = [h.strip() for h in next(csv.reader([header_text]))]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    unknown = [c for c in header if c not in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, *IGNORED_COLUMNS)]
+    if missing or unknown:
+        what = f"missing column(s) {', '.join(missing)}" if missing else f"unknown column(s) {', '.join(unknown)}"
+        raise WiringError(f"{source}:{header_line}: {what}; the header is {','.join(REQUIRED_COLUMNS)} "
+                          f"with optional {','.join(OPTIONAL_COLUMNS)}")
+    if len(set(header)) != len(header):
+        raise WiringError(f"{source}:{header_line}: a column appears twice in the header")
+    cables: list[Cable] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in rows[1:]:
+        values = [v.strip() for v in next(csv.reader(io.StringIO(line)))]
+        if len(values) != len(header):
+            raise WiringError(f"{source}:{number}: {len(values)} field(s) where the header has {len(header)}")
+        row = dict(zip(header, values, strict=True))
+        for column in REQUIRED_COLUMNS:
+            if not row[column] or any(ch.isspace() for ch in row[column]):
+                raise WiringError(f"{source}:{number}: {column} is empty or holds a space: {row[column]!r}")
+        state = (row.get("state") or "up").lower()
+        if state not in ("up", "down"):
+            raise WiringError(f"{source}:{number}: state {row['state']!r}: use up or down")
+        crc_text = row.get("crc_errors") or "0"
+        if not crc_text.isdigit():
+            raise WiringError(f"{source}:{number}: crc_errors {crc_text!r}: give a whole number >= 0")
+        cable = Cable(row["a_device"], row["a_port"], row["b_device"], row["b_port"], state, int(crc_text), number)
+        ends = [(cable.a_device, cable.a_port), (cable.b_device, cable.b_port)]
+        if ends[0] == ends[1]:
+            raise WiringError(f"{source}:{number}: {ends[0][0]}:{ends[0][1]} is cabled to itself")
+        for end in ends:
+            if end in seen:
+                raise WiringError(f"{source}:{number}: {end[0]}:{end[1]} already has a cable (line {seen[end]}); "
+                                  "a port takes one cable")
+            seen[end] = number
+        cables.append(cable)
+    return World(tuple(cables))
+
+
+def load_wiring(path: str | Path) -> World:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise WiringError(f"{path}: cannot read the wiring file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise WiringError(f"{path}:1: not a text (CSV) file") from None
+    return parse_wiring(text, str(path))
+
+
+def check_devices(world: World, known: set[str], source: str) -> None:
+    """Every device named in the wiring is a switch or host of the plan (catches typos)."""
+    for cable in world.cables:
+        for device in (cable.a_device, cable.b_device):
+            if device not in known:
+                raise WiringError(f"{source}:{cable.line}: {device!r} is not a switch or host of the plan")
+
+
+def write_world(directory: Path, world: World) -> Path:
+    path = Path(directory) / WORLD_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(world.to_dict(), indent=1, sort_keys=True))
+    os.replace(tmp, path)
+    return path
+
+
+class WorldSource:
+    """DIR/world.json, re-read when it changes (a test can unplug a cable in a running lab)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._stamp: tuple[int, int] | None = None
+        self._world = World()
+
+    def current(self) -> tuple[World, tuple[int, int] | None]:
+        if self.path is None:
+            return self._world, None
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._stamp, self._world = None, World()
+            return self._world, None
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp != self._stamp:
+            try:
+                self._world = World.from_dict(json.loads(self.path.read_text() or "{}"))
+                self._stamp = stamp
+            except (ValueError, OSError, TypeError):
+                pass  # half-written: keep the previous world
+        return self._world, self._stamp
+
+
+# --- what a device tells the world about its applied config -------------------------------
+@dataclass(frozen=True)
+class PortConfig:
+    admin_up: bool
+    speed: str | None          # "400G" as configured; None: not set (auto)
+    mtu: int
+    addresses: tuple[str, ...] = ()   # interface prefixes, e.g. "172.16.0.0/31"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class NeighborConfig:
+    id: str                    # the port (unnumbered) or the peer address (numbered)
+    numbered: bool
+    remote_as: str | int       # "external" | "internal" | ASN
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class BgpConfig:
+    asn: int
+    router_id: str
+    enabled: bool
+    neighbors: dict[str, NeighborConfig]
+    redistribute_connected: bool
+    announces: Callable[[str], bool]     # the redistribute route-map, for one connected prefix
+    networks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Link:
+    up: bool
+    reason: str                 # why down ("" when up)
+    far_device: str | None = None
+    far_port: str | None = None
+    far_is_switch: bool = False
+    crc_errors: int = 0
+
+
+@dataclass(frozen=True)
+class LldpNeighbor:
+    system_name: str
+    port_id: str
+    port_description: str
+    chassis_id: str
+    management_ip: str
+    system_description: str
+    capabilities: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Session:
+    neighbor: str
+    state: str                  # established | connect | active | idle
+    local_as: int
+    remote_as: int              # the peer's ASN once TCP connects, else the configured number or 0
+    peer_router_id: str
+    port: str | None
+    up_since: float | None
+    rx_prefixes: int = 0
+    tx_prefixes: int = 0
+    enabled: bool = True
+
+
+def chassis_mac(name: str) -> str:
+    """A stable, locally administered MAC for a simulated chassis."""
+    value = zlib.crc32(name.encode())
+    octets = [0x02, 0x1C, (value >> 24) & 0xFF, (value >> 16) & 0xFF, (value >> 8) & 0xFF, value & 0xFF]
+    return ":".join(f"{o:02x}" for o in octets)
+
+
+def _asn_matches(spec: str | int, mine: int, theirs: int) -> bool:
+    if spec == "external":
+        return theirs != mine
+    if spec == "internal":
+        return theirs == mine
+    try:
+        return int(spec) == theirs
+    except (TypeError, ValueError):
+        return False
+
+
+class _Accumulator:
+    """Monotonic counters from rates: integrated between reads, starting at the lab's start."""
+
+    def __init__(self, start: float):
+        self.last = start
+        self.totals: dict[str, float] = {}
+
+    def advance(self, now: float, rates: dict[str, float]) -> dict[str, int]:
+        elapsed = max(0.0, now - self.last)
+        for key, rate in rates.items():
+            self.totals[key] = self.totals.get(key, 0.0) + rate * elapsed
+        self.last = now
+        return {k: int(v) for k, v in self.totals.items()}
+
+
+class Fabric:
+    """The world joined with every lab device's applied config; the devices ask it at show time.
+
+    Devices take part by duck typing: `oper_ports() -> {port: PortConfig}`,
+    `oper_bgp() -> BgpConfig | None`, `config_token()`, `hostname`, `lldp_description`,
+    `mgmt_ip`. A device without them (an OS the world does not model yet) has no up ports.
+    """
+
+    def __init__(self, source: WorldSource, devices: dict | None = None, *, clock=time.time):
+        self.source = source
+        self.devices: dict = dict(devices or {})
+        self.clock = clock
+        self.started = clock()
+        self._ready_since: dict[tuple[str, str], float] = {}
+        self._counters: dict[tuple[str, str], _Accumulator] = {}
+        self._cache_key = None
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    # --- inputs ---------------------------------------------------------------------------
+    def world(self) -> World:
+        return self.source.current()[0]
+
+    def _ports(self, name: str) -> dict[str, PortConfig]:
+        device = self.devices.get(name)
+        getter = getattr(device, "oper_ports", None)
+        return getter() if getter else {}
+
+    def _bgp(self, name: str) -> BgpConfig | None:
+        device = self.devices.get(name)
+        getter = getattr(device, "oper_bgp", None)
+        return getter() if getter else None
+
+    def _key(self):
+        tokens = tuple(sorted((n, getattr(d, "config_token", lambda: None)()) for n, d in self.devices.items()))
+        return self.source.current()[1], tokens
+
+    def _cached(self, what: str, build):
+        key = self._key()
+        if key != self._cache_key:
+            self._cache_key, self._cache = key, {}
+        if what not in self._cache:
+            self._cache[what] = build()
+        return self._cache[what]
+
+    # --- physical layer -------------------------------------------------------------------
+    def link(self, device: str, port: str) -> Link:
+        return self._cached(("link", device, port), lambda: self._link(device, port))
+
+    def _link(self, device: str, port: str) -> Link:
+        config = self._ports(device).get(port)
+        cable = self.world().cable_at(device, port)
+        far = cable.far(device, port) if cable else (None, None)
+        far_is_switch = far[0] in self.devices
+        common = {"far_device": far[0], "far_port": far[1], "far_is_switch": far_is_switch}
+        if config is None or not config.admin_up:
+            return Link(False, "admin down", **common)
+        if cable is None:
+            return Link(False, "no cable")
+        if cable.state != "up":
+            return Link(False, "cable down", **common)
+        if far_is_switch:
+            far_config = self._ports(far[0]).get(far[1])
+            if far_config is None or not far_config.admin_up:
+                return Link(False, "far end admin down", **common)
+        return Link(True, "", crc_errors=cable.crc_errors, **common)
+
+    def lldp(self, device: str, port: str) -> LldpNeighbor | None:
+        link = self.link(device, port)
+        if not link.up:
+            return None
+        if link.far_is_switch:
+            peer = self.devices[link.far_device]
+            far_config = self._ports(link.far_device).get(link.far_port)
+            return LldpNeighbor(peer.hostname, link.far_port, (far_config.description if far_config else "")
+                                or link.far_port, chassis_mac(link.far_device), str(getattr(peer, "mgmt_ip", "")),
+                                str(getattr(peer, "lldp_description", "")), ("bridge", "router"))
+        # A GPU server running lldpd: system name = host name, port id = netdev (ifname subtype).
+        return LldpNeighbor(link.far_device, link.far_port, link.far_port,
+                            chassis_mac(f"{link.far_device}:{link.far_port}"), "",
+                            "Linux (lldpd on a GPU server)", ("station",))
+
+    def counters(self, device: str, port: str, extra_rates: dict[str, float] | None = None) -> dict[str, int]:
+        """Counter totals of one port; extra_rates (per second) come from the device's faults."""
+        link = self.link(device, port)
+        rates: dict[str, float] = {}
+        if link.up:
+            rates = {"rx_packets": PACKETS_PER_S, "tx_packets": PACKETS_PER_S,
+                     "rx_octets": PACKETS_PER_S * OCTETS_PER_PACKET, "tx_octets": PACKETS_PER_S * OCTETS_PER_PACKET,
+                     "rx_fcs_errors": float(link.crc_errors)}
+        rates.update(extra_rates or {})
+        with self._lock:
+            accumulator = self._counters.setdefault((device, port), _Accumulator(self.started))
+            return accumulator.advance(self.clock(), rates)
+
+    # --- BGP ------------------------------------------------------------------------------
+    def _port_for_neighbor(self, device: str, neighbor: NeighborConfig) -> tuple[str | None, str | None]:
+        """(local port, local address) the neighbor is reached through."""
+        ports = self._ports(device)
+        if not neighbor.numbered:
+            return (neighbor.id if neighbor.id in ports else None), None
+        try:
+            peer = ipaddress.ip_address(neighbor.id)
+        except ValueError:
+            return None, None
+        for name, config in sorted(ports.items()):
+            for prefix in config.addresses:
+                interface = ipaddress.ip_interface(prefix)
+                if peer in interface.network and peer != interface.ip:
+                    return name, str(interface.ip)
+        return None, None
+
+    def _readiness(self) -> dict[tuple[str, str], tuple[bool, str | None, str | None, int]]:
+        """(device, neighbor) -> (ready, far device, local port, peer ASN) from configs and links."""
+        out = {}
+        for name in sorted(self.devices):
+            bgp = self._bgp(name)
+            if bgp is None:
+                continue
+            for nid, neighbor in sorted(bgp.neighbors.items()):
+                port, address = self._port_for_neighbor(name, neighbor)
+                configured = neighbor.remote_as if isinstance(neighbor.remote_as, int) else 0
+                entry = (False, None, port, configured)
+                link = self.link(name, port) if port else None
+                if link is not None and link.up and link.far_is_switch:
+                    far_bgp = self._bgp(link.far_device)
+                    if far_bgp is not None:
+                        entry = (False, link.far_device, port, far_bgp.asn)
+                        back = self._back_neighbor(link, far_bgp, neighbor, address)
+                        ready = (back is not None and bgp.enabled and far_bgp.enabled and neighbor.enabled
+                                 and back.enabled and _asn_matches(neighbor.remote_as, bgp.asn, far_bgp.asn)
+                                 and _asn_matches(back.remote_as, far_bgp.asn, bgp.asn))
+                        entry = (ready, link.far_device, port, far_bgp.asn)
+                out[(name, nid)] = entry
+        return out
+
+    def _back_neighbor(self, link: Link, far_bgp: BgpConfig, neighbor: NeighborConfig,
+                       address: str | None) -> NeighborConfig | None:
+        if not neighbor.numbered:
+            back = far_bgp.neighbors.get(link.far_port)
+            return back if back is not None and not back.numbered else None
+        back = far_bgp.neighbors.get(address or "")
+        if back is None or not back.numbered:
+            return None
+        far_addresses = {str(ipaddress.ip_interface(p).ip) for p in self._ports(link.far_device)[link.far_port].addresses}
+        return back if neighbor.id in far_addresses else None
+
+    def sessions(self, device: str) -> dict[str, Session]:
+        readiness = self._cached("readiness", self._readiness)
+        now = self.clock()
+        with self._lock:
+            for key, (ready, *_rest) in readiness.items():
+                if ready:
+                    self._ready_since.setdefault(key, now)
+                else:
+                    self._ready_since.pop(key, None)
+            established = frozenset(k for k, (ready, *_r) in readiness.items()
+                                    if ready and now - self._ready_since[k] >= SESSION_SETTLE_S)
+        counts = self._prefix_counts(readiness, established)
+        bgp = self._bgp(device)
+        if bgp is None:
+            return {}
+        out = {}
+        for nid, neighbor in sorted(bgp.neighbors.items()):
+            ready, far, port, peer_as = readiness[(device, nid)]
+            up = (device, nid) in established
+            if up:
+                state = "established"
+            elif ready:
+                state = "connect"
+            elif far is not None:
+                state = "active"           # TCP reaches the far switch; OPEN is refused (config mismatch)
+            else:
+                state = "idle"
+            far_bgp = self._bgp(far) if far else None
+            rx, tx = counts.get((device, nid), (0, 0))
+            out[nid] = Session(nid, state, bgp.asn, peer_as, far_bgp.router_id if up and far_bgp else "0.0.0.0",
+                               port, self._ready_since.get((device, nid)) if up else None, rx, tx,
+                               enabled=neighbor.enabled)
+        return out
+
+    def _originated(self, name: str, bgp: BgpConfig) -> int:
+        prefixes: set[str] = set(bgp.networks)
+        if bgp.redistribute_connected:
+            for port, config in self._ports(name).items():
+                if port != "lo" and not self.link(name, port).up:
+                    continue
+                for address in config.addresses:
+                    network = str(ipaddress.ip_interface(address).network)
+                    if bgp.announces(network):
+                        prefixes.add(network)
+        return len(prefixes)
+
+    def _prefix_counts(self, readiness, established) -> dict[tuple[str, str], tuple[int, int]]:
+        return self._cached(("prefixes", established), lambda: self._count_prefixes(readiness, established))
+
+    def _count_prefixes(self, readiness, established) -> dict[tuple[str, str], tuple[int, int]]:
+        configs = {n: self._bgp(n) for n in sorted(self.devices)}
+        configs = {n: c for n, c in configs.items() if c is not None}
+        # established sessions as directed edges: device -> [(neighbor id, far device)]
+        edges: dict[str, list[tuple[str, str]]] = {n: [] for n in configs}
+        for (name, nid) in sorted(established):
+            far = readiness[(name, nid)][1]
+            if far in configs:
+                edges[name].append((nid, far))
+        counts: dict[tuple[str, str], list[int]] = {(n, nid): [0, 0] for (n, nid) in established}
+        for origin, config in configs.items():
+            size = self._originated(origin, config)
+            if not size:
+                continue
+            # best path per device: AS list (receiver first); learned_from: the device it came from
+            paths: dict[str, tuple[int, ...]] = {origin: (config.asn,)}
+            learned_from: dict[str, str | None] = {origin: None}
+            frontier = [origin]
+            while frontier:
+                nxt = []
+                for holder in frontier:
+                    for _nid, far in edges[holder]:
+                        if far in paths or configs[far].asn in paths[holder]:
+                            continue
+                        paths[far] = (configs[far].asn, *paths[holder])
+                        learned_from[far] = holder
+                        nxt.append(far)
+                frontier = sorted(set(nxt))
+            for (name, nid) in established:
+                far = readiness[(name, nid)][1]
+                if far in paths and config.asn is not None and configs[name].asn not in paths[far]:
+                    counts[(name, nid)][0] += size      # what `far` advertises and we accept
+                if name in paths and learned_from.get(name) != far:
+                    counts[(name, nid)][1] += size      # what we advertise to `far`
+        return {k: (v[0], v[1]) for k, v in counts.items()}
