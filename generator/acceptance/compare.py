@@ -111,7 +111,7 @@ def judge(log: NcclLog, run: Run, how: str, predictor: Predictor, min_fraction: 
         problems: list[str] = []
         for name, cell in (("out-of-place", row.out_of_place), ("in-place", row.in_place)):
             if cell is not None and cell.wrong:
-                problems.append(f"{cell.wrong:g} wrong element(s) {name}: data corruption")
+                problems.append(f"{cell.wrong:g} wrong {name}: data corruption")
         judged = row.size_bytes >= min_size
         probe = Point(row, pred, judged, ())
         if judged and probe.fraction is not None and probe.fraction < min_fraction:

@@ -32,15 +32,15 @@ def format_tables(results: list[RunResult], min_fraction: float, *, width: int |
 
     buffer = io.StringIO()
     if width is None:
-        width = shutil.get_terminal_size((140, 24)).columns if sys.stdout.isatty() else 140
+        width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
     console = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False)
     for res in results:
         run = res.run
         title = (f"{run.id}: {run.nodes} nodes, {run.ranks} ranks - {res.log.path} (matched by {res.matched_by}); "
                  f"avg busbw {res.log.avg_busbw_GBps:g} GB/s")
         table = Table(title=title, title_justify="left")
-        for col, just in (("size", "right"), ("oop busbw", "right"), ("ip busbw", "right"),
-                          ("predicted", "right"), ("algorithm", "left"), ("measured/predicted", "right"),
+        for col, just in (("size", "right"), ("busbw out-of-place GB/s", "right"), ("in-place GB/s", "right"),
+                          ("predicted GB/s", "right"), ("algorithm", "left"), ("of predicted", "right"),
                           ("#wrong", "right"), ("result", "left")):
             table.add_column(col, justify=just, overflow="fold")
         for p in res.points:
