@@ -21,6 +21,8 @@ printed the same from src/common.cu):
     # Collective test concluded: all_reduce_perf
 
 Sizes are bytes (count x type size), so 1G on the command line prints as 1073741824.
+Before 2019 rows had no root column and "#   Rank %2d Pid ..." lines; logs pasted through
+Markdown lose their leading "#"; both are read too.
 Lines that are none of these (NCCL INFO/WARN, mpirun chatter) are ignored, but a row that
 does not have the columns its header names is an error: the log was cut or interleaved.
 """

@@ -64,7 +64,7 @@ def _header(plan: FabricPlan, what: str, version: str) -> str:
 
 
 def _run_comment(run: Run) -> str:
-    where = "the whole fabric" if run.kind == "fabric" else f"rail group {run.id} ({', '.join(run.leaves)})"
+    where = "the whole fabric" if run.kind == "fabric" else f"rail group on {', '.join(run.leaves)}"
     return f"# {run.id}: {where}, {run.nodes} nodes, {run.ranks} ranks -> logs/{run.id}.log\n"
 
 
