@@ -77,11 +77,13 @@ def test_sonic_replace_failure(lab_sonic):
     device = lab_sonic.driver("sonic01", "sonic_fabric")
     device.open()
     try:
+        # The switch boots from its factory CONFIG_DB: the failed commit must leave it exactly so.
+        before = device.get_config()["running"]
         lab_sonic.set_faults("sonic01", apply_error="Patch Applier: failed")
-        device.load_replace_candidate(config='{"PORT": {"Ethernet0": {"mtu": "9100"}}}')
+        device.load_merge_candidate(config='{"PORT": {"Ethernet0": {"mtu": "9216"}}}')
         with pytest.raises(CommitError, match="Patch Applier"):
             device.commit_config()
-        assert "Ethernet0" not in device.get_config()["running"]
+        assert device.get_config()["running"] == before
     finally:
         device.close()
 
