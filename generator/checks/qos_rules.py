@@ -248,7 +248,8 @@ def budget_over(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     group: xoff + xon, computed from speed, cable length and MTU, see plan.json
     ports[].headroom) so the frames in flight after a pause still have room. The sum over
     a switch's ports must fit its ingress lossless buffer pool (per model, from the
-    SONiC SKU's buffers_defaults_t1.j2). If it does not, the switch either refuses the
+    SONiC SKU's buffers_defaults_t1.j2; for switch_os sonic the SKU's own pool, t0 for
+    leaves and t1 for spines, summed over its pg_profile_lookup.ini rows). If it does not, the switch either refuses the
     profile or the guarantee is fiction: under load the PG overflows and frames are
     dropped on a fabric that is supposed to be lossless - the hardest failure to find.
 

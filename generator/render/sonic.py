@@ -53,9 +53,14 @@ from generator.plan.sonic_catalog import (  # noqa: F401  (re-exported: generato
 MAP_NAME = "AZURE"
 WRED_NAME = "AZURE_LOSSLESS"
 LOOPBACK = "Loopback0"
-# The issue's contract: leaves are LeafRouter, both spine tiers SpineRouter.
-DEVICE_TYPE = {ROLE_LEAF: "LeafRouter"}
-SPINE_TYPE = "SpineRouter"
+# DEVICE_METADATA.type is what SONiC's buffers_config.j2 reads to pick the SKU's buffer
+# template (sonic-buildimage files/build_templates/buffers_config.j2: ToRRouter -> t0,
+# LeafRouter -> t1, SpineRouter -> t2), so it must name the template whose pools the render
+# uses (generator/data/sonic_buffers.yaml topology_by_role) or `config qos reload` would size
+# the pools differently. A fabric leaf faces servers like a SONiC ToR; Mellanox SKUs ship no
+# t2 template, so both spine tiers are LeafRouter.
+DEVICE_TYPE = {ROLE_LEAF: "ToRRouter"}
+SPINE_TYPE = "LeafRouter"
 # FRR's datacenter profile timers, the ones the Cumulus target runs with, so both targets
 # detect a dead fabric link equally fast.
 BGP_TIMERS = {"keepalive": "3", "holdtime": "9"}
@@ -254,14 +259,12 @@ def _management(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
     return tables
 
 
-def _system(sw: Switch) -> dict[str, Any]:
+def _system() -> dict[str, Any]:
     """FEATURE rows of the services the fabric needs and the counters verify reads (sonic_day0.yaml)."""
     data = _day0()
-    switch_type = DEVICE_TYPE.get(sw.role, SPINE_TYPE)
     features = {}
     for name, spec in data["features"].items():
-        row = {k: (v[switch_type] if isinstance(v, dict) else v) for k, v in spec.items()}
-        features[name] = {**row, **data["feature_common"]}
+        features[name] = {**spec, **data["feature_common"]}
     return {"FEATURE": features, "FLEX_COUNTER_TABLE": {k: dict(v) for k, v in data["flex_counters"].items()}}
 
 
@@ -462,7 +465,7 @@ def switch_config(plan: FabricPlan, sw: Switch) -> dict[str, dict[str, dict[str,
     for tables in (
         _metadata(plan, sw, layout),
         _management(plan, sw),
-        _system(sw),
+        _system(),
         _ports(plan, sw, layout),
         _routing(plan, sw, layout),
         _buffers(plan, sw, layout, cls),
