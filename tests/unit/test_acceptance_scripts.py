@@ -30,10 +30,10 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def rendered_nccl_conf(name: str, tmp: Path) -> dict[str, str]:
+def rendered_nccl_conf(intent: Path, tmp: Path) -> dict[str, str]:
     """KEY=VALUE of hosts/<host>/nccl.conf as `fabricgen render` writes it."""
     out = tmp / "render"
-    r = subprocess.run([sys.executable, "-m", "generator.cli", "render", str(example(name)),
+    r = subprocess.run([sys.executable, "-m", "generator.cli", "render", str(intent),
                         "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     confs = {p.read_text() for p in out.glob("hosts/*/nccl.conf")}
@@ -61,7 +61,7 @@ def test_hostfiles_one_slot_per_gpu(outputs, name: str) -> None:
 
 @pytest.mark.parametrize("name", ["small", "medium"])
 def test_nccl_environment_is_the_rendered_nccl_conf(outputs, name: str, tmp_path: Path) -> None:
-    conf = rendered_nccl_conf(name, tmp_path)
+    conf = rendered_nccl_conf(example(name), tmp_path)
     assert "NCCL_IB_HCA" in conf and "NCCL_IB_TC" in conf
     assert shell_env(outputs[name] / "acceptance.sbatch") == conf
     assert shell_env(outputs[name] / "run-mpi.sh") == conf
@@ -70,6 +70,19 @@ def test_nccl_environment_is_the_rendered_nccl_conf(outputs, name: str, tmp_path
     mpirun = [line for line in (outputs[name] / "run-mpi.sh").read_text().splitlines() if line.startswith("mpirun")]
     for line in mpirun:                    # Open MPI forwards only what -x names
         assert set(re.findall(r"-x (NCCL_\w+)", line)) == set(conf)
+
+
+def test_settings_with_blanks_quotes_and_dollars_survive_the_shell(tmp_path: Path) -> None:
+    text = example("small").read_text().replace(
+        "switch_os:", "nccl:\n  settings: {NCCL_TOPO_FILE: \"/opt/topo files/it's $HOME.xml\", "
+        "NCCL_DEBUG_SUBSYS: \"INIT,NET\"}\nswitch_os:", 1)
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(text)
+    assert run_write(str(intent), str(tmp_path / "acc")) == 0
+    conf = rendered_nccl_conf(intent, tmp_path)
+    assert conf["NCCL_TOPO_FILE"] == "/opt/topo files/it's $HOME.xml"
+    assert shell_env(tmp_path / "acc" / "acceptance.sbatch") == conf
+    assert shell_env(tmp_path / "acc" / "run-mpi.sh") == conf
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
