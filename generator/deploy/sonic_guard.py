@@ -102,7 +102,11 @@ def _refusal(op: dict, running: dict) -> tuple[str, str] | None:
         ok = op["op"] == "replace" and len(parts) == 3 and (parts[1], parts[2]) in _BUFFER_POOL
         return None if ok else (POOL, where)
     if table == "BUFFER_PROFILE":
-        ok = op["op"] == "replace" and len(parts) == 3 and parts[2] in _BUFFER_PROFILE_FIELDS
+        # The 2024 validator drops path parts holding a digit and then wants an exact field
+        # match: `dynamic_th`/`xoff` pass on pg_lossless_400000_5m_profile, not on
+        # egress_lossless_profile (whose name stays in the path).
+        ok = (op["op"] == "replace" and len(parts) == 3 and parts[2] in _BUFFER_PROFILE_FIELDS
+              and any(c.isdigit() for c in parts[1]))
         return None if ok else (PROFILE, where)
     if table == "WRED_PROFILE":
         ok = op["op"] == "replace" and len(parts) == 3 and (parts[1], parts[2]) in _WRED
