@@ -219,6 +219,33 @@ def drift(
 
 
 @app.command()
+def verify(
+    intent: IntentArg,
+    endpoints: EndpointsOpt = None,
+    only: OnlyOpt = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | junit | prometheus")] = "table",
+    output: Annotated[str | None, typer.Option("--output", help="write the report here (atomically)")] = None,
+    interval: Annotated[float, typer.Option("--interval", help="seconds between the two counter reads")] = 5.0,
+    settle: Annotated[float, typer.Option("--settle", help="seconds a BGP session may still be connecting")] = 30.0,
+    pfc_threshold: Annotated[float, typer.Option("--pfc-threshold",
+                                                 help="pause frames/s per priority before a finding")] = 100.0,
+    ecn_threshold: Annotated[float, typer.Option("--ecn-threshold",
+                                                 help="ECN-marked packets/s per port before a finding")] = 1000.0,
+    prefix_tolerance: Annotated[float, typer.Option("--prefix-tolerance",
+                                                    help="accepted deviation of BGP prefix counts (fraction)")] = 0.1,
+) -> None:
+    """The built fabric against the plan: cabling (LLDP), links, BGP, error/PFC/ECN counters, host RoCE.
+
+    Exit 0 all passed, 3 findings, 1 could not check.
+    """
+    from generator.verify.command import run_verify
+
+    raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output,
+                                interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
+                                ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance))
+
+
+@app.command()
 def capacity(
     intent: IntentArg,
     message_size: Annotated[str | None, typer.Option("--message-size", help="all-reduce size, e.g. 140GB")] = None,
@@ -282,11 +309,16 @@ def acceptance(
 def lab_up(
     intent: IntentArg,
     directory: Annotated[str, typer.Option("--dir", help="lab state directory (endpoints.yml, pid, keys)")],
+    wiring: Annotated[str | None, typer.Option(
+        "--wiring", help="CSV of the installed cables (a_device,a_port,b_device,b_port[,state,crc_errors]); "
+                         "default: the plan's cabling")] = None,
 ) -> None:
     """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
 
     Each switch boots from its factory default with its plan eth0 address (static, in the mgmt VRF)
     and the deploy user. The password is $FABRICGEN_PASSWORD when set, else a random one in DIR/password.
+    The switches answer LLDP, interface, BGP and counter commands from the wiring (the plan's cabling
+    unless --wiring gives another).
     """
     import ipaddress
     import os
@@ -306,13 +338,30 @@ def lab_up(
     gateway = p.management.gateway if p.management is not None else str(pool.network_address + 1)
     devices = [LabDevice(sw.name, p.switch_os, version, mgmt_address=f"{sw.mgmt_ip}/{pool.prefixlen}",
                          mgmt_gateway=gateway) for sw in p.switches]
+    world = _lab_world(p, wiring)
     try:
         endpoints = start(devices, Path(directory), username=p.deploy_user,
-                          password=os.environ.get(PASSWORD_ENV) or None)
+                          password=os.environ.get(PASSWORD_ENV) or None, world=world)
     except LabError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
     typer.echo(f"{len(devices)} simulated {p.switch_os} switches up; endpoints: {endpoints}")
+
+
+def _lab_world(plan, wiring: str | None):
+    """The lab's cables: the wiring file (devices checked against the plan) or the plan's cabling."""
+    from generator.lab.world import WiringError, check_devices, load_wiring, parse_wiring
+    from generator.render.cabling import render_cabling
+
+    try:
+        if wiring is None:
+            return parse_wiring(render_cabling(plan), "cabling.csv")
+        world = load_wiring(wiring)
+        check_devices(world, {sw.name for sw in plan.switches} | {h.name for h in plan.hosts}, wiring)
+        return world
+    except WiringError as exc:
+        _err(f"error: lab up: {exc}")
+        raise typer.Exit(1) from None
 
 
 @lab_app.command("down")

@@ -1,0 +1,96 @@
+"""Read every switch through its napalm driver, in a thread pool, with a progress bar on a terminal.
+
+Per switch: counters (read 1), interfaces, LLDP, BGP; then counters again once `interval_s`
+has passed since read 1 (errors / PFC / ECN compare the two); then, while a planned BGP
+session is still not established, BGP again every SETTLE_POLL_S until `settle_s` after the
+first read (a session still connecting is not yet a finding). A getter that fails leaves its
+checks unknown; the others still run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from generator.verify.checks import SwitchReading
+
+SETTLE_POLL_S = 1.0
+
+
+def _one_line(exc: BaseException, password: str | None) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, NotImplementedError):
+        text = f"not implemented by this switch OS's driver yet ({text or 'NotImplementedError'})"
+    if password:
+        text = text.replace(password, "***")
+    return text if len(text) < 300 else text[:297] + "..."
+
+
+def read_switch(name: str, make_driver: Callable, password: str | None, *, interval_s: float, settle_s: float,
+                pending: Callable[[SwitchReading], list[str]]) -> SwitchReading:
+    reading = SwitchReading(name)
+    try:
+        driver = make_driver()
+        driver.open()
+    except Exception as exc:  # noqa: BLE001 - an unreachable switch is unknown, never passed
+        reading.errors["connect"] = _one_line(exc, password)
+        return reading
+    try:
+        def get(key: str, call):
+            try:
+                return call()
+            except Exception as exc:  # noqa: BLE001 - this getter's checks become unknown
+                reading.errors[key] = _one_line(exc, password)
+                return None
+
+        started = time.monotonic()
+        counters0 = get("counters", driver.get_interfaces_counters)
+        pfc0 = get("pfc", getattr(driver, "get_pfc_ecn_counters", _missing("get_pfc_ecn_counters")))
+        reading.interfaces = get("interfaces", driver.get_interfaces)
+        reading.lldp = get("lldp", driver.get_lldp_neighbors)
+        reading.bgp = get("bgp", driver.get_bgp_neighbors)
+        time.sleep(max(0.0, started + interval_s - time.monotonic()))
+        reading.interval_s = time.monotonic() - started
+        counters1 = get("counters", driver.get_interfaces_counters) if counters0 is not None else None
+        pfc1 = get("pfc", driver.get_pfc_ecn_counters) if pfc0 is not None else None
+        if counters0 is not None and counters1 is not None:
+            reading.counters = (counters0, counters1)
+        if pfc0 is not None and pfc1 is not None:
+            reading.pfc = (pfc0, pfc1)
+        while reading.bgp is not None and pending(reading) and time.monotonic() - started < settle_s:
+            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - started))))
+            reading.bgp = get("bgp", driver.get_bgp_neighbors)
+    finally:
+        try:
+            driver.close()
+        except Exception:  # noqa: BLE001 - what we read stays valid
+            pass
+    return reading
+
+
+def _missing(name: str):
+    def call():
+        raise NotImplementedError(name)
+    return call
+
+
+def read_switches(names: list[str], make_driver: Callable[[str], Callable], password: str | None, *,
+                  interval_s: float, settle_s: float, pending, concurrency: int) -> dict[str, SwitchReading]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    readings: dict[str, SwitchReading] = {}
+    progress = Progress(TextColumn("reading switches"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
+    with progress, ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(names) or 1)),
+                                      thread_name_prefix="verify") as pool:
+        task = progress.add_task("read", total=len(names))
+        futures = {pool.submit(read_switch, n, make_driver(n), password, interval_s=interval_s, settle_s=settle_s,
+                               pending=pending): n for n in names}
+        for future in as_completed(futures):
+            reading = future.result()
+            readings[reading.name] = reading
+            progress.advance(task)
+    return readings

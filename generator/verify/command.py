@@ -1,0 +1,206 @@
+"""`fabricgen verify`: is the built fabric the planned one? (DESIGN.md: verify contract)
+
+Switches are read through their napalm drivers (collect.py), endpoints and credentials as for
+drift and deploy (deploy/credentials.py); hosts through their Ansible inventory (hosts.py),
+routed by the endpoints file's `hosts:` key exactly as drift routes them. Each check x device
+is passed, failed, unknown (could not check) or skipped.
+
+Exit: 0 all passed; 3 findings, every device checked; 1 something could not be checked.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from generator.verify import checks as C
+from generator.verify.expected import PREFIX_TOLERANCE, Expectations, expectations
+from generator.verify.model import HOST_CHECKS, SWITCH_CHECKS, Outcome, VerifyReport, outcome
+from generator.verify.report import FORMATS, write_report
+
+DEFAULT_INTERVAL_S = 5.0
+DEFAULT_SETTLE_S = 30.0
+SSH_TIMEOUT = 20
+# which getters each check needs (collect.py's error keys)
+NEEDS = {"cabling": ("lldp", "interfaces"), "link": ("interfaces",), "speed": ("interfaces",),
+         "mtu": ("interfaces",), "bgp": ("bgp",), "errors": ("counters",), "pfc": ("pfc",), "ecn": ("pfc",)}
+
+
+def _unknown_all(name: str, reason: str, names=SWITCH_CHECKS) -> list[Outcome]:
+    return [Outcome(check, name, "unknown", reason=reason) for check in names]
+
+
+def switch_outcomes(readings: dict[str, C.SwitchReading], exp: Expectations, *, pfc_threshold: float,
+                    ecn_threshold: float, prefix_tolerance: float) -> list[Outcome]:
+    cabling = C.check_cabling(readings, exp)
+    out: list[Outcome] = []
+    for name, reading in sorted(readings.items()):
+        if "connect" in reading.errors:
+            out += _unknown_all(name, reading.errors["connect"])
+            continue
+        link = C.check_link(reading, exp) if reading.interfaces is not None else {}
+        results = {
+            "cabling": lambda n=name: cabling.get(n, []),
+            "link": lambda lk=link: lk["link"], "speed": lambda lk=link: lk["speed"],
+            "mtu": lambda lk=link: lk["mtu"],
+            "bgp": lambda r=reading: C.check_bgp(r, exp, prefix_tolerance),
+            "errors": lambda r=reading: C.check_errors(r, exp),
+            "pfc": lambda r=reading: C.check_pfc(r, exp, pfc_threshold),
+            "ecn": lambda r=reading: C.check_ecn(r, exp, ecn_threshold),
+        }
+        for check in SWITCH_CHECKS:
+            missing = [key for key in NEEDS[check] if key in reading.errors]
+            if check == "bgp" and missing and not exp.sessions.get(name):
+                missing = []       # nothing planned: no session can be missing
+            if missing:
+                out.append(Outcome(check, name, "unknown", reason=f"{missing[0]}: {reading.errors[missing[0]]}"))
+            else:
+                out.append(outcome(check, name, results[check]()))
+    return out
+
+
+def _host_section(endpoints: str | None):
+    """(section, reason): the endpoints file's `hosts:` value, or why hosts cannot be reached."""
+    if endpoints is None:
+        return None, "no --endpoints file names the hosts"
+    try:
+        data = yaml.safe_load(Path(endpoints).read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        data = {}
+    if not isinstance(data, dict) or "hosts" not in data:
+        return None, f"{endpoints} lists no hosts"
+    return data["hosts"] or {}, ""
+
+
+def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str | None) -> tuple[list[Outcome], str]:
+    from generator.verify import hosts as H
+
+    names = [h.name for h in plan.hosts]
+    if not names:
+        return [], ""
+    section, reason = _host_section(endpoints)
+    if section is None:
+        status = "unknown" if only == "hosts" else "skipped"
+        return [Outcome("host-roce", n, status, reason=reason) for n in names], f"host-roce {status}: {reason}"
+    extravars: dict = {}
+    ssh_key = None
+    if isinstance(section, dict):
+        if section.get("user"):
+            extravars["ansible_user"] = str(section["user"])
+        if isinstance(section.get("extravars"), dict):
+            extravars.update(section["extravars"])
+        if section.get("ssh_key"):
+            ssh_key = Path(endpoints).resolve().parent / str(section["ssh_key"])
+    from generator.render.output import write_tree
+
+    known_hosts = Path(endpoints).resolve().parent / "known_hosts"
+    with tempfile.TemporaryDirectory(prefix="fabricgen-verify-") as tmp:
+        render_dir = write_tree(files, Path(tmp) / "render")
+        try:
+            readings = H.read_hosts(render_dir, render_dir / "inventory.yml", known_hosts=known_hosts,
+                                    extravars=extravars, ssh_key=ssh_key)
+        except Exception as exc:  # noqa: BLE001 - any ansible failure leaves the hosts unknown
+            text = " ".join(str(exc).split())[:300]
+            return [Outcome("host-roce", n, "unknown", reason=f"ansible run failed: {text}") for n in names], ""
+    out = []
+    for host in plan.hosts:
+        reading = readings.get(host.name)
+        if reading is None or reading.error or reading.qos is None or reading.rdma is None:
+            why = (reading.error if reading else "") or "not reached by the ansible run"
+            out.append(Outcome("host-roce", host.name, "unknown", reason=why))
+            continue
+        found = H.qos_findings(host, *reading.qos)
+        rc, text = reading.rdma
+        if rc != 0:
+            out.append(Outcome("host-roce", host.name, "unknown", reason=f"rdma -j link show failed (exit {rc})"))
+            continue
+        out.append(outcome("host-roce", host.name, found + H.rdma_findings(host, text)))
+    return out, ""
+
+
+def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expectations, *, interval_s: float,
+                     settle_s: float, concurrency: int) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
+    from generator.deploy.credentials import CredentialsError, resolve_access
+    from generator.deploy.drivers.factory import switch_driver
+    from generator.drift.command import _endpoint_names
+
+    names = [sw.name for sw in plan.switches]
+    listed = _endpoint_names(endpoints)
+    reachable = [n for n in names if listed is None or n in listed]
+    unknown = [o for n in names if n not in reachable for o in _unknown_all(n, f"not listed in {endpoints}")]
+    try:
+        access = resolve_access(plan, reachable, intent_path, endpoints)
+    except CredentialsError as exc:
+        return {}, unknown + [o for n in reachable for o in _unknown_all(n, str(exc))]
+
+    def make_driver(name: str):
+        target = access.targets[name]
+        return lambda: switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port,
+                                     target.username, access.password, access.known_hosts,
+                                     timeout=SSH_TIMEOUT)
+
+    from generator.verify.collect import read_switches
+
+    readings = read_switches(reachable, make_driver, access.password, interval_s=interval_s, settle_s=settle_s,
+                             pending=lambda r: C.pending_sessions(r, exp), concurrency=concurrency)
+    return readings, unknown
+
+
+
+def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | None = None, fmt: str = "table",
+               output: str | None = None, interval_s: float = DEFAULT_INTERVAL_S, settle_s: float = DEFAULT_SETTLE_S,
+               pfc_threshold: float = C.PFC_THRESHOLD_PER_S, ecn_threshold: float = C.ECN_THRESHOLD_PER_S,
+               prefix_tolerance: float = PREFIX_TOLERANCE) -> int:
+    from generator.checks.runner import run_checks
+    from generator.intent.loader import IntentError, load_intent
+    from generator.render.output import render_files
+
+    if fmt not in FORMATS:
+        print(f"error: --format {fmt!r}: use {', '.join(FORMATS)}", file=sys.stderr)
+        return 2
+    if interval_s < 0 or settle_s < 0 or pfc_threshold < 0 or ecn_threshold < 0 or not 0 <= prefix_tolerance < 1:
+        print("error: --interval, --settle and the thresholds must be >= 0, --prefix-tolerance in [0, 1)",
+              file=sys.stderr)
+        return 2
+    started = time.time()
+    try:
+        loaded = load_intent(intent_path)
+    except IntentError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 1
+    checked = run_checks(loaded)
+    if checked.errors or checked.plan is None:
+        for f in checked.errors:
+            print(f"error: {f.one_line()}", file=sys.stderr)
+        print(f"error: {intent_path}: the intent does not validate; fix it before verifying", file=sys.stderr)
+        return 1
+    plan = checked.plan
+    exp = expectations(plan)
+    outcomes: list[Outcome] = []
+    notes: list[str] = []
+    if only in (None, "switches"):
+        readings, unknown = _switch_readings(plan, intent_path, endpoints, exp, interval_s=interval_s,
+                                             settle_s=settle_s, concurrency=loaded.intent.deploy.concurrency)
+        outcomes += unknown + switch_outcomes(readings, exp, pfc_threshold=pfc_threshold,
+                                              ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance)
+    if only in (None, "hosts"):
+        host_results, note = host_outcomes(plan, render_files(plan, loaded.text), endpoints, only)
+        outcomes += host_results
+        if note:
+            notes.append(note)
+    order = {c: i for i, c in enumerate(SWITCH_CHECKS + HOST_CHECKS)}
+    outcomes.sort(key=lambda o: (order[o.check], o.device))
+    report = VerifyReport(plan.fabric, outcomes, started, time.time(), notes)
+    try:
+        write_report(report, fmt, output)
+    except OSError as exc:
+        print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
+        return 1
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return report.exit_code

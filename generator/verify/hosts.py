@@ -1,0 +1,128 @@
+"""`host-roce`: the GPU servers' RoCE state through their Ansible inventory (ansible-runner).
+
+Per host, two read-only tasks: the rendered `roce-qos.sh --check` (trust DSCP, PFC, ECN/CNP,
+ToS and GIDs as rendered; exit 1 lists what differs, the script's own contract) and
+`rdma -j link show` (iproute2: every rail's RDMA device ACTIVE / LINK_UP on the planned
+netdev). Both run as the deploy playbook runs roce-qos.sh: `script` from the controller, with
+`fabricgen_qos_environment` as environment, so nothing is installed or changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.verify.model import ERROR, Finding
+
+PLAYBOOK = """\
+- name: fabricgen verify host-roce (read-only)
+  hosts: hosts
+  gather_facts: false
+  vars:
+    fabricgen_qos_environment: {}
+  tasks:
+    - name: roce-qos --check
+      ansible.builtin.script:
+        cmd: "{{ fabricgen_render_dir }}/hosts/{{ inventory_hostname }}/roce-qos.sh --check"
+        executable: /bin/sh
+      environment: "{{ fabricgen_qos_environment }}"
+      check_mode: false
+      changed_when: false
+      failed_when: false
+    - name: rdma link
+      ansible.builtin.command: rdma -j link show
+      check_mode: false
+      changed_when: false
+      failed_when: false
+"""
+
+
+@dataclass
+class HostReading:
+    name: str
+    qos: tuple[int, str] | None = None          # (rc, stdout) of roce-qos.sh --check
+    rdma: tuple[int, str] | None = None         # (rc, stdout) of rdma -j link show
+    error: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def rdma_findings(host, rdma_json: str) -> list[Finding]:
+    """Every planned rail: its RDMA device exists, is ACTIVE / LINK_UP and sits on the planned netdev."""
+    try:
+        links = json.loads(rdma_json or "[]")
+    except json.JSONDecodeError:
+        return [Finding("host-roce", host.name, "", "rdma -j link show JSON", "unreadable output", ERROR,
+                        f"{host.name}: `rdma -j link show` printed no JSON")]
+    by_device = {str(entry.get("ifname")): entry for entry in links if isinstance(entry, dict)}
+    findings = []
+    for nic in host.nics:
+        entry = by_device.get(nic.rdma)
+        expected = f"{nic.rdma} ACTIVE LINK_UP on {nic.netdev}"
+        if entry is None:
+            observed = "no such RDMA device"
+        elif entry.get("state") != "ACTIVE" or entry.get("physical_state") != "LINK_UP":
+            observed = f"{entry.get('state')} {entry.get('physical_state')}"
+        elif entry.get("netdev") and entry.get("netdev") != nic.netdev:
+            observed = f"on {entry.get('netdev')}"
+        else:
+            continue
+        findings.append(Finding("host-roce", host.name, nic.netdev, expected, observed, ERROR,
+                                f"{host.name} rail {nic.rail}: {nic.rdma} expected ACTIVE/LINK_UP on "
+                                f"{nic.netdev}, observed {observed}"))
+    return findings
+
+
+def qos_findings(host, rc: int, stdout: str) -> list[Finding]:
+    if rc == 0:
+        return []
+    differs = [line.strip() for line in stdout.splitlines() if line.strip()][:5]
+    observed = "; ".join(differs) or f"exit {rc}"
+    return [Finding("host-roce", host.name, "", "roce-qos.sh --check passes", observed, ERROR,
+                    f"{host.name}: roce-qos.sh --check: {observed}")]
+
+
+def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, extravars: dict,
+               ssh_key: Path | None) -> dict[str, HostReading]:
+    import ansible_runner
+
+    work = Path(tempfile.mkdtemp(prefix="fabricgen-verify-"))
+    try:
+        playbook = work / "verify-hosts.yml"
+        playbook.write_text(PLAYBOOK)
+        ssh_args = ["-o StrictHostKeyChecking=yes"]
+        if known_hosts is not None:
+            ssh_args.append(f"-o UserKnownHostsFile={known_hosts.resolve()}")
+        cmdline = f"--private-key {ssh_key.resolve()}" if ssh_key else None
+        runner = ansible_runner.run(
+            private_data_dir=str(work / "runner"), playbook=str(playbook), inventory=str(inventory),
+            extravars={"fabricgen_render_dir": str(render_dir), **extravars}, cmdline=cmdline, quiet=True,
+            envvars={"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_SSH_COMMON_ARGS": " ".join(ssh_args),
+                     "ANSIBLE_RETRY_FILES_ENABLED": "False", "ANSIBLE_NOCOLOR": "1",
+                     "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.gettempdir() + "/fgcp",
+                     "LC_ALL": os.environ.get("LC_ALL") or "C.UTF-8",
+                     "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)])})
+        readings: dict[str, HostReading] = {}
+        for event in runner.events:
+            data = event.get("event_data") or {}
+            host, task, res = data.get("host"), data.get("task", ""), data.get("res") or {}
+            if not host:
+                continue
+            reading = readings.setdefault(host, HostReading(host))
+            if event.get("event") == "runner_on_unreachable":
+                reading.error = f"unreachable: {str(res.get('msg') or '').strip()[:200]}"
+            elif event.get("event") == "runner_on_failed":
+                reading.error = f"{task}: {str(res.get('msg') or '').strip()[:200]}"
+            elif event.get("event") == "runner_on_ok":
+                result = (int(res.get("rc", 0) or 0), str(res.get("stdout") or ""))
+                if task.startswith("roce-qos"):
+                    reading.qos = result
+                elif task.startswith("rdma"):
+                    reading.rdma = result
+        return readings
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
