@@ -1,0 +1,293 @@
+"""The lab's physical world: wiring files, link state, LLDP, BGP sessions and prefix counts.
+
+The BGP part runs the real rendered NVUE configs of a plan through the lab's config reader
+(nvue_oper) and compares the lab's prefix counts with verify's expectations, which are computed
+from the plan by separate code: the two must agree on a correctly wired fabric.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from generator.checks.runner import run_checks
+from generator.deploy.drivers.nvue import load_nvue_document
+from generator.intent.loader import load_intent
+from generator.lab import nvue_oper
+from generator.lab.faults import Faults
+from generator.lab.world import (
+    SESSION_SETTLE_S,
+    Cable,
+    Fabric,
+    WiringError,
+    World,
+    WorldSource,
+    check_devices,
+    parse_wiring,
+)
+from generator.render.cabling import render_cabling
+from generator.render.output import render_files
+from generator.verify.expected import expectations
+
+INTENT = """\
+fabric: {name: wt}
+topology:
+  kind: leaf-spine
+  nodes: 4
+  rails: 2
+  nic_speed: 400G
+  switches:
+    leaf: {model: SN4700}
+    spine: {model: SN4700}
+"""
+
+
+# --- wiring files ------------------------------------------------------------------------
+def test_plan_cabling_is_a_wiring_file(tmp_path):
+    plan = _plan(tmp_path)
+    world = parse_wiring(render_cabling(plan), "cabling.csv")
+    assert len(world.cables) == len(plan.links)
+    first = plan.links[0]
+    cable = world.cable_at(first.a_device, first.a_port)
+    assert cable.far(first.a_device, first.a_port) == (first.b_device, first.b_port)
+    assert cable.state == "up" and cable.crc_errors == 0
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("a_device,a_port,b_device\nx,1,y\n", 1, "missing column(s) b_port"),
+    ("a_device,a_port,b_device,b_port,colour\n", 1, "unknown column(s) colour"),
+    ("a_device,a_port,b_device,b_port\nleaf,swp1,gpu1,eth0\n\nleaf,swp1,gpu2,eth0\n", 4,
+     "leaf:swp1 already has a cable (line 2)"),
+    ("a_device,a_port,b_device,b_port,state\nleaf,swp1,gpu1,eth0,broken\n", 2, "state 'broken'"),
+    ("a_device,a_port,b_device,b_port,crc_errors\nleaf,swp1,gpu1,eth0,-3\n", 2, "crc_errors '-3'"),
+    ("a_device,a_port,b_device,b_port\nleaf,swp1,leaf,swp1\n", 2, "cabled to itself"),
+    ("a_device,a_port,b_device,b_port\nleaf,swp1,gpu1\n", 2, "3 field(s)"),
+    ("a_device,a_port,b_device,b_port\nleaf,,gpu1,eth0\n", 2, "a_port is empty"),
+    ("", 1, "empty wiring file"),
+])
+def test_a_bad_row_is_one_error_with_file_and_line(text, line, words):
+    with pytest.raises(WiringError) as info:
+        parse_wiring(text, "w.csv")
+    message = str(info.value)
+    assert message.startswith(f"w.csv:{line}: ") and words in message
+    assert "\n" not in message
+
+
+def test_state_and_crc_columns_and_comments():
+    world = parse_wiring("# installed 2026-12-03\na_device,a_port,b_device,b_port,state,crc_errors\n"
+                         "leaf,swp1,gpu1,eth0,down,\nleaf,swp2,gpu2,eth0,,7\n", "w.csv")
+    assert world.cable_at("gpu1", "eth0").state == "down"
+    assert world.cable_at("leaf", "swp2").crc_errors == 7
+    assert world.cable_at("leaf", "swp2").line == 4
+
+
+def test_unknown_device_is_named_with_its_line():
+    world = parse_wiring("a_device,a_port,b_device,b_port\nleaf,swp1,gpu1,eth0\nleaf,swp2,gpu9,eth0\n", "w.csv")
+    with pytest.raises(WiringError, match=r"^w.csv:3: 'gpu9' is not a switch or host of the plan$"):
+        check_devices(world, {"leaf", "gpu1"}, "w.csv")
+
+
+def test_world_source_rereads_a_changed_file(tmp_path):
+    from generator.lab.world import write_world
+
+    source = WorldSource(tmp_path / "world.json")
+    assert source.current()[0].cables == ()
+    write_world(tmp_path, World((Cable("a", "swp1", "b", "swp1"),)))
+    assert source.current()[0].cable_at("b", "swp1") is not None
+
+
+# --- the fabric: rendered configs + world -------------------------------------------------
+class FakeSwitch:
+    """What the world asks a lab device, from a rendered NVUE document (as NvueDevice does)."""
+
+    def __init__(self, name: str, config: dict):
+        self.name, self.hostname, self.config, self.token = name, name, config, 0
+        self.mgmt_ip, self.lldp_description = "192.0.2.1", "Cumulus Linux"
+
+    def config_token(self):
+        return self.token
+
+    def oper_ports(self):
+        return nvue_oper.ports_of(self.config)
+
+    def oper_bgp(self):
+        return nvue_oper.bgp_of(self.config)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def _plan(tmp_path):
+    path = tmp_path / "fabric.yaml"
+    path.write_text(INTENT)
+    return run_checks(load_intent(path)).plan
+
+
+def _fabric(tmp_path, wiring: str | None = None):
+    plan = _plan(tmp_path)
+    files = render_files(plan, INTENT)
+    switches = {sw.name: FakeSwitch(sw.name, load_nvue_document(files[f"switches/{sw.name}/startup.yaml"]))
+                for sw in plan.switches}
+    world = parse_wiring(wiring or files["cabling.csv"], "w.csv")
+    source = WorldSource(None)
+    source._world = world
+    clock = Clock()
+    return plan, Fabric(source, switches, clock=clock), clock, switches
+
+
+def _settled(fabric: Fabric, clock: Clock, name: str):
+    fabric.sessions(name)          # the sessions start connecting now
+    clock.now += SESSION_SETTLE_S + 0.1
+    return fabric.sessions(name)
+
+
+def test_correct_wiring_every_link_up_and_hosts_announce_their_netdev(tmp_path):
+    plan, fabric, _, _ = _fabric(tmp_path)
+    for port in plan.ports:
+        if port.device in {sw.name for sw in plan.switches}:
+            assert fabric.link(port.device, port.port).up, port
+    host = plan.hosts[0].nics[0]
+    neighbor = fabric.lldp(host.switch, host.port)
+    assert (neighbor.system_name, neighbor.port_id) == (plan.hosts[0].name, host.netdev)
+
+
+def test_lab_prefix_counts_equal_the_plans_expectations(tmp_path):
+    plan, fabric, clock, _ = _fabric(tmp_path)
+    exp = expectations(plan)
+    for sw in plan.switches:
+        sessions = _settled(fabric, clock, sw.name)
+        planned = exp.sessions[sw.name]
+        assert set(sessions) == set(planned)
+        for neighbor, session in sessions.items():
+            assert session.state == "established"
+            assert session.rx_prefixes == planned[neighbor].prefixes, (sw.name, neighbor)
+    # leaf-spine, 4 hosts x 2 rails on one leaf: a spine hears the leaf's lo + 8 host /31s, the leaf
+    # hears each spine's lo only (the other spine's lo comes back through the leaf with AS 65000 in it)
+    leaf = next(sw.name for sw in plan.switches if sw.role == "leaf")
+    spine = next(sw.name for sw in plan.switches if sw.role == "spine")
+    assert {s.rx_prefixes for s in _settled(fabric, clock, spine).values()} == {9}
+    assert {s.rx_prefixes for s in _settled(fabric, clock, leaf).values()} == {1}
+
+
+def test_a_session_connects_before_it_is_established(tmp_path):
+    plan, fabric, clock, _ = _fabric(tmp_path)
+    leaf = next(sw.name for sw in plan.switches if sw.role == "leaf")
+    assert {s.state for s in fabric.sessions(leaf).values()} == {"connect"}
+    clock.now += SESSION_SETTLE_S + 0.1
+    assert {s.state for s in fabric.sessions(leaf).values()} == {"established"}
+
+
+def test_unplugged_uplink_downs_both_ends_and_their_session_only(tmp_path):
+    plan = _plan(tmp_path)
+    uplink = next(lk for lk in plan.links if lk.tier == "leaf-spine")
+    plan, fabric, clock, _ = _fabric(tmp_path, _wiring(plan, drop={(uplink.a_device, uplink.a_port)}))
+    assert fabric.link(uplink.a_device, uplink.a_port).reason == "no cable"
+    assert not fabric.link(uplink.b_device, uplink.b_port).up
+    sessions = _settled(fabric, clock, uplink.a_device)
+    assert sessions[uplink.a_port].state == "idle"
+    assert sum(s.state == "established" for s in sessions.values()) == len(sessions) - 1
+
+
+def _wiring(plan, *, drop=(), down=(), crc=None) -> str:
+    """The plan's cables as a wiring file; drop/down/crc name links by their (a_device, a_port)."""
+    rows = ["a_device,a_port,b_device,b_port,state,crc_errors"]
+    for lk in plan.links:
+        end = (lk.a_device, lk.a_port)
+        if end not in drop:
+            rows.append(f"{lk.a_device},{lk.a_port},{lk.b_device},{lk.b_port},"
+                        f"{'down' if end in down else 'up'},{(crc or {}).get(end, 0)}")
+    return "\n".join(rows) + "\n"
+
+
+def test_host_port_down_withdraws_one_prefix(tmp_path):
+    plan = _plan(tmp_path)
+    host_link = next(lk for lk in plan.links if lk.tier == "host-leaf")
+    plan, fabric, clock, _ = _fabric(tmp_path, _wiring(plan, down={(host_link.a_device, host_link.a_port)}))
+    assert fabric.link(host_link.a_device, host_link.a_port).reason == "cable down"
+    spine = next(sw.name for sw in plan.switches if sw.role == "spine")
+    assert {s.rx_prefixes for s in _settled(fabric, clock, spine).values()} == {8}
+
+
+def test_asn_mismatch_or_missing_neighbor_keeps_the_session_down(tmp_path):
+    plan, fabric, clock, switches = _fabric(tmp_path)
+    spine = next(sw.name for sw in plan.switches if sw.role == "spine")
+    leaf = next(sw.name for sw in plan.switches if sw.role == "leaf")
+    broken = copy.deepcopy(switches[spine].config)
+    neighbors = broken["vrf"]["default"]["router"]["bgp"]["neighbor"]
+    first, second = sorted(neighbors)[:2]
+    neighbors[first]["remote-as"] = "internal"         # the leaf is external: OPEN refused
+    del neighbors[second]                              # the leaf's session has no far side
+    switches[spine].config, switches[spine].token = broken, 1
+    states = {n: s.state for n, s in _settled(fabric, clock, spine).items()}
+    assert states[first] == "active" and second not in states
+    far_of = {lk.b_port: lk.a_port for lk in plan.links if lk.b_device == spine}
+    leaf_states = {n: s.state for n, s in _settled(fabric, clock, leaf).items()}
+    assert leaf_states[far_of[first]] == "active" and leaf_states[far_of[second]] == "active"
+    assert sum(s == "established" for s in leaf_states.values()) == len(leaf_states) - 2
+
+
+def test_admin_down_port_is_down_at_both_ends(tmp_path):
+    plan, fabric, _, switches = _fabric(tmp_path)
+    uplink = next(lk for lk in plan.links if lk.tier == "leaf-spine")
+    config = copy.deepcopy(switches[uplink.b_device].config)
+    config["interface"][uplink.b_port]["link"]["state"] = {"down": {}}
+    switches[uplink.b_device].config, switches[uplink.b_device].token = config, 1
+    assert fabric.link(uplink.b_device, uplink.b_port).reason == "admin down"
+    assert fabric.link(uplink.a_device, uplink.a_port).reason == "far end admin down"
+    assert fabric.lldp(uplink.a_device, uplink.a_port) is None
+
+
+def test_counters_rise_with_time_and_crc_errors_only_on_the_bad_cable(tmp_path):
+    plan = _plan(tmp_path)
+    bad, good = plan.links[0], plan.links[1]
+    plan, fabric, clock, _ = _fabric(tmp_path, _wiring(plan, crc={(bad.a_device, bad.a_port): 25}))
+    first = fabric.counters(bad.a_device, bad.a_port)
+    clock.now += 2
+    second = fabric.counters(bad.a_device, bad.a_port)
+    assert second["rx_fcs_errors"] - first["rx_fcs_errors"] == 50
+    assert second["rx_packets"] > first["rx_packets"]
+    assert fabric.counters(good.a_device, good.a_port)["rx_fcs_errors"] == 0
+
+
+def test_pfc_rates_from_the_fault_file_integrate_monotonically(tmp_path):
+    plan, fabric, clock, _ = _fabric(tmp_path)
+    faults = Faults.from_dict({"counters": {"swp1": {"pfc_rx_pause": {"3": 100}, "ecn_marked": {"3": 10}}}})
+    leaf = next(sw.name for sw in plan.switches if sw.role == "leaf")
+    before = nvue_oper.pfc_stats_json(leaf, "swp1", fabric, faults)
+    clock.now += 3
+    after = nvue_oper.pfc_stats_json(leaf, "swp1", fabric, faults)
+    assert after["3"]["rx-pause-frames"] - before["3"]["rx-pause-frames"] == 300
+    assert after["2"]["rx-pause-frames"] == 0
+    assert nvue_oper.port_stats_json(leaf, "swp1", fabric, faults)["tx-stats"]["ecn-marked-packets"] >= 30
+
+
+@pytest.mark.parametrize("bad", [{"counters": {"swp1": {"pfc_pause": {"3": 1}}}},
+                                 {"counters": {"swp1": {"pfc_rx_pause": {"9": 1}}}},
+                                 {"counters": {"swp1": {"ecn_marked": {"3": -1}}}}])
+def test_fault_counters_are_validated(bad):
+    with pytest.raises(ValueError):
+        Faults.from_dict(bad)
+
+
+def test_route_map_and_prefix_list_decide_what_is_originated():
+    document = yaml.safe_load("""
+router:
+  bgp: {autonomous-system: '65101', enable: 'on', router-id: 10.0.0.1}
+  policy:
+    prefix-list:
+      pl: {rule: {'10': {action: permit, match: {10.255.0.0/16: {max-prefix-len: '32', min-prefix-len: '32'}}}}}
+    route-map:
+      rm: {rule: {'10': {action: {permit: {}}, match: {ip-prefix-list: pl, type: ipv4}}}}
+vrf: {default: {router: {bgp: {enable: 'on', address-family: {ipv4-unicast: {redistribute:
+      {connected: {enable: 'on', route-map: rm}}}}}}}}
+""")
+    bgp = nvue_oper.bgp_of(document)
+    assert bgp.announces("10.255.0.1/32") and not bgp.announces("10.254.0.0/31")
+    assert not bgp.announces("10.255.0.0/24")       # min-prefix-len 32
