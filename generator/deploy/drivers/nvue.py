@@ -219,7 +219,7 @@ class NVUEDriver(SSHCliDriver):
                 remote_as=n.get("remote-as") or 0, remote_id=str(n.get("peer-router-id") or "0.0.0.0"),
                 is_up=up, is_enabled=str(n.get("admin-state", "enabled")) != "disabled",
                 description=str(n.get("description") or ""),
-                uptime=float(n.get("up-time") or 0) if up else oper.UNKNOWN,
+                uptime=int(n.get("up-time") or 0) if up else -1,
                 received=received, accepted=received, sent=int(family.get("tx-prefix", 0) or 0))
         return oper.bgp_neighbors(str(router.get("router-id") or "0.0.0.0"), peers)
 

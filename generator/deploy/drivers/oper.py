@@ -76,11 +76,11 @@ def lldp_neighbor_detail(*, remote_port: str, remote_system_name: str, remote_ch
 
 
 def bgp_peer(*, local_as: int, remote_as: int, remote_id: str, is_up: bool, is_enabled: bool = True,
-             description: str = "", uptime: float = UNKNOWN, received: int = -1, accepted: int = -1,
+             description: str = "", uptime: int = -1, received: int = -1, accepted: int = -1,
              sent: int = -1) -> models.PeerDict:
     return {"local_as": _int(local_as), "remote_as": _int(remote_as), "remote_id": str(remote_id),
             "is_up": bool(is_up), "is_enabled": bool(is_enabled), "description": str(description),
-            "uptime": float(uptime),
+            "uptime": int(uptime),
             "address_family": {"ipv4": {"received_prefixes": int(received), "accepted_prefixes": int(accepted),
                                         "sent_prefixes": int(sent)}}}
 
