@@ -249,8 +249,9 @@ def _management(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
     if m is None:
         return tables
     if m.ntp:
-        # sonic-ntp.yang: NTP runs in one VRF; `mgmt` needs mgmtVrfEnabled (its must statement)
-        tables["NTP"] = {"global": {"src_intf": ["eth0"], "vrf": "mgmt"}}
+        # sonic-ntp.yang: NTP runs in one VRF; `mgmt` needs mgmtVrfEnabled (its must statement).
+        # src_intf is a one-interface string, as init_cfg.json and Configuration.md write it.
+        tables["NTP"] = {"global": {"src_intf": "eth0", "vrf": "mgmt"}}
         tables["NTP_SERVER"] = {s: {"association_type": "server", "iburst": "on"} for s in m.ntp}
     tables["SYSLOG_SERVER"] = {s: {"vrf": "mgmt"} for s in m.syslog}
     tables["DNS_NAMESERVER"] = {s: {} for s in m.dns}
