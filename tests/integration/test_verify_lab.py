@@ -1,0 +1,239 @@
+"""`fabricgen verify` against a lab fabric: `lab up --wiring`, `deploy`, `verify`, all through the CLI.
+
+The fabric: leaf-spine, 4 nodes x 2 rails on one SN4700 leaf, 2 spines with 4 parallel
+unnumbered uplinks each (3 switches: quick). A correctly wired lab passes; a wiring file that
+crosses two host cables, unplugs one uplink, sets a host port down and puts CRC errors on
+another, plus a PFC pause storm raised through the lab, gives exactly those findings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.checks.runner import run_checks
+from generator.intent.loader import load_intent
+from generator.lab.control import lab_down, raise_counters, set_faults, set_wiring
+from generator.lab.world import load_wiring, parse_wiring
+from generator.render.cabling import render_cabling
+
+pytestmark = pytest.mark.integration
+
+PASSWORD = "lab-Secret-7f3"
+INTENT = """\
+fabric: {name: vf}
+topology:
+  kind: leaf-spine
+  nodes: 4
+  rails: 2
+  nic_speed: 400G
+  switches:
+    leaf: {model: SN4700}
+    spine: {model: SN4700}
+deploy: {confirm_timeout: 60, concurrency: 4}
+"""
+LEAF, SPINE1, SPINE2 = "vf-leaf-1", "vf-spine-1", "vf-spine-2"
+FAST = ["--interval", "1.5", "--settle", "3"]
+
+
+def cli(*args: str, env: dict, cwd: Path, timeout: int = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=cwd)
+
+
+class Fabric:
+    def __init__(self, root: Path):
+        self.root = root
+        self.intent = root / "fabric.yaml"
+        self.lab = root / "lab"
+        self.env = {**os.environ, "FABRICGEN_PASSWORD": PASSWORD, "FABRICGEN_BACKUP_DIR": str(root / "backups"),
+                    "FABRICGEN_CONFIRM_TIMEOUT": "8", "FABRICGEN_SSH_TIMEOUT": "6"}
+        self.plan = None
+
+    @property
+    def endpoints(self) -> str:
+        return str(self.lab / "endpoints.yml")
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return cli(*args, env=self.env, cwd=self.root)
+
+    def verify(self, *args: str) -> subprocess.CompletedProcess:
+        return self.run("verify", str(self.intent), "--endpoints", self.endpoints, *FAST, *args)
+
+    def plan_wiring(self) -> str:
+        return render_cabling(self.plan)
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory):
+    fab = Fabric(tmp_path_factory.mktemp("verify"))
+    fab.intent.write_text(INTENT)
+    fab.plan = run_checks(load_intent(fab.intent)).plan
+    # The plan's own cabling.csv is a wiring file (its speed/length/cable columns are ignored).
+    wiring = fab.root / "cabling.csv"
+    wiring.write_text(fab.plan_wiring())
+    up = fab.run("lab", "up", str(fab.intent), "--dir", str(fab.lab), "--wiring", str(wiring))
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        deployed = fab.run("deploy", str(fab.intent), "--endpoints", fab.endpoints, "--yes")
+        assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+        yield fab
+    finally:
+        lab_down(fab.lab)
+
+
+@pytest.fixture
+def rewired(fabric):
+    """Put the plan's cabling and no counter faults back after a test re-cables the running lab."""
+    yield fabric
+    set_wiring(fabric.lab, parse_wiring(fabric.plan_wiring(), "cabling.csv"))
+    for sw in fabric.plan.switches:
+        set_faults(fabric.lab, sw.name, {})
+
+
+def test_correctly_wired_lab_passes(fabric):
+    result = fabric.verify("--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    # 3 switches x 8 checks; the hosts are skipped (the lab's endpoints list no hosts), not unknown
+    assert doc == {"summary": {"checked": 24, "passed": 24, "failed": 0, "unknown": 0}, "findings": []}
+    assert "host-roce skipped" in result.stderr
+    only = fabric.verify("--only", "switches", "--format", "json")
+    assert only.returncode == 0 and "host-roce" not in only.stderr
+
+
+FAULTS = """\
+a_device,a_port,b_device,b_port,state,crc_errors
+vf-leaf-1,swp1,gpu002,ens1f0np0,,
+vf-leaf-1,swp2,gpu001,ens2f0np0,,
+vf-leaf-1,swp3,gpu001,ens1f0np0,,
+vf-leaf-1,swp4,gpu002,ens2f0np0,,
+vf-leaf-1,swp5,gpu003,ens1f0np0,down,
+vf-leaf-1,swp6,gpu003,ens2f0np0,,
+vf-leaf-1,swp7,gpu004,ens1f0np0,up,40
+vf-leaf-1,swp8,gpu004,ens2f0np0,,
+vf-leaf-1,swp18,vf-spine-2,swp1,,
+vf-leaf-1,swp19,vf-spine-1,swp2,,
+vf-leaf-1,swp20,vf-spine-2,swp2,,
+vf-leaf-1,swp21,vf-spine-1,swp3,,
+vf-leaf-1,swp22,vf-spine-2,swp3,,
+vf-leaf-1,swp23,vf-spine-1,swp4,,
+vf-leaf-1,swp24,vf-spine-2,swp4,,
+"""
+
+
+def test_faulty_wiring_gives_exactly_its_findings(rewired, tmp_path):
+    fabric = rewired
+    # The plan: swp1 -> gpu001:ens1f0np0, swp3 -> gpu002:ens1f0np0 (crossed here); swp17 -> spine-1 swp1
+    # (no row: unplugged); swp5 down; swp7 with CRC errors. Plus a pause storm on spine-2 swp3.
+    wiring = tmp_path / "faults.csv"
+    wiring.write_text(FAULTS)
+    set_wiring(fabric.lab, load_wiring(wiring))
+    raise_counters(fabric.lab, SPINE2, "swp3", priority=3, pfc_rx_pause=500)
+
+    result = fabric.verify("--format", "json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    found = sorted((f["check"], f["device"], f["port"]) for f in doc["findings"])
+    assert found == sorted([
+        ("cabling", LEAF, "swp1,swp3"),                              # the swap: ONE finding
+        ("link", LEAF, "swp5"),                                      # the port set down
+        ("link", LEAF, "swp17"), ("link", SPINE1, "swp1"),           # both ends of the unplugged uplink
+        ("bgp", LEAF, "swp17"), ("bgp", SPINE1, "swp1"),             # and its session, from both sides
+        ("errors", LEAF, "swp7"),                                    # the CRC errors
+        ("pfc", SPINE2, "swp3"),                                     # the pause storm
+    ])
+    by_key = {(f["check"], f["device"], f["port"]): f for f in doc["findings"]}
+    assert by_key[("cabling", LEAF, "swp1,swp3")]["observed"].endswith("(crossed)")
+    assert by_key[("bgp", LEAF, "swp17")]["observed"] == "not established"
+    assert by_key[("pfc", SPINE2, "swp3")]["observed"].endswith("rx pause frames/s on priority 3")
+    assert doc["summary"]["unknown"] == 0 and doc["summary"]["failed"] == 7   # check x device units
+
+    table = fabric.verify()
+    assert table.returncode == 3
+    assert "swp1 and swp3 on vf-leaf-1 are crossed" in table.stdout
+
+    junit = fabric.root / "verify.xml"
+    assert fabric.verify("--format", "junit", "--output", str(junit)).returncode == 3
+    junitparser = pytest.importorskip("junitparser")
+    xml = junitparser.JUnitXml.fromfile(str(junit))
+    failed = sorted((suite.name, case.name) for suite in xml for case in suite
+                    if case.result and isinstance(case.result[0], junitparser.Failure))
+    assert failed == sorted([("cabling", LEAF), ("link", LEAF), ("link", SPINE1), ("bgp", LEAF), ("bgp", SPINE1),
+                             ("errors", LEAF), ("pfc", SPINE2)])
+    assert sum(1 for suite in xml for _ in suite) == 24 + len(fabric.plan.hosts)
+
+
+def test_a_switch_that_refuses_the_login_cannot_be_checked(rewired):
+    set_faults(rewired.lab, SPINE2, {"refuse_auth": True})
+    result = rewired.verify("--format", "json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["summary"]["unknown"] == 8
+    assert {f["device"] for f in doc["findings"]} == {SPINE2}
+    assert all(f["observed"].startswith("could not check: ") for f in doc["findings"])
+    assert PASSWORD not in result.stdout + result.stderr
+
+
+def test_bad_wiring_file_is_one_line_and_no_lab(tmp_path):
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    wiring = tmp_path / "w.csv"
+    wiring.write_text("a_device,a_port,b_device,b_port\nvf-leaf-1,swp1,gpu001,ens1f0np0\nvf-leaf-1,swp2,gpu099,x\n")
+    result = cli("lab", "up", str(intent), "--dir", str(tmp_path / "lab"), "--wiring", str(wiring),
+                 env=dict(os.environ), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"error: lab up: {wiring}:3: 'gpu099' is not a switch or host of the plan"
+    assert not (tmp_path / "lab" / "endpoints.yml").exists()
+
+
+# --- napalm's own getter tests, against a deployed lab switch ------------------------------
+GETTER_TESTS = ("test_get_interfaces", "test_get_lldp_neighbors", "test_get_lldp_neighbors_detail",
+                "test_get_interfaces_counters", "test_get_bgp_neighbors", "test_get_facts", "test_is_alive")
+
+
+@pytest.fixture(scope="module")
+def leaf_driver(fabric):
+    import napalm
+
+    endpoint = yaml.safe_load(Path(fabric.endpoints).read_text())["switches"][LEAF]
+    driver = napalm.get_network_driver("nvue")(
+        "127.0.0.1", endpoint["username"], PASSWORD, timeout=10,
+        optional_args={"port": endpoint["port"], "known_hosts": str(fabric.lab / "known_hosts"),
+                       "cumulus_version": "5.11"})
+    driver.open()
+    yield driver
+    driver.close()
+
+
+@pytest.mark.parametrize("name", GETTER_TESTS)
+def test_napalm_getter_tests_pass_against_the_lab(leaf_driver, name):
+    """napalm.base.test.getters.BaseTestGetters' test bodies (unwrapped from their mocked-data
+    harness) with our driver as `self.device`: each checks its getter against napalm.base.models."""
+    from napalm.base.test.getters import BaseTestGetters
+
+    class Harness:
+        device = leaf_driver
+
+    test = getattr(BaseTestGetters, name)
+    result = getattr(test, "__wrapped__", test)(Harness(), "lab")
+    assert result
+
+
+def test_getters_see_the_plan(fabric, leaf_driver):
+    lldp = leaf_driver.get_lldp_neighbors()
+    assert lldp["swp1"] == [{"hostname": "gpu001", "port": "ens1f0np0"}]
+    assert lldp["swp17"] == [{"hostname": SPINE1, "port": "swp1"}]
+    interfaces = leaf_driver.get_interfaces()
+    assert interfaces["swp17"]["speed"] == 400000.0 and interfaces["swp17"]["mtu"] == 9216
+    peers = leaf_driver.get_bgp_neighbors()["global"]["peers"]
+    assert sorted(peers) == [f"swp{i}" for i in range(17, 25)]
+    assert all(p["is_up"] and p["remote_as"] == 65000 for p in peers.values())
+    pfc = leaf_driver.get_pfc_ecn_counters()
+    assert set(pfc["swp1"]["rx_pause"]) == set(range(8))
