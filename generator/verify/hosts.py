@@ -58,7 +58,9 @@ def rdma_findings(host, rdma_json: str) -> list[Finding]:
     except json.JSONDecodeError:
         return [Finding("host-roce", host.name, "", "rdma -j link show JSON", "unreadable output", ERROR,
                         f"{host.name}: `rdma -j link show` printed no JSON")]
-    by_device = {str(entry.get("ifname")): entry for entry in links if isinstance(entry, dict)}
+    # iproute2 rdma/link.c prints one object per port: "ifname" is "<device>/<port>" (mlx5_0/1),
+    # with "state" (ACTIVE...), "physical_state" (LINK_UP...) and "netdev" when one is bound.
+    by_device = {str(entry.get("ifname")).split("/")[0]: entry for entry in links if isinstance(entry, dict)}
     findings = []
     for nic in host.nics:
         entry = by_device.get(nic.rdma)

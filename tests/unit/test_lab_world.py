@@ -124,15 +124,15 @@ class Clock:
         return self.now
 
 
-def _plan(tmp_path):
+def _plan(tmp_path, intent: str = INTENT):
     path = tmp_path / "fabric.yaml"
-    path.write_text(INTENT)
+    path.write_text(intent)
     return run_checks(load_intent(path)).plan
 
 
-def _fabric(tmp_path, wiring: str | None = None):
-    plan = _plan(tmp_path)
-    files = render_files(plan, INTENT)
+def _fabric(tmp_path, wiring: str | None = None, intent: str = INTENT):
+    plan = _plan(tmp_path, intent)
+    files = render_files(plan, intent)
     switches = {sw.name: FakeSwitch(sw.name, load_nvue_document(files[f"switches/{sw.name}/startup.yaml"]))
                 for sw in plan.switches}
     world = parse_wiring(wiring or files["cabling.csv"], "w.csv")
@@ -158,9 +158,18 @@ def test_correct_wiring_every_link_up_and_hosts_announce_their_netdev(tmp_path):
     assert (neighbor.system_name, neighbor.port_id) == (plan.hosts[0].name, host.netdev)
 
 
-def test_lab_prefix_counts_equal_the_plans_expectations(tmp_path):
-    plan, fabric, clock, _ = _fabric(tmp_path)
+NUMBERED_RAIL = """\
+fabric: {name: wn}
+topology: {kind: rail-optimized, nodes: 64, rails: 2}
+addressing: {fabric_links: 10.254.0.0/16}
+"""
+
+
+@pytest.mark.parametrize("intent", [INTENT, NUMBERED_RAIL], ids=["unnumbered-leaf-spine", "numbered-rail-optimized"])
+def test_lab_prefix_counts_equal_the_plans_expectations(tmp_path, intent):
+    plan, fabric, clock, _ = _fabric(tmp_path, intent=intent)
     exp = expectations(plan)
+    counts = set()
     for sw in plan.switches:
         sessions = _settled(fabric, clock, sw.name)
         planned = exp.sessions[sw.name]
@@ -168,6 +177,11 @@ def test_lab_prefix_counts_equal_the_plans_expectations(tmp_path):
         for neighbor, session in sessions.items():
             assert session.state == "established"
             assert session.rx_prefixes == planned[neighbor].prefixes, (sw.name, neighbor)
+            counts.add(session.rx_prefixes)
+    assert len(counts) > 1 and 0 not in counts
+    if intent != INTENT:
+        assert all("." in n for sw in plan.switches for n in exp.sessions[sw.name])   # numbered: peer addresses
+        return
     # leaf-spine, 4 hosts x 2 rails on one leaf: a spine hears the leaf's lo + 8 host /31s, the leaf
     # hears each spine's lo only (the other spine's lo comes back through the leaf with AS 65000 in it)
     leaf = next(sw.name for sw in plan.switches if sw.role == "leaf")
