@@ -82,7 +82,9 @@ def rdma_findings(host, rdma_json: str) -> list[Finding]:
 def qos_findings(host, rc: int, stdout: str) -> list[Finding]:
     if rc == 0:
         return []
-    differs = [line.strip() for line in stdout.splitlines() if line.strip()][:5]
+    # roce-qos.sh prints "ok: ...", "differs: WHAT: have 'X', want 'Y'" and "error: ..." lines
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    differs = [line for line in lines if line.startswith(("differs:", "error:"))][:5] or lines[-1:]
     observed = "; ".join(differs) or f"exit {rc}"
     return [Finding("host-roce", host.name, "", "roce-qos.sh --check passes", observed, ERROR,
                     f"{host.name}: roce-qos.sh --check: {observed}")]

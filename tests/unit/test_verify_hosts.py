@@ -40,6 +40,12 @@ def test_unreadable_rdma_output_is_a_finding():
 
 
 def test_roce_qos_check_exit_1_lists_what_differs():
-    assert qos_findings(HOST, 0, "") == []
-    (finding,) = qos_findings(HOST, 1, "differs: ens1f0np0 trust pcp (want dscp)\ndiffers: ens1f0np0 pfc 0,0,0,0,0,0,0,0\n")
-    assert finding.observed == "differs: ens1f0np0 trust pcp (want dscp); differs: ens1f0np0 pfc 0,0,0,0,0,0,0,0"
+    assert qos_findings(HOST, 0, "ok: ens1f0np0 trust = dscp\n") == []
+    # the lines templates/host/roce-qos.sh.j2 prints in --check mode (settle / unknown helpers)
+    out = ("ok: ens1f0np0 trust = dscp\n"
+           "differs: ens2f0np0 trust: have 'pcp', want 'dscp'\n"
+           "ok: ens2f0np0 pfc = 0,0,0,1,0,0,0,0\n"
+           "differs: mlx5_1 cnp dscp: cannot read (no such file)\n")
+    (finding,) = qos_findings(HOST, 1, out)
+    assert finding.observed == ("differs: ens2f0np0 trust: have 'pcp', want 'dscp'; "
+                                "differs: mlx5_1 cnp dscp: cannot read (no such file)")
