@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -68,6 +69,10 @@ def make_device(directory: Path, spec: dict, *, index: int = 0, username: str = 
     if spec["os"] == "sonic":
         if version.startswith("5."):
             version = SONIC_DEFAULT_VERSION  # LabDevice's default is a Cumulus release
+        elif re.fullmatch(r"\d{4}\.\d{1,2}", version):
+            # `lab up` joins the plan's version tuple (2024, 11) with a dot; SONiC names it 202411
+            year, month = version.split(".")
+            version = f"{year}{int(month):02d}"
         # Boots from SONiC's factory CONFIG_DB: the model's default SKU, eth0 as management() gives it.
         device = SonicDevice(spec["name"], version, root, faults, platform=spec.get("model") or "SN5600",
                              mgmt=management(spec, index))

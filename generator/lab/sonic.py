@@ -11,6 +11,12 @@ Commands, each printing roughly what sonic-utilities prints (config/main.py, gen
   sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR
   show runningconfiguration all | show version
 
+Operational state, from the running CONFIG_DB and the lab world (sonic_oper.py has the formats):
+  show interfaces status | show interfaces counters (= portstat -j with -j) | portstat -j
+  show pfc counters | pfcstat | show queue wredcounters --json | wredstat -j (202505+)
+  docker exec -i lldp lldpctl -f json0 | lldpctl -f json0
+  vtysh -c "show bgp vrf default neighbors json"
+
 When the running config no longer gives eth0 the address the lab serves the switch on, new SSH
 connections are refused until a rollback or reload gives it back; sessions already open keep working.
 
@@ -34,7 +40,7 @@ import time
 import zlib
 from dataclasses import dataclass
 
-from generator.lab import sonic_factory, sonic_gcu
+from generator.lab import sonic_factory, sonic_gcu, sonic_oper
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import Management, lease_for
 
@@ -88,7 +94,9 @@ class SonicDevice(Device):
     # --- dispatch -------------------------------------------------------
     async def run(self, argv: list[str], io: Io) -> int | None:
         handlers = {"config": self._config, "show": self._show, "fabricgen-confirm": self._confirm,
-                    "sonic-cfggen": self._cfggen}
+                    "sonic-cfggen": self._cfggen, "portstat": self._portstat, "pfcstat": self._pfcstat,
+                    "wredstat": self._wredstat, "lldpctl": self._lldpctl, "docker": self._docker,
+                    "vtysh": self._vtysh}
         handler = handlers.get(argv[0]) if argv else None
         if handler is None:
             return None
@@ -247,8 +255,11 @@ class SonicDevice(Device):
         return {t: merged[t] for t in sorted(merged)}, commands
 
     # --- state changes ----------------------------------------------------
+    _config_serial = 0
+
     def _set_running(self, config: dict, why: str) -> None:
         self.running = config
+        self._config_serial += 1
         loss = sonic_factory.management_loss(config, self.mgmt)
         if loss and not self.cut_off:
             until = (f"until the confirm timer ({self.timer.mode}) fires" if self.timer
@@ -296,8 +307,94 @@ class SonicDevice(Device):
                 f"Platform: {meta.get('platform', '')}\nHwSKU: {meta.get('hwsku', '')}\nASIC: mellanox\n"
                 f"ASIC Count: 1\nSerial Number: MT{zlib.crc32(self.name.encode()):010d}\n"
                 f"Model Number: M{self.platform}\nHardware Revision: A1\nUptime: {time.strftime('%H:%M:%S')} up {uptime},  1 user,  load average: 0.00, 0.01, 0.05\n")
+        elif args[:2] == ["interfaces", "status"]:
+            io.write(sonic_oper.interfaces_status(self.name, self.running, self.fabric) + "\n")
+        elif args[:2] == ["interfaces", "counters"]:
+            await self._portstat(["-j"] if "--json" in args or "-j" in args else [], io)
+        elif args[:2] == ["pfc", "counters"]:
+            await self._pfcstat(["-s", "all"], io)
+        elif args[:2] == ["queue", "wredcounters"]:
+            await self._wredstat(["-j"] if "--json" in args else [], io,
+                                 usage="show queue [OPTIONS] COMMAND [ARGS]...")
         else:
             raise CommandError(f"Error: show {' '.join(args)}: not simulated")
+
+    # --- operational state: the lab world asks the running CONFIG_DB (world.py) ----------
+    fabric = None   # world.Fabric, set by the lab server; None: no world, every port is down
+
+    def config_token(self) -> int:
+        return self._config_serial   # bumped by every change of the running config (_set_running)
+
+    @property
+    def mgmt_ip(self) -> str:
+        return self.mgmt.ip
+
+    @property
+    def lldp_description(self) -> str:
+        # lldpdSysDescr.conf.j2 (sonic-buildimage dockers/docker-lldp)
+        sku = self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", "")
+        return (f"SONiC Software Version: SONiC.{self.version} - HwSku: {sku} - Distribution: Debian 12 - "
+                "Kernel: 6.1.0-11-2-amd64")
+
+    def oper_ports(self):
+        return sonic_oper.ports_of(self.running)
+
+    def oper_bgp(self):
+        return sonic_oper.bgp_of(self.running)
+
+    def lldp_port(self, port: str) -> tuple[str, str]:
+        """(port id, description) lldpmgrd makes lldpd announce for a world port (sonic_oper docstring)."""
+        for eth, row in (self.running.get("PORT") or {}).items():
+            row = row or {}
+            if sonic_oper.world_name(eth, row.get("alias")) == port:
+                return str(row.get("alias") or eth), str(row.get("description") or eth)
+        return port, port
+
+    async def _portstat(self, args: list[str], io: Io) -> None:
+        data = sonic_oper.portstat_json(self.name, self.running, self.fabric, self.faults.current())
+        if "-j" in args or "--json" in args:
+            io.write(json.dumps(data, indent=4, sort_keys=True) + "\n")
+            return
+        headers = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR",
+                   "TX_OK", "TX_BPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]
+        rows = [[port] + [row[h] for h in headers[1:]] for port, row in data.items()]
+        io.write(sonic_oper.simple_table(headers, rows) + "\n")
+
+    async def _pfcstat(self, args: list[str], io: Io) -> None:
+        io.write(sonic_oper.pfc_counters(self.name, self.running, self.fabric, self.faults.current()) + "\n")
+
+    async def _wredstat(self, args: list[str], io: Io, usage: str = "wredstat [OPTIONS]") -> None:
+        if not _release_at_least(self.version, sonic_oper.ECN_COUNTERS_FROM):
+            # before 202505 neither the script nor the click sub-command exists
+            error = CommandError(f'Usage: {usage}\nTry "show queue -h" for help.\n\nError: No such command '
+                                 '"wredcounters".' if usage.startswith("show") else "bash: wredstat: command not found")
+            error.status = 2 if usage.startswith("show") else 127
+            raise error
+        data = sonic_oper.wred_counters_json(self.name, self.running, self.fabric, self.faults.current())
+        io.write(json.dumps(data, indent=4) + "\n")
+
+    async def _lldpctl(self, args: list[str], io: Io) -> None:
+        if args[:2] != ["-f", "json0"]:
+            raise CommandError("Error: lldpctl: the lab answers `lldpctl -f json0` only")
+        io.write(json.dumps(sonic_oper.lldp_json0(self.name, self.running, self.fabric), indent=2) + "\n")
+
+    async def _docker(self, args: list[str], io: Io) -> None:
+        # `docker exec -i lldp lldpctl ...` (what the host's lldpctl wrapper and lldpshow run)
+        rest = [a for a in args[1:] if a not in ("-i", "-it", "-t")] if args[:1] == ["exec"] else []
+        if rest[:2] == ["lldp", "lldpctl"]:
+            await self._lldpctl(rest[2:], io)
+        elif rest[:2] == ["bgp", "vtysh"]:
+            await self._vtysh(rest[2:], io)
+        else:
+            raise CommandError(f"Error: docker {' '.join(args)}: not simulated")
+
+    async def _vtysh(self, args: list[str], io: Io) -> None:
+        command = " ".join(args[1:]).split() if args[:1] == ["-c"] else []
+        if command in (["show", "bgp", "vrf", "default", "neighbors", "json"], ["show", "bgp", "neighbors", "json"],
+                       ["show", "ip", "bgp", "neighbors", "json"]):
+            io.write(json.dumps(sonic_oper.bgp_neighbors_json(self.name, self.running, self.fabric), indent=2) + "\n")
+        else:
+            raise CommandError(f"% Unknown command: {' '.join(command) or ' '.join(args)}")
 
     async def _cfggen(self, args: list[str], io: Io) -> None:
         data: dict = {}

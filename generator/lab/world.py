@@ -366,9 +366,15 @@ class Fabric:
         if link.far_is_switch:
             peer = self.devices[link.far_device]
             far_config = self._ports(link.far_device).get(link.far_port)
-            return LldpNeighbor(peer.hostname, link.far_port, (far_config.description if far_config else "")
-                                or link.far_port, chassis_mac(link.far_device), str(getattr(peer, "mgmt_ip", "")),
-                                str(getattr(peer, "lldp_description", "")), ("bridge", "router"))
+            port_id, description = link.far_port, (far_config.description if far_config else "") or link.far_port
+            # A device may announce its port under another id than the world's name (optional
+            # `lldp_port(port) -> (port id, description)`: SONiC's lldpmgrd sends the alias).
+            announce = getattr(peer, "lldp_port", None)
+            if announce is not None:
+                port_id, description = announce(link.far_port)
+            return LldpNeighbor(peer.hostname, port_id, description, chassis_mac(link.far_device),
+                                str(getattr(peer, "mgmt_ip", "")), str(getattr(peer, "lldp_description", "")),
+                                ("bridge", "router"))
         # A GPU server running lldpd: system name = host name, port id = netdev (ifname subtype).
         return LldpNeighbor(link.far_device, link.far_port, link.far_port,
                             chassis_mac(f"{link.far_device}:{link.far_port}"), "",

@@ -124,6 +124,18 @@ class SonicCommands:
     confirm_start_reload: str = "sudo fabricgen-confirm start-reload {seconds}"
     confirm_stop: str = "sudo fabricgen-confirm stop"
     confirm_status: str = "sudo fabricgen-confirm status"
+    # Operational getters (formats and sources: generator/lab/sonic_oper.py). LLDP: lldpd's own
+    # JSON in its unambiguous json0 form, through the lldp container as scripts/lldpshow reaches
+    # it (`show lldp table` is text built from `lldpctl -f xml`). Interfaces: text, since
+    # intfutil -j exists only from 202505. PFC: pfcstat has no JSON. ECN-marked packets per queue:
+    # wredstat, 202505 and later only (`ecn_counters_from`).
+    show_interfaces_status: str = "show interfaces status"
+    show_counters_json: str = "portstat -j"
+    show_pfc_counters: str = "show pfc counters"
+    show_ecn_json: str = "show queue wredcounters --json"
+    ecn_counters_from: str = "202505"
+    show_lldp_json: str = "sudo docker exec -i lldp lldpctl -f json0"
+    show_bgp_neighbors_json: str = 'sudo vtysh -c "show bgp vrf default neighbors json"'
     candidate_path: str = SONIC_CANDIDATE_PATH
     patch_path: str = SONIC_PATCH_PATH
     checkpoint_prefix: str = "fabricgen-"

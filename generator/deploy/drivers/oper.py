@@ -8,7 +8,8 @@ The driver extra `get_pfc_ecn_counters()` has no napalm model; PFC_ECN_MODEL bel
     {port: {"rx_pause": {priority: frames}, "tx_pause": {priority: frames},
             "ecn_marked": packets, "ecn_marked_by_tc": {traffic class: packets}}}
 `ecn_marked` is the port total; `ecn_marked_by_tc` is empty when the OS counts per port only
-(NVUE's `counters qos port-stats`).
+(NVUE's `counters qos port-stats`). `ecn_marked` is UNCOUNTED (-1) when the OS release has no
+ECN-marked counter at all (SONiC before 202505: no wredstat); verify then skips the ecn check.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from napalm.base import models
 _SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:b(?:ps|/s)?)?\s*$", re.IGNORECASE)
 _UNIT_MBPS = {"": 1e-6, "K": 1e-3, "M": 1.0, "G": 1e3, "T": 1e6}
 UNKNOWN = -1.0      # napalm drivers report unknown speed / flap time as -1
+UNCOUNTED = -1      # pfc_ecn: the OS release has no such counter
 
 
 def speed_mbps(text: Any) -> float:

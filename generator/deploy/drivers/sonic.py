@@ -22,8 +22,10 @@ import json
 import re
 
 import jsonpatch
+from napalm.base import models
 from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
 
+from generator.deploy.drivers import oper, sonic_show
 from generator.deploy.drivers.commands import SONIC
 from generator.deploy.drivers.ssh import CommandFailed, SSHCliDriver
 
@@ -238,6 +240,113 @@ class SonicDriver(SSHCliDriver):
             "fqdn": hostname,
             "interface_list": sorted(running.get("PORT", {})),
         }
+
+    # --- operational getters (napalm models; parsers in sonic_show.py, builders in oper.py) ----
+    def _json(self, command: str):
+        output = self._check(command)
+        try:
+            return json.loads(output) if output.strip() else {}
+        except json.JSONDecodeError:
+            raise CommandFailed(f"{self.where}: `{command}` did not return JSON") from None
+
+    def _release(self) -> str | None:
+        if not hasattr(self, "_sonic_release"):
+            self._sonic_release = sonic_show.release(self._check(self.commands.show_version))
+        return self._sonic_release
+
+    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
+        status = sonic_show.interfaces_status(self._check(self.commands.show_interfaces_status))
+        running = self._running()
+        ports = running.get("PORT") or {}
+        # SONiC router ports all use the switch's base MAC (DEVICE_METADATA mac)
+        mac = str((running.get("DEVICE_METADATA") or {}).get("localhost", {}).get("mac") or "")
+        out = {}
+        for name, row in sorted(status.items()):
+            try:
+                mtu = int(row.get("MTU") or 0)
+            except ValueError:
+                mtu = 0
+            out[name] = oper.interface(is_up=row.get("Oper") == "up", is_enabled=row.get("Admin") == "up",
+                                       description=str((ports.get(name) or {}).get("description") or ""),
+                                       speed=oper.speed_mbps(row.get("Speed")), mtu=mtu, mac_address=mac)
+        return out
+
+    def _lldp(self) -> dict[str, list[dict]]:
+        return {port: found for port, found in sonic_show.lldp_json0(self._json(self.commands.show_lldp_json)).items()
+                if port.startswith("Ethernet")}
+
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
+        return {port: [oper.lldp_neighbor(n["system_name"], n["port_id"]) for n in found]
+                for port, found in sorted(self._lldp().items())}
+
+    def get_lldp_neighbors_detail(self, interface: str = "") -> dict[str, list[models.LLDPNeighborDetailDict]]:
+        out = {}
+        for port, found in sorted(self._lldp().items()):
+            if interface and port != interface:
+                continue
+            out[port] = [oper.lldp_neighbor_detail(
+                remote_port=n["port_id"], remote_port_description=n["port_description"],
+                remote_chassis_id=n["chassis_id"], remote_system_name=n["system_name"],
+                remote_system_description=n["system_description"], capabilities=n["capabilities"],
+                enabled_capabilities=n["enabled_capabilities"]) for n in found]
+        return out
+
+    def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
+        """portstat -j: packets, errors and drops. RX_OK/TX_OK count unicast and non-unicast packets
+        together (SAI IF_IN_UCAST + IF_IN_NON_UCAST); they stand in napalm's unicast keys. portstat's
+        tables hold no byte totals, so the octet keys are 0."""
+        out = {}
+        for port, c in sorted(self._json(self.commands.show_counters_json).items()):
+            if not isinstance(c, dict):
+                continue
+            n = sonic_show.count
+            out[port] = oper.counters(rx_errors=n(c.get("RX_ERR")), tx_errors=n(c.get("TX_ERR")),
+                                      rx_discards=n(c.get("RX_DRP")), tx_discards=n(c.get("TX_DRP")),
+                                      rx_unicast_packets=n(c.get("RX_OK")), tx_unicast_packets=n(c.get("TX_OK")))
+        return out
+
+    def get_bgp_neighbors(self) -> dict:
+        running = self._running()
+        glob = (running.get("BGP_GLOBALS") or {}).get("default") or {}
+        configured = {k.split("|", 1)[-1]: v or {} for k, v in (running.get("BGP_NEIGHBOR") or {}).items()}
+        neighbors = self._json(self.commands.show_bgp_neighbors_json)
+        if not glob and not neighbors:
+            return {}
+        router_id = str(glob.get("router_id") or "")
+        peers = {}
+        for nid, n in neighbors.items():
+            if not isinstance(n, dict):
+                continue
+            router_id = router_id or str(n.get("localRouterId") or "")
+            family = (n.get("addressFamilyInfo") or {}).get("ipv4Unicast") or {}
+            up = str(n.get("bgpState", "")) == "Established"
+            row = configured.get(str(nid), {})
+            accepted = int(family.get("acceptedPrefixCounter", 0) or 0)
+            peers[str(nid)] = oper.bgp_peer(
+                local_as=n.get("localAs") or glob.get("local_asn") or 0, remote_as=n.get("remoteAs") or 0,
+                remote_id=str(n.get("remoteRouterId") or "0.0.0.0"), is_up=up,
+                # CONFIG_DB holds the admin state (frrcfgd: admin_status down -> `neighbor X shutdown`)
+                is_enabled=str(row.get("admin_status", "up")) != "down", description=str(row.get("name") or ""),
+                uptime=int(n.get("bgpTimerUpMsec") or 0) // 1000 if up else -1,
+                received=accepted, accepted=accepted, sent=int(family.get("sentPrefixCounter", 0) or 0))
+        return oper.bgp_neighbors(router_id or "0.0.0.0", peers)
+
+    def get_pfc_ecn_counters(self) -> dict[str, dict]:
+        """Driver extra (oper.py model): PFC pause frames per priority from `show pfc counters`; ECN-marked
+        packets per unicast queue from `show queue wredcounters --json` on 202505+. Earlier releases
+        have no ECN-marked counter in their CLI: `ecn_marked` is then oper.UNCOUNTED (-1)."""
+        rx, tx = sonic_show.pfc_counters(self._check(self.commands.show_pfc_counters))
+        release = self._release()
+        ecn = None
+        if release is None or release >= self.commands.ecn_counters_from:
+            ecn = sonic_show.ecn_marked(self._json(self.commands.show_ecn_json))
+        out = {}
+        for port in sorted(set(rx) | set(tx)):
+            by_tc = (ecn or {}).get(port, {})
+            out[port] = oper.pfc_ecn(rx_pause=rx.get(port, {}), tx_pause=tx.get(port, {}),
+                                     ecn_marked=sum(by_tc.values()) if ecn is not None else oper.UNCOUNTED,
+                                     ecn_marked_by_tc=by_tc)
+        return out
 
 
 def _dump(config: dict) -> str:

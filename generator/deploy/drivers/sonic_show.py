@@ -1,0 +1,119 @@
+"""Parsers for what a SONiC switch prints, into the arguments of the napalm model builders (oper.py).
+
+JSON where SONiC offers it (portstat -j, wredstat -j, lldpd's json0, FRR's json); the text
+tables of `show interfaces status` and `show pfc counters` where the release offers nothing
+else (intfutil -j arrived in 202505, pfcstat has no JSON). Those tables are tabulate's
+"simple" format: a header line, a line of dash runs (one per column, two spaces apart), then
+one line per row; every cell lies within its column's dash run (tabulate pads the column to
+its widest cell), so the dash runs give the column spans even for cells with spaces
+("QSFP-DD Double Density 8X Pluggable Transceiver"). Formats and sources: generator/lab/sonic_oper.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DASHES = re.compile(r"-+")
+_RELEASE = re.compile(r"SONiC\.(\d{6})")
+
+
+class ParseError(ValueError):
+    """Output that is not the format we expect; the message names the command's output part."""
+
+
+def simple_tables(text: str) -> list[list[dict[str, str]]]:
+    """Every tabulate "simple" table in `text`, each as a list of {header: cell}."""
+    lines = text.splitlines()
+    tables = []
+    for i in range(1, len(lines)):
+        rule = lines[i]
+        if not rule.strip() or set(rule.strip()) - {"-", " "}:
+            continue
+        spans = [m.span() for m in _DASHES.finditer(rule)]
+        header_line = lines[i - 1]
+        headers = [header_line[a:b].strip() for a, b in spans]
+        if not all(headers):
+            continue
+        rows = []
+        for line in lines[i + 1:]:
+            if not line.strip():
+                break
+            rows.append({h: line[a:b].strip() for h, (a, b) in zip(headers, spans, strict=True)})
+        tables.append(rows)
+    return tables
+
+
+def count(text: str | int | None) -> int:
+    """'1,234' (ns_diff / format_number_with_comma) -> 1234; 'N/A' or empty -> 0."""
+    value = str(text or "").replace(",", "").strip()
+    return int(value) if value.lstrip("-").isdigit() else 0
+
+
+def interfaces_status(text: str) -> dict[str, dict[str, str]]:
+    """`show interfaces status` -> {Ethernet0: {Lanes, Speed, MTU, FEC, Alias, Vlan, Oper, Admin, Type, ...}}."""
+    for table in simple_tables(text):
+        if table and "Interface" in table[0] and "Oper" in table[0]:
+            return {row["Interface"]: row for row in table}
+    if "Interface" in text:
+        return {}           # a switch without ports prints the header only
+    raise ParseError("show interfaces status: no Interface/Oper table in the output")
+
+
+def pfc_counters(text: str) -> tuple[dict[str, dict[int, int]], dict[str, dict[int, int]]]:
+    """`show pfc counters` -> (rx, tx), each {port: {priority: pause frames}}."""
+    found: dict[str, dict[str, dict[int, int]]] = {}
+    for table in simple_tables(text):
+        for row in table:
+            title = next((k for k in row if k in ("Port Rx", "Port Tx")), None)
+            if title is None:
+                continue
+            found.setdefault(title, {})[row[title]] = {p: count(row.get(f"PFC{p}")) for p in range(8)}
+    if "Port Rx" not in text or "Port Tx" not in text:
+        raise ParseError("show pfc counters: expected the 'Port Rx' and 'Port Tx' tables")
+    return found.get("Port Rx", {}), found.get("Port Tx", {})
+
+
+def ecn_marked(data: dict) -> dict[str, dict[int, int]]:
+    """`show queue wredcounters --json` -> {port: {unicast queue: ECN-marked packets}}."""
+    out: dict[str, dict[int, int]] = {}
+    for port, queues in data.items():
+        if not isinstance(queues, dict):
+            continue
+        per = out.setdefault(port, {})
+        for name, entry in queues.items():
+            match = re.fullmatch(r"UC(\d+)", str(name))
+            if match and isinstance(entry, dict):
+                per[int(match.group(1))] = count(entry.get("ecnmarkedpacket"))
+    return out
+
+
+def _value(node: dict, key: str, default: str = "") -> str:
+    """json0 holds every leaf as [{"value": ...}]."""
+    items = node.get(key) or []
+    return str(items[0].get("value", default)) if items and isinstance(items[0], dict) else default
+
+
+def lldp_json0(data: dict) -> dict[str, list[dict]]:
+    """lldpctl -f json0 -> {local port: [{system_name, port_id, port_description, chassis_id,
+    system_description, capabilities, enabled_capabilities}]}."""
+    out: dict[str, list[dict]] = {}
+    for block in data.get("lldp") or []:
+        for entry in block.get("interface") or []:
+            chassis = (entry.get("chassis") or [{}])[0]
+            port = (entry.get("port") or [{}])[0]
+            port_id = (port.get("id") or [{}])[0]
+            chassis_id = (chassis.get("id") or [{}])[0]
+            caps = [c for c in chassis.get("capability") or [] if isinstance(c, dict)]
+            out.setdefault(str(entry.get("name", "")), []).append({
+                "system_name": _value(chassis, "name"), "port_id": str(port_id.get("value", "")),
+                "port_description": _value(port, "descr"), "chassis_id": str(chassis_id.get("value", "")),
+                "system_description": _value(chassis, "descr"),
+                "capabilities": [str(c.get("type", "")).lower() for c in caps],
+                "enabled_capabilities": [str(c.get("type", "")).lower() for c in caps if c.get("enabled")]})
+    return out
+
+
+def release(show_version: str) -> str | None:
+    """'SONiC Software Version: SONiC.202411.123-abc' -> '202411'; None for master/unknown builds."""
+    match = _RELEASE.search(show_version)
+    return match.group(1) if match else None
