@@ -36,6 +36,7 @@ PLAYBOOK = """\
       failed_when: false
     - name: rdma link
       ansible.builtin.command: rdma -j link show
+      environment: "{{ fabricgen_qos_environment }}"
       check_mode: false
       changed_when: false
       failed_when: false
@@ -98,6 +99,7 @@ def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, e
     try:
         playbook = work / "verify-hosts.yml"
         playbook.write_text(PLAYBOOK)
+        (work / "runner").mkdir()              # ansible-runner's private_data_dir must exist
         ssh_args = ["-o StrictHostKeyChecking=yes"]
         if known_hosts is not None:
             ssh_args.append(f"-o UserKnownHostsFile={known_hosts.resolve()}")
