@@ -6,6 +6,9 @@ wrong and what to do. No traceback reaches the user.
 
 from __future__ import annotations
 
+import math
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +66,57 @@ def format_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-MAX_NODES = 1_000_000   # alias expansion ("billion laughs") must not exhaust memory
+# Guards that run before and while the YAML is composed, so that no input can take
+# minutes, gigabytes or a RecursionError traceback (issue 15, finding 6).
+MAX_INTENT_BYTES_ENV = "FABRICGEN_MAX_INTENT_BYTES"
+DEFAULT_MAX_INTENT_BYTES = 4 * 1024 * 1024   # the large example is ~3 KB; 4 MiB is three orders of headroom
+# Keys and values counted while aliases are expanded ("billion laughs"). A plain intent has a
+# few hundred; the budget is what a 4 MiB file of one-character list items could hold.
+MAX_NODES = 1_000_000
+# Nesting of mappings and sequences. The deepest key of the schema is 4 levels down
+# (management.users[0].ssh_keys[0]); PyYAML's composer recurses per level and ends in a
+# RecursionError near 330 levels, so this stays far below it.
+MAX_DEPTH = 64
+
+
+def max_intent_bytes() -> int:
+    """The intent size limit: FABRICGEN_MAX_INTENT_BYTES when set (bytes), else 4 MiB."""
+    raw = os.environ.get(MAX_INTENT_BYTES_ENV)
+    if raw is None or raw == "":
+        return DEFAULT_MAX_INTENT_BYTES
+    if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+        raise IntentError([Problem(MAX_INTENT_BYTES_ENV, None, "",
+                                   f"{raw!r} is not a size in bytes: set a positive whole number, e.g. 8388608")])
+    return int(raw)
+
+
+def _too_large(file: str, size: int, limit: int) -> IntentError:
+    return IntentError([Problem(file, None, "", (
+        f"the intent is {'more than ' if size > limit else ''}{size} bytes, above the {limit}-byte limit "
+        f"({limit / 1048576:g} MiB): an intent is a few KB; if this one really is larger, raise the limit "
+        f"with the environment variable {MAX_INTENT_BYTES_ENV}=<bytes>"))])
+
+
+class _TooDeep(Exception):
+    def __init__(self, mark: yaml.Mark):
+        super().__init__("too deep")
+        self.mark = mark
+
+
+class _IntentYamlLoader(yaml.SafeLoader):
+    """SafeLoader that stops composing past MAX_DEPTH levels instead of recursing until
+    Python's recursion limit (the composer calls compose_node once per nesting level)."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _TooDeep(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Problem], file: str,
@@ -73,7 +126,8 @@ def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Prob
     budget[0] -= 1
     if budget[0] < 0:
         raise IntentError([Problem(file, node.start_mark.line + 1, path,
-                                   "YAML aliases expand to more than a million nodes: write the intent out plainly")])
+                                   f"more than {MAX_NODES:,} keys and values once YAML aliases are expanded: "
+                                   "write the intent out plainly")])
     if id(node) in active:
         raise IntentError([Problem(file, node.start_mark.line + 1, path,
                                    "recursive YAML alias: an anchor may not contain an alias to itself")])
@@ -81,9 +135,15 @@ def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Prob
         active.add(id(node))
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                # stringifying a collection key expands every alias inside it before any budget
+                # applies (a 540-byte alias bomb in a key ran out of memory); no intent key is one
+                raise IntentError([Problem(file, line, path, "a mapping key must be a plain name, not a "
+                                           f"{'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'}")])
+            budget[0] -= 1          # keys count too: a wide mapping costs as much as a long list
             key = str(key_node.value)
             child = f"{path}.{key}" if path else key
-            line = key_node.start_mark.line + 1
             if key in seen:
                 # PyYAML silently keeps the last value; a reviewed intent must not hide one
                 problems.append(Problem(file, line, child, f"duplicate key (first at line {seen[key]}): remove one"))
@@ -101,7 +161,10 @@ def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Prob
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
-    loader = yaml.SafeLoader(text)
+    limit = max_intent_bytes()
+    if len(text) > limit:       # characters: a lower bound of the bytes, and what parsing costs
+        raise _too_large(file, len(text), limit)
+    loader = _IntentYamlLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -112,6 +175,10 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
         if problems:
             raise IntentError(problems)
         data = loader.construct_document(node)
+    except _TooDeep as exc:
+        raise IntentError([Problem(file, exc.mark.line + 1, "", (
+            f"mappings and lists nest more than {MAX_DEPTH} levels deep: an intent needs at most 5; "
+            "check the indentation or unbalanced [ {"))]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -167,9 +234,35 @@ def _secret_hint(path: str) -> str:
             "and have the deploy read it from there")
 
 
+def _non_finite(data: Any, path: str = "") -> list[str]:
+    """Key paths holding .inf, -.inf or .nan: no intent value means infinity, and they
+    crash arithmetic far from the intent (capacity, headroom) instead of failing here."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return [path]
+    found = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found += _non_finite(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            found += _non_finite(item, f"{path}[{i}]")
+    return found
+
+
+def _line_finder(lines: dict[str, int]) -> LoadedIntent:
+    li = LoadedIntent.__new__(LoadedIntent)
+    object.__setattr__(li, "lines", lines)
+    return li
+
+
 def validate_data(data: Any, lines: dict[str, int], file: str) -> Intent:
     if not isinstance(data, dict):
         raise IntentError([Problem(file, 1, "", "an intent is a YAML mapping with fabric: and topology: at the top")])
+    infinite = _non_finite(data)
+    if infinite:
+        li = _line_finder(lines)
+        raise IntentError([Problem(file, li.line_of(p), p, "not a finite number (.inf or .nan): write a number")
+                           for p in infinite])
     secrets = _plaintext_secrets(data)
     if secrets:
         li = LoadedIntent.__new__(LoadedIntent)
@@ -194,15 +287,40 @@ def validate_data(data: Any, lines: dict[str, int], file: str) -> Intent:
         raise IntentError(problems) from None
 
 
+def _read_intent(p: Path, file: str) -> str:
+    """The file's text, read only when it is a regular file within the size limit: the size is
+    known before parsing, and a FIFO or device (/dev/zero) is never opened, so nothing blocks."""
+    limit = max_intent_bytes()
+    try:
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise IntentError([Problem(file, None, "", "not a regular file: pass the path of a fabric.yaml")])
+        if st.st_size > limit:
+            raise _too_large(file, st.st_size, limit)
+        # O_NONBLOCK: if the path was swapped for a FIFO since stat(), open() must not wait for a writer
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise IntentError([Problem(file, None, "", "not a regular file: pass the path of a fabric.yaml")])
+            raw = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise IntentError([Problem(file, None, "", "file not found: pass the path of a fabric.yaml")]) from None
+    except OSError as exc:
+        raise IntentError([Problem(file, None, "", f"cannot read the intent: {exc.strerror or exc}")]) from None
+    if len(raw) > limit:
+        raise _too_large(file, len(raw), limit)
+    try:
+        # universal newlines, as Path.read_text gives: the text is hashed into the manifest
+        return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        raise IntentError([Problem(file, None, "", f"cannot read the intent: not UTF-8 text ({exc.reason} at byte "
+                                                   f"{exc.start})")]) from None
+
+
 def load_intent(path: str | Path) -> LoadedIntent:
     p = Path(path)
     file = str(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise IntentError([Problem(file, None, "", "file not found: pass the path of a fabric.yaml")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IntentError([Problem(file, None, "", f"cannot read the intent: {exc}")]) from None
+    text = _read_intent(p, file)
     data, lines = parse_yaml(text, file)
     intent = validate_data(data, lines, file)
     return LoadedIntent(intent=intent, file=file, lines=lines, text=text)

@@ -8,6 +8,7 @@ that every one of them has a stable code and `--explain`.
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 import string
 from typing import Annotated, Literal
@@ -16,7 +17,25 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from generator.intent.units import Ratio, SizeBytes, SpeedG
 
-_HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+# RFC 1123 host name label. Always used with fullmatch(): `$` also matches before a trailing
+# newline, which let "gpu{n}\n" through into roce-qos.sh and netplan (issue 15, finding 7).
+_HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+# The fabric name prefixes every switch name (<fabric>-leaf-1): a lowercase label that starts
+# and ends with a letter or digit, or names such as "--leaf-1" come out of "-".
+_FABRIC_NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?")
+# Linux dev_valid_name() (net/core/dev.c): at most IFNAMSIZ-1 = 15 bytes, no '/', ':' or
+# whitespace, not "." or "..". The intent keeps to the characters udev and netplan use.
+_IFNAME = re.compile(r"[a-zA-Z0-9_.-]{1,15}")
+
+
+def valid_ifname(name: str) -> bool:
+    """A name Linux accepts for a network interface (dev_valid_name), whole string."""
+    return isinstance(name, str) and name not in (".", "..") and _IFNAME.fullmatch(name) is not None
+
+
+def valid_hostname(name: str) -> bool:
+    """An RFC 1123 label (letters, digits, inner dashes, 1-63 characters), whole string."""
+    return isinstance(name, str) and _HOSTNAME.fullmatch(name) is not None
 TOPOLOGY_KINDS = ("single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus")
 
 
@@ -42,6 +61,14 @@ class FabricSection(_Strict):
     name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$", max_length=40,
                                description="fabric name: lowercase letters, digits, dashes; prefixes every switch name")]
     description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _label(cls, value: str) -> str:
+        if not _FABRIC_NAME.fullmatch(value):
+            raise ValueError(f"{value!r} must start and end with a letter or digit: it prefixes every switch "
+                             f"name ({value}-leaf-1), which must be a valid host name")
+        return value
 
 
 class SwitchTier(_Strict):
@@ -161,9 +188,20 @@ class Addressing(_Strict):
         return _network(value, "fabric_links (or 'unnumbered')")
 
 
+def _ifname(value: str) -> str:
+    if not valid_ifname(value):
+        raise ValueError(f"{value!r} is not a Linux interface name (1-15 of letters, digits, _ . -; not . or ..)")
+    return value
+
+
 class HostRail(_Strict):
     netdev: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.-]{1,15}$")]
     rdma: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_]{1,32}$")]
+
+    @field_validator("netdev")
+    @classmethod
+    def _netdev(cls, value: str) -> str:
+        return _ifname(value)
 
 
 class Hosts(_Strict):
@@ -171,6 +209,11 @@ class Hosts(_Strict):
     mgmt_interface: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.-]{1,15}$")] = "eno1"
     rails: list[HostRail] | None = None
     nic_tooling: Literal["mlnx_qos", "dcb"] = "mlnx_qos"
+
+    @field_validator("mgmt_interface")
+    @classmethod
+    def _mgmt(cls, value: str) -> str:
+        return _ifname(value)
 
     @field_validator("name")
     @classmethod
@@ -190,7 +233,7 @@ class Hosts(_Strict):
             raise ValueError(f"{value!r} must contain {{n}} so every host gets its own name")
         for name in names:
             # the name becomes a hostname and a directory under hosts/: RFC 1123 label only
-            if not _HOSTNAME.match(name):
+            if not valid_hostname(name):
                 raise ValueError(f"{value!r} gives {name!r}, not a valid host name (letters, digits, dashes; "
                                  "at most 63 characters; no dots or slashes)")
         return value
@@ -218,14 +261,21 @@ class Workload(_Strict):
         # YAML 1.1 reads 70e9 (no dot) as a string
         if isinstance(value, str):
             try:
-                return float(value)
+                number = float(value)
             except ValueError:
                 raise ValueError(f"{value!r} is not a number such as 70e9") from None
+            # float() also reads "inf" and "nan": capacity would crash on them far from here
+            if not math.isfinite(number):
+                raise ValueError(f"{value!r} is not a finite number: write e.g. 70e9")
+            return number
         return value
 
 
 class Deploy(_Strict):
-    user: str = "cumulus"
+    # a login name only: the value is written into inventory.yml, where Ansible would evaluate
+    # "{{ lookup('pipe', ...) }}" on the bastion (issue 15, finding 3)
+    user: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$",
+                               description="switch login name (letters, digits, _ and -)")] = "cumulus"
     confirm_timeout: Annotated[int, Field(ge=30, le=3600)] = 300
     concurrency: Annotated[int, Field(ge=1, le=1024)] = 32
 
@@ -254,7 +304,7 @@ def _server(value: object) -> str:
         return str(ipaddress.IPv4Address(value))
     except ValueError:
         pass
-    if not all(_HOSTNAME.match(label) for label in value.rstrip(".").split(".")) or len(value) > 253:
+    if not all(valid_hostname(label) for label in value.rstrip(".").split(".")) or len(value) > 253:
         raise ValueError(f"{value!r} is neither an IPv4 address nor a host name")
     return value
 
