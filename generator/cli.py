@@ -130,13 +130,18 @@ def _sonic_yang_findings(plan, yang_dir: str) -> list:
 @app.command()
 def render(
     intent: IntentArg,
-    output: Annotated[str, typer.Option("-o", "--output", help="output directory (replaced atomically)")],
+    output: Annotated[str, typer.Option("-o", "--output", help="output directory: new, empty or an earlier render (replaced atomically)")],
     sonic_yang: Annotated[str | None, typer.Option("--sonic-yang", help="SONiC YANG model dir: validate config_db")] = None,
 ) -> None:
     """Validate, then render every file into OUTPUT atomically."""
-    from generator.render.output import render_files, write_tree
+    from generator.render.output import OutputError, check_target, render_files, write_tree
 
     started = time.perf_counter()
+    try:
+        check_target(output)        # before any work: a wrong -o is one line, nothing touched
+    except OutputError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(1) from None
     loaded, result = _check(intent)
     if result.errors or result.plan is None:
         _print_findings(result, True)
@@ -153,7 +158,11 @@ def render(
             raise typer.Exit(1)
     plan = result.plan
     files = render_files(plan, loaded.text)
-    out = write_tree(files, output)
+    try:
+        out = write_tree(files, output)
+    except OutputError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(1) from None
     roles = Counter(s.role for s in plan.switches)
     tiers = ", ".join(f"{n} {r}" for r, n in sorted(roles.items()))
     typer.echo(f"{plan.fabric}: {plan.kind}, {len(plan.switches)} switches ({tiers}), {len(plan.hosts)} hosts, "

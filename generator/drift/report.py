@@ -89,6 +89,27 @@ def _value(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def redacted(report: DriftReport) -> DriftReport:
+    """The report with every secret path's value (and secret key) as its hash marker; the drift
+    command already compares redacted trees, this keeps any other producer of a report honest."""
+    from generator.secrets_redact import redact_change
+
+    def entries(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for item in items:
+            new = dict(item)
+            for field_name in ("intended", "actual"):
+                if field_name in item:
+                    new["path"], new[field_name] = redact_change(None, item["path"], item[field_name])
+            out.append(new)
+        return out
+
+    devices = [DeviceResult(d.name, d.kind, d.status, error=d.error, features={
+        n: FeatureResult(f.feature, entries(f.missing), entries(f.extra), entries(f.changed))
+        for n, f in d.features.items()}) for d in report.devices]
+    return DriftReport(report.fabric, devices, report.started, report.finished, list(report.notes))
+
+
 def format_json(report: DriftReport) -> str:
     doc = {"fabric": report.fabric, "timestamp": int(report.finished), "exit_code": report.exit_code,
            "summary": report.summary(), "devices": {d.name: d.as_dict() for d in report.devices}}
@@ -209,7 +230,7 @@ def write_atomic(path: str | Path, text: str) -> None:
 
 
 def write_report(report: DriftReport, fmt: str, output: str | None) -> None:
-    text = RENDERERS[fmt](report)
+    text = RENDERERS[fmt](redacted(report))
     if output:
         write_atomic(output, text)
     else:

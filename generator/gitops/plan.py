@@ -10,6 +10,7 @@ intent's hash and changes on every commit, even a comment edit.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ import yaml
 
 from generator.gitops.gitref import GitRefError, show_at_ref
 from generator.gitops.structured_diff import diff_file
+from generator.secrets_redact import redact_change, redact_text
 
 FABRIC = "fabric"
 SKIPPED_FILES = {"manifest.json"}
@@ -101,12 +103,33 @@ def compare_renders(old: dict[str, str], new: dict[str, str], *, fabric: str = "
         for rel in sorted(set(before) | set(after)):
             d = diff_file(rel, before.get(rel), after.get(rel))
             if d is not None:
-                files[device_of(rel)[1]] = d
+                files[device_of(rel)[1]] = _redacted(rel, d)
         if files:
             devices[name] = DevicePlan(name, status, files)
         else:
             unchanged += 1
     return PlanResult(fabric, against, devices, unchanged)
+
+
+def _os_of(relpath: str) -> str | None:
+    if relpath.startswith("switches/"):
+        return "cumulus" if relpath.endswith("startup.yaml") else "sonic" if relpath.endswith(".json") else None
+    return None
+
+
+def _redacted(relpath: str, diff: dict[str, Any]) -> dict[str, Any]:
+    """Secrets (hashed passwords, keys: generator/secrets_redact.py) as hashes, never in full."""
+    os_name = _os_of(relpath)
+    if "unified" in diff:
+        return {**diff, "unified": redact_text(os_name, diff["unified"])}
+    changes = []
+    for change in diff["changes"]:
+        new = dict(change)
+        for side in ("old", "new"):
+            if side in change:
+                new["path"], new[side] = redact_change(os_name, change["path"], change[side])
+        changes.append(new)
+    return {**diff, "changes": changes}
 
 
 # --- the two sides --------------------------------------------------------
@@ -135,17 +158,34 @@ def _render_text(text: str, label: str) -> dict[str, str]:
 
 
 def read_tree(directory: Path) -> dict[str, str]:
+    """The files of an earlier `fabricgen render` output: only a directory whose manifest.json
+    render_files wrote, and only the files that manifest lists (no links), so --against can never
+    print a file that is not a render's."""
+    import stat
+
+    from generator.render.output import MANIFEST, read_manifest
+
+    manifest = read_manifest(directory)
+    if manifest is None:
+        raise PlanError(f"--against {directory}: not a `fabricgen render` output (no fabricgen {MANIFEST}); "
+                        "give a rendered directory or a git ref")
     files = {}
-    for path in sorted(directory.rglob("*")):
-        rel = path.relative_to(directory)
-        if not path.is_file() or any(p.startswith(".") for p in rel.parts):
-            continue
+    for rel in sorted(manifest["files"]):
+        path = directory / rel
         try:
-            files[rel.as_posix()] = path.read_text(encoding="utf-8")
+            if any((directory / Path(*Path(rel).parts[:i])).is_symlink() for i in range(1, len(Path(rel).parts))):
+                raise OSError(f"{rel} lies under a link")
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise OSError(f"{rel} is not a regular file")
+                files[rel] = fh.read().decode("utf-8")
+        except FileNotFoundError:
+            continue                # deleted since: the device reads as removed, as before
         except (OSError, UnicodeDecodeError) as exc:
-            raise PlanError(f"cannot read {path}: {exc}") from None
+            raise PlanError(f"--against {directory}: cannot read {rel}: {exc}") from None
     if not files:
-        raise PlanError(f"--against {directory}: the directory is empty; give a `fabricgen render` output")
+        raise PlanError(f"--against {directory}: the render's files are missing; give a `fabricgen render` output")
     return files
 
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from generator import __version__
 from generator.plan.model import FabricPlan
@@ -66,10 +68,122 @@ def render_files(plan: FabricPlan, intent_text: str) -> dict[str, str]:
     return files
 
 
+class OutputError(Exception):
+    """One line: why OUTPUT cannot be written (nothing was touched)."""
+
+
+MANIFEST = "manifest.json"
+MANIFEST_LIMIT = 64 << 20                     # a 10k-device fabric's manifest is a few MB
+_SHA256 = re.compile(r"\A[0-9a-f]{64}\Z")
+
+
+def read_manifest(directory: Path) -> dict | None:
+    """DIR/manifest.json if it is one render_files wrote (a regular file, not a link, with fabricgen's
+    generator key, the intent hash and a sha256 per file); None otherwise."""
+    path = Path(directory) / MANIFEST
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_LIMIT:
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fh:
+            doc = json.loads(fh.read(MANIFEST_LIMIT + 1))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(doc, dict) and isinstance(doc.get("generator"), str)
+            and doc["generator"].startswith("fabricgen ") and isinstance(doc.get("intent_sha256"), str)
+            and _SHA256.match(doc["intent_sha256"]) and isinstance(doc.get("files"), dict)):
+        return None
+    for rel, digest in doc["files"].items():
+        parts = PurePosixPath(rel).parts if isinstance(rel, str) else ()
+        if (not parts or rel.startswith("/") or ".." in parts or rel == MANIFEST
+                or not isinstance(digest, str) or not _SHA256.match(digest)):
+            return None
+    return doc
+
+
+# Per-device directories belong to the render whole: a switch or host that left the plan leaves
+# files there that a re-render removes. Anything else unlisted is someone's file and stops it.
+OWNED_TREES = ("switches/", "hosts/")
+
+
+def _foreign_entry(directory: Path, manifest: dict) -> str | None:
+    """The first entry of a previous output that is not the render's (a user's file at the top, a
+    `.git`, a link), or None: only then may the directory be replaced."""
+    listed = set(manifest["files"]) | {MANIFEST}
+    top_dirs = {t.rstrip("/") for t in OWNED_TREES} | {rel.split("/")[0] for rel in listed if "/" in rel}
+    for root, dirs, names in os.walk(directory):
+        for name in sorted(dirs + names):
+            path = Path(root) / name
+            rel = path.relative_to(directory).as_posix()
+            if path.is_symlink():
+                return rel
+            if name in names and rel not in listed and not rel.startswith(OWNED_TREES):
+                return rel
+            if name in dirs and "/" not in rel and rel not in top_dirs:
+                return rel
+    return None
+
+
+def check_target(out_dir: str | Path) -> Path:
+    """The resolved OUTPUT if render may replace it: it does not exist, is an empty directory, or is
+    an earlier fabricgen output (manifest.json plus only the files it lists). Else OutputError."""
+    text = str(out_dir)
+    if not text.strip():
+        raise OutputError("-o '': give the name of a new directory or of an earlier fabricgen output")
+    given = Path(text)
+    if given.is_symlink() and not given.exists():
+        raise OutputError(f"-o {text}: a link to {os.readlink(given)}, which does not exist; "
+                          "give the real directory")
+    out = given.resolve()
+    cwd = Path.cwd().resolve()
+    if out == out.parent:
+        raise OutputError(f"-o {text}: the root directory cannot be an output directory")
+    if out == cwd or out in cwd.parents:
+        raise OutputError(f"-o {text}: {out} is the current directory or holds it; "
+                          "give a new directory, e.g. -o build/<fabric>")
+    if not out.exists():
+        for parent in (out.parent, *out.parent.parents):
+            if parent.exists():
+                if not parent.is_dir():
+                    raise OutputError(f"-o {text}: {parent} is a file, not a directory")
+                if not os.access(parent, os.W_OK | os.X_OK):
+                    raise OutputError(f"-o {text}: no permission to create directories in {parent}")
+                break
+        return out
+    if not out.is_dir():
+        raise OutputError(f"-o {text}: {out} is a file, not a directory; nothing written")
+    if os.path.ismount(out):
+        raise OutputError(f"-o {text}: {out} is a mount point; give a directory inside it")
+    try:
+        empty = not any(out.iterdir())
+    except OSError as exc:
+        raise OutputError(f"-o {text}: cannot read {out}: {exc.strerror}") from None
+    if not empty:
+        manifest = read_manifest(out)
+        if manifest is None:
+            raise OutputError(f"-o {text}: {out} is not empty and not an earlier fabricgen output (no "
+                              f"fabricgen {MANIFEST}); nothing written: give a new or empty directory")
+        foreign = _foreign_entry(out, manifest)
+        if foreign is not None:
+            raise OutputError(f"-o {text}: {out / foreign} is not part of the fabricgen output its "
+                              f"{MANIFEST} records; nothing written: move it away or give another directory")
+    # Replacing a directory renames it, which needs write permission on it and on its parent.
+    for need in (out.parent, out):
+        if not os.access(need, os.W_OK | os.X_OK):
+            raise OutputError(f"-o {text}: no permission to replace {out} (need write access to {need})")
+    return out
+
+
 def write_tree(files: dict[str, str], out_dir: str | Path) -> Path:
-    out = Path(out_dir).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    """Write FILES into OUTPUT (check_target's rule) atomically; OutputError leaves nothing behind."""
+    out = check_target(out_dir)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from None
+    old = None
     try:
         made: set[Path] = set()
         for rel in sorted(files):
@@ -82,18 +196,27 @@ def write_tree(files: dict[str, str], out_dir: str | Path) -> Path:
             if rel.endswith(".sh"):
                 path.chmod(0o755)
         os.chmod(tmp, 0o755)
-        old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
             os.rename(out, old / "previous")
         try:
             os.rename(tmp, out)
         except OSError:
-            os.rename(old / "previous", out)
+            if old is not None:
+                os.rename(old / "previous", out)
             raise
-        if old is not None:
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        kept = "the previous output is unchanged"
+        if old is not None and (old / "previous").exists():
+            kept = f"the previous output is in {old / 'previous'}"       # never delete it
+        elif old is not None:
             shutil.rmtree(old, ignore_errors=True)
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise OutputError(f"cannot write {out}: {exc.strerror or exc}{where}; {kept}") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
     return out
