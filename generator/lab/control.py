@@ -7,6 +7,7 @@ import os
 import secrets
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from generator.lab.factory import Management
 from generator.lab.faults import fault_file, write_faults
+from generator.lab.private_file import open_log, write_private
 from generator.lab.server import CONFIG_FILE, READY_FILE
 from generator.lab.world import WORLD_FILE, World, write_world
 
@@ -49,9 +51,10 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
     world: the cables (world.py); None: no cable is plugged in, every switch port is down.
     """
     directory = Path(directory).resolve()
-    directory.mkdir(parents=True, exist_ok=True)
+    _make_private_dir(directory)
     if _running_pid(directory) is not None:
         raise LabError(f"a lab is already running in {directory}; run `fabricgen lab down --dir {directory}` first")
+    _admit(directory)
     names = [d.name for d in devices]
     if len(set(names)) != len(names):
         raise LabError("device names must be unique")
@@ -75,15 +78,15 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
         if name not in names:
             raise LabError(f"faults given for unknown device {name!r}")
         write_faults(directory, name, fault)
-    (directory / CONFIG_FILE).write_text(json.dumps(
+    write_private(directory / CONFIG_FILE, json.dumps(
         {"username": username, "devices": [asdict(d) for d in devices]}, indent=2))
 
-    with open(directory / LOG_FILE, "ab") as log:
+    with open_log(directory / LOG_FILE) as log:
         process = subprocess.Popen(
             [sys.executable, "-m", SERVER_MODULE, "--dir", str(directory)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
             cwd=str(directory), env=_child_env())
-    (directory / PID_FILE).write_text(f"{process.pid}\n")
+    write_private(directory / PID_FILE, f"{process.pid}\n")
     try:
         _wait_ready(directory, process, timeout)
     except BaseException:
@@ -145,10 +148,55 @@ def _child_env() -> dict[str, str]:
 
 
 def _write_secret(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text + "\n")
-    os.chmod(path, 0o600)
+    write_private(path, text + "\n", 0o600)
+
+
+# What a lab leaves in its directory (this module, server.py, faults.py, world.py); temp files end
+# in .tmp. A directory holding anything else is someone's, and lab up refuses it.
+LAB_ENTRIES = {CONFIG_FILE, "password", PID_FILE, LOG_FILE, "endpoints.yml", "known_hosts", READY_FILE,
+               WORLD_FILE, "faults", "hostkeys", "devices"}
+
+
+def _make_private_dir(directory: Path) -> None:
+    """A missing lab directory is created 0700: it holds the password and the SSH host keys."""
+    if directory.exists():
+        if not directory.is_dir():
+            raise LabError(f"--dir {directory} is a file, not a directory")
+        return
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(mode=0o700)
+    except FileExistsError:
+        raise LabError(f"--dir {directory} appeared while starting; start again") from None
+    os.chmod(directory, 0o700)
+
+
+def _admit(directory: Path) -> None:
+    """An existing directory is used only when empty or a previous lab's own: its lab.json a regular
+    file in the lab's shape, every name one a lab writes, and no link anywhere (a planted link would
+    redirect a write or a read of the password)."""
+    entries = sorted(os.listdir(directory))
+    if not entries:
+        return
+    config = directory / CONFIG_FILE
+    try:
+        st = os.lstat(config)
+        fd = os.open(config, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fh:
+            doc = json.loads(fh.read(1 << 20)) if stat.S_ISREG(st.st_mode) else None
+    except (OSError, ValueError):
+        doc = None
+    if not (isinstance(doc, dict) and isinstance(doc.get("username"), str) and isinstance(doc.get("devices"), list)):
+        raise LabError(f"--dir {directory} is not empty and not a previous lab's directory (no {CONFIG_FILE} "
+                       f"of a lab): give a new or empty directory")
+    for name in entries:
+        if name not in LAB_ENTRIES and not name.endswith(".tmp"):
+            raise LabError(f"--dir {directory}: {name} is not a lab file; move it away or give another directory")
+    for root, dirs, files in os.walk(directory):
+        for name in dirs + files:
+            if os.path.islink(os.path.join(root, name)):
+                raise LabError(f"--dir {directory}: {os.path.join(root, name)} is a link; a lab directory "
+                               "holds none: remove it or give another directory")
 
 
 def _running_pid(directory: Path) -> int | None:

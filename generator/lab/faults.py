@@ -15,7 +15,6 @@ Tests flip faults mid-run by rewriting the file (control.set_faults does it atom
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,9 +72,9 @@ def write_faults(directory: Path, device: str, faults: dict) -> None:
     Faults.from_dict(faults)  # refuse typos before a test silently runs without its fault
     path = fault_file(directory, device)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(faults))
-    os.replace(tmp, path)
+    from generator.lab.private_file import write_private
+
+    write_private(path, json.dumps(faults))      # never through a planted link
 
 
 class FaultSource:

@@ -24,6 +24,7 @@ from generator.lab.device import Device
 from generator.lab.factory import FACTORY_USER, Management, hash_password, lease_for
 from generator.lab.faults import FaultSource, fault_file
 from generator.lab.nvue import NvueDevice
+from generator.lab.private_file import write_private
 from generator.lab.session import LabSSHServer, Session
 from generator.lab.world import WORLD_FILE, Fabric, WorldSource
 
@@ -41,7 +42,7 @@ def host_key(directory: Path, name: str) -> asyncssh.SSHKey:
         return asyncssh.read_private_key(str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     key = asyncssh.generate_private_key("ssh-ed25519")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(key.export_private_key())
     return key
@@ -140,9 +141,7 @@ async def serve(directory: Path) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_private(path, text)        # never through a link planted in the lab directory
 
 
 def main(argv: list[str] | None = None) -> int:
