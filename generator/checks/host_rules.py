@@ -91,6 +91,12 @@ def _value_problem(key: str, raw: object) -> str | None:
     text = setting_text(raw)
     if "\n" in text or "\r" in text:
         return "contains a line break: nccl.conf is one KEY=VALUE per line, so the rest would be lost"
+    bad = next((ch for ch in text if not " " <= ch <= "~"), None)
+    if bad is not None:
+        # nccl.conf is read with C string functions: a NUL ends the value there, other control
+        # and non-ASCII bytes reach getenv() users verbatim
+        return (f"contains {bad!r}, which is not printable ASCII: NCCL reads values as C strings; "
+                "write plain ASCII")
     if text != text.strip():
         return f"has leading or trailing spaces: NCCL reads everything after '=' verbatim ({text!r})"
     if text == "":
@@ -139,7 +145,7 @@ def invalid_nccl_value(ctx: CheckContext) -> Finding:
     "seven" becomes 0, and out-of-range values reach the verbs layer (a retry count
     above 7 does not fit the 3-bit QP field; a timeout above 31 does not fit 5 bits).
     nccl.conf takes every character after '=' verbatim, so spaces and line breaks
-    change the value. Known ranges: NCCL_IB_RETRY_CNT 0-7, NCCL_IB_TIMEOUT 1-31,
+    change the value, and values must be printable ASCII (a NUL ends a C string early). Known ranges: NCCL_IB_RETRY_CNT 0-7, NCCL_IB_TIMEOUT 1-31,
     NCCL_IB_QPS_PER_CONNECTION 1-128, NCCL_IB_TC 0-255, NCCL_IB_SL 0-15,
     NCCL_CROSS_NIC 0-2, NCCL_NTHREADS 64-512 in steps of 64."""
     names = nccl_param_names()

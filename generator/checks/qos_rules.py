@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.checks.registry import ERROR, WARNING, CheckContext, rule
+from generator.checks.topology_rules import SWITCH_TIERS
 from generator.plan.budget import Budget, switch_budgets
+from generator.plan.headroom import model_pools
 from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE
 
 # rdma-core/kernel iboe_get_mtu(): GRH 40 + UDP 8 + BTH 12 + XRC ext 4 + AtomicETH 28 + ICRC 4
@@ -217,6 +219,38 @@ def priority_zero(ctx: CheckContext) -> Iterator[tuple[str, str]]:
         yield "roce.priority", "priority 0 is the best-effort class: RoCE needs its own (NVIDIA uses 3)"
     if r.cnp_priority == 0:
         yield "roce.cnp_priority", "priority 0 is the best-effort class: CNPs need a strict-priority one (use 6)"
+
+
+@rule("FG214", ERROR, "ECN threshold larger than the switch's packet buffer", stage="intent")
+def ecn_above_buffer(ctx: CheckContext) -> Iterator[tuple[str, str]]:
+    """WRED/ECN compares roce.ecn.min_threshold and max_threshold with the depth of the
+    egress queue, and no queue grows past the switch's shared packet buffer: the egress
+    lossless pool of the model's SONiC SKU (generator/data/asics.yaml, from
+    buffers_defaults_t1.j2; about 158 MB on an SN5600, 14 MB on an SN2700). A threshold
+    above it is never reached, so ECN never marks (or, for max_threshold, never reaches
+    its full probability) and DCQCN never slows senders: the fabric runs on PFC pauses
+    (see FG201). Switches may also refuse the value outright (SONiC's WRED_PROFILE
+    thresholds are uint32). NVIDIA uses 150 KB and 1500 KB; keep both well below the
+    smallest buffer of the switch models the topology uses."""
+    t = ctx.intent.topology
+    smallest = None
+    for tier in SWITCH_TIERS.get(t.kind, ("leaf",)):
+        model = getattr(t.switches, tier).model
+        try:
+            pool = int(model_pools(model)["egress_lossless_pool_bytes"])
+        except ValueError:
+            continue                # an unknown model is FG102's
+        if smallest is None or pool < smallest[0]:
+            smallest = (pool, model)
+    if smallest is None:
+        return
+    pool, model = smallest
+    for key in ("min_threshold", "max_threshold"):
+        value = getattr(ctx.intent.roce.ecn, key)
+        if value > pool:
+            yield f"roce.ecn.{key}", (f"{value} B is more than the {pool} B packet buffer of the {model}: the "
+                                      "queue never gets that deep, so ECN would never mark; NVIDIA uses 150KB "
+                                      "and 1500KB")
 
 
 def _budget_findings(ctx: CheckContext, over: bool) -> Iterator[tuple[str, str]]:

@@ -14,6 +14,11 @@ from pathlib import Path
 import yaml
 
 PASSWORD_ENV = "FABRICGEN_PASSWORD"
+# A login password is a line; 4 KiB is far above any switch's limit and keeps /dev/zero-sized
+# mistakes from being read at all (issue 15, finding 6)
+MAX_PASSWORD_FILE_BYTES = 4096
+# An endpoints file lists a few thousand switches at most
+MAX_ENDPOINTS_FILE_BYTES = 4 * 1024 * 1024
 
 
 class CredentialsError(RuntimeError):
@@ -36,6 +41,50 @@ class Access:
     hosts_listed: bool            # False: the endpoints file covers switches only (e.g. the lab)
 
 
+def _read_regular(path: Path, limit: int, where: str, what: str, private: bool) -> str:
+    """Text of `path` if it is a regular file of at most `limit` bytes (and, when `private`, mode
+    0600 or stricter). Devices and FIFOs are refused before they are read, and the open is
+    non-blocking, so a pipe swapped in after the check cannot hang a run that holds the deploy lock."""
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise CredentialsError(f"{where}: {what} {path} is not a regular file: point it at a file")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise CredentialsError(f"{where}: cannot read {what} {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise CredentialsError(f"{where}: {what} {path} is not a regular file: point it at a file")
+        if private and st.st_mode & 0o7177:
+            raise CredentialsError(f"{where}: {what} {path} has mode {stat.S_IMODE(st.st_mode):04o}, it must be "
+                                   f"0600 or stricter; chmod 600 {path}")
+        if st.st_size > limit:
+            raise CredentialsError(f"{where}: {what} {path} is {st.st_size} bytes, more than the {limit} a "
+                                   f"{what} can be; point it at the right file")
+        try:
+            raw = fh.read(limit + 1)
+        except OSError as exc:
+            raise CredentialsError(f"{where}: cannot read {what} {path}: {exc.strerror}") from None
+    if len(raw) > limit:
+        raise CredentialsError(f"{where}: {what} {path} is more than {limit} bytes; point it at the right file")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CredentialsError(f"{where}: {what} {path} is not UTF-8 text") from None
+
+
+def _port(value: object, where: str) -> int:
+    """An endpoint port: a whole number 1-65535. 41871.9 used to be truncated to 41871."""
+    if isinstance(value, bool):
+        raise CredentialsError(f"{where}: {value!r} is not a port: write a whole number 1-65535")
+    if isinstance(value, str) and value.isascii() and value.strip().isdigit():
+        value = int(value.strip())
+    if not isinstance(value, int) or not 1 <= value <= 65535:
+        raise CredentialsError(f"{where}: {value!r} is not a port: write a whole number 1-65535")
+    return value
+
+
 def _password(endpoints: dict, base: Path, where: str) -> str:
     env_name = endpoints.get("password_env")
     if env_name:
@@ -47,13 +96,7 @@ def _password(endpoints: dict, base: Path, where: str) -> str:
     if file_name:
         path = Path(file_name)
         path = path if path.is_absolute() else base / path
-        try:
-            mode = path.stat().st_mode
-            text = path.read_text()
-        except OSError as exc:
-            raise CredentialsError(f"{where}: cannot read password_file {path}: {exc.strerror}") from None
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise CredentialsError(f"{where}: password_file {path} is readable by others; chmod 600 {path}")
+        text = _read_regular(path, MAX_PASSWORD_FILE_BYTES, where, "password_file", private=True)
         return text.rstrip("\n")
     value = os.environ.get(PASSWORD_ENV)
     if value:
@@ -74,13 +117,12 @@ def resolve_access(plan, names: list[str], intent_path: str | Path, endpoints_pa
         return Access(targets, base / "known_hosts", password, hosts_listed=True)
 
     path = Path(endpoints_path)
+    text = _read_regular(path, MAX_ENDPOINTS_FILE_BYTES, str(path), "endpoints file", private=False)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise CredentialsError(f"{path}: cannot read the endpoints file: {exc.strerror}") from None
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise CredentialsError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    switches = data.get("switches")
+    switches = data.get("switches") if isinstance(data, dict) else None
     if not isinstance(switches, dict):
         raise CredentialsError(f"{path}: needs a `switches: {{<name>: {{host, port, username}}}}` map")
     base = path.resolve().parent
@@ -90,10 +132,7 @@ def resolve_access(plan, names: list[str], intent_path: str | Path, endpoints_pa
             continue  # a wider endpoints file may list switches of other fabrics
         if not isinstance(entry, dict) or "host" not in entry:
             raise CredentialsError(f"{path}: switches.{name}: needs at least `host`")
-        try:
-            port = int(entry.get("port", 22))
-        except (TypeError, ValueError):
-            raise CredentialsError(f"{path}: switches.{name}.port: not a number") from None
+        port = _port(entry.get("port", 22), f"{path}: switches.{name}.port")
         targets[name] = Target(name, str(entry["host"]), port, str(entry.get("username") or users[name]))
     missing = sorted(set(users) - set(targets))
     if missing:

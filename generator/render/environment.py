@@ -7,13 +7,19 @@ from functools import cache
 from importlib import resources
 
 import jinja2
+import yaml
+
+_RESOLVER = yaml.resolver.Resolver()
+_STR = "tag:yaml.org,2002:str"
 
 
 def _yaml_key(value: object) -> str:
-    """Quote a scalar so YAML reads it back as a string key (NVUE ids such as '3')."""
+    """Quote a scalar so YAML reads it back as a string key (NVUE ids such as '3'). Asks
+    PyYAML's YAML 1.1 resolver, as Ansible's from_yaml reads the netplan file: a netdev
+    named 0x10 or 1.5 must not come back as a number (issue 15, finding 7)."""
     text = str(value)
-    if text.isdigit() or text.lower() in ("on", "off", "yes", "no", "true", "false", "null", "~", ""):
-        return f"'{text}'"
+    if text.isdigit() or _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) != _STR:
+        return "'" + text.replace("'", "''") + "'"
     return text
 
 
