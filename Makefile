@@ -4,18 +4,29 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 FABRIC ?= medium
 STAMP  := $(VENV)/.installed
+# Exact versions of every dependency, compiled from pyproject.toml by `make lock`: a new
+# upstream release cannot change what `make setup` installs on a bastion overnight.
+CONSTRAINTS := constraints.txt
 
-.PHONY: setup render test test-unit lint golden bench bench-deploy bench-drift deploy drift report clean
+.PHONY: setup lock render test test-unit lint golden bench bench-deploy bench-drift deploy drift report clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c $(CONSTRAINTS) pip
+	@# a conflict here means pyproject.toml changed without `make lock`
+	$(BIN)/pip install --quiet -c $(CONSTRAINTS) -e '.[dev]'
 	@# libyang (SONiC YANG validation) needs Debian's libyang2-dev; optional for render
-	-$(BIN)/pip install --quiet -e '.[sonic]' 2>/dev/null || echo "note: libyang not installed (apt-get install libyang2-dev); SONiC YANG checks will be skipped"
+	-$(BIN)/pip install --quiet -c $(CONSTRAINTS) -e '.[sonic]' 2>/dev/null || echo "note: libyang not installed (apt-get install libyang2-dev); SONiC YANG checks will be skipped"
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# Recompile constraints.txt from pyproject.toml. Existing pins are kept where they still fit;
+# `make lock UPGRADE=1` moves every package to its newest allowed release.
+lock: setup
+	$(BIN)/pip-compile --quiet --extra dev --extra sonic --strip-extras --allow-unsafe \
+		--no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade,) \
+		--output-file $(CONSTRAINTS) pyproject.toml
 
 render: setup
 	$(BIN)/fabricgen render inventories/$(FABRIC)/fabric.yaml -o build/$(FABRIC)
@@ -28,6 +39,8 @@ test-unit: setup
 
 lint: setup
 	$(BIN)/ruff check generator tests bench napalm_nvue napalm_sonic_fabric
+	@# the playbooks at ansible-lint's strictest profile; PATH so it finds the venv's ansible
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/ansible-lint --offline --profile production playbooks/
 
 golden: setup
 	$(BIN)/python -m tests.golden.regenerate
