@@ -51,6 +51,7 @@ from generator.deploy.waves import Wave, WaveDevice, natural_key, plan_waves
 from generator.render.managed import ManagedSet, comparable, first_difference, for_plan
 from generator.render.nvue_document import DocumentError, load_tree
 from generator.render.sonic_managed import ProvisionError, SonicManaged, provision_config
+from generator.secrets_redact import redact_text
 
 BACKUP_ENV = "FABRICGEN_BACKUP_DIR"
 CONFIRM_ENV = "FABRICGEN_CONFIRM_TIMEOUT"
@@ -228,7 +229,7 @@ def _prepare(job: Job, name: str) -> None:
                                "back there (or wait for its timer), then deploy again")
         running = driver.get_config(retrieve="running")["running"]
         suffix = "yaml" if job.os_name == "cumulus" else "json"
-        (job.backup_dir / f"{name}.{suffix}").write_text(running)
+        _write_backup(job.backup_dir / f"{name}.{suffix}", running)
         text, tree = _candidate(job, name, driver, running)
         _load(job, driver, text)
         diff = driver.compare_config()
@@ -375,15 +376,28 @@ def _backup_root() -> Path:
 
 
 def _new_backup_dir(fabric_dir: Path) -> Path:
+    """A new 0700 directory for this run's backups: running configs hold password hashes and keys."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    fabric_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if fabric_dir.stat().st_uid == os.geteuid():
+        os.chmod(fabric_dir, 0o700)
     for n in range(1000):
         path = fabric_dir / (stamp if n == 0 else f"{stamp}-{n}")
         try:
-            path.mkdir(parents=True)
+            path.mkdir(mode=0o700)
+            os.chmod(path, 0o700)          # whatever the umask
             return path
         except FileExistsError:
             continue
     raise RuntimeError(f"cannot create a backup directory under {fabric_dir}")
+
+
+def _write_backup(path: Path, text: str) -> None:
+    """0600, a new file (O_EXCL), never through a link."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(text)
 
 
 def _progress(console: Console) -> Progress:
@@ -557,7 +571,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
     if dry_run:
         for n in changed:
             out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
-            out.print(job.diffs[n], markup=False)
+            out.print(redact_text(job.os_name, job.diffs[n]), markup=False)     # secrets as hashes
     if failed:
         for n in names:
             if job.results[n].status != FAILED:
