@@ -14,6 +14,7 @@ of this file as regression cases.
 from __future__ import annotations
 
 import copy
+import os
 import shutil
 import tempfile
 from datetime import timedelta
@@ -25,8 +26,9 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from generator.checks.nccl_path_rules import PATH_KEYS
 from generator.checks.runner import run_checks
-from generator.intent.loader import IntentError, load_intent
+from generator.intent.loader import MAX_DEPTH, MAX_INTENT_BYTES_ENV, IntentError, load_intent
 from generator.render.output import render_files, write_tree
 from tests.conftest import example
 
@@ -41,6 +43,9 @@ ODD_VALUES = [
     "", " ", "abc", "400G", "0G", "1:1", "0:1", "2:1", "150KB", "1.5MB", "-5KB", "10.0.0.0/8", "10.0.0.1/8",
     "0.0.0.0/0", "unnumbered", "SN5600", "SN2201", "torus", "lossy", "DAC", "AOC", "gpu{n}", "{n}", "{",
     "{0}", "{n:x}", "é", "x" * 300, "70e9", "0x1A", "\t", "a\nb", [], {}, [1, 2], {"a": 1}, [{"netdev": "e"}],
+    # issue 15: values that used to pass validation and render wrong
+    10**38, "-", "gpu{n}\n", "gpu{n!s:.1}", "a\0b", "inf", "nan", "0x10", "1.5", "yes", "null", "1e3", "~",
+    "{{ lookup('pipe','id') }}", "../../tmp/evil", "/etc/passwd",
 ]
 UNKNOWN_KEYS = ["bogus", "Nodes", "mtu ", "global_", "__class__", "model", "1"]
 YAML_NOISE = list(":{}[]-#&*!|>'\"%@`,? \n\t") + ["\n  ", ": ", "- ", "!!python/object:os.system ", "*a", "&a "]
@@ -54,9 +59,11 @@ def _odd() -> st.SearchStrategy:
 # per dotted path, then per key name: values of the right shape that still stress rules,
 # compile and render
 PLAUSIBLE_AT = {
-    "fabric.name": ["medium", "x", "a-b-c", "gpu", "0"],
+    "fabric.name": ["medium", "x", "a-b-c", "gpu", "0", "-", "a-", "-a", "medium\n", "x" * 40],
     "switch_os.name": ["cumulus", "sonic"],
-    "hosts.name": ["gpu{n}", "n{n:05d}", "medium-leaf-g1-r{n}", "medium-spine-g1-{n}", "h-{n}-x", "{n}"],
+    "hosts.name": ["gpu{n}", "n{n:05d}", "medium-leaf-g1-r{n}", "medium-spine-g1-{n}", "h-{n}-x", "{n}",
+                   "gpu{n!s:.1}", "gpu{n!s:.2}", "gpu{n}\n", "gpu{n:c}", "g{n:x}", "g{n:o}"],
+    "deploy.user": ["cumulus", "admin", "{{ lookup('pipe','id') }}", "root\n", "a b"],
 }
 PLAUSIBLE = {
     "kind": ["single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus", "torus"],
@@ -67,13 +74,14 @@ PLAUSIBLE = {
     "rails": ["172.16.0.0/12", "172.16.0.0/24", "172.16.0.0/30", "10.0.0.0/8", "192.168.0.0/16"],
     "management": ["192.168.0.0/20", "192.168.0.0/28", "10.255.0.0/16", "172.16.0.0/12"],
     "fabric_links": ["unnumbered", "10.254.0.0/16", "10.254.0.0/30", "10.255.0.0/16"],
-    "min_threshold": ["0B", "1B", "150KB", "300KB", "1500KB", "20MB", 0, 4096],
-    "max_threshold": ["0B", "150KB", "1500KB", "20MB", 1],
+    "min_threshold": ["0B", "1B", "150KB", "300KB", "1500KB", "20MB", 0, 4096, 10**38, "200MB"],
+    "max_threshold": ["0B", "150KB", "1500KB", "20MB", 1, 10**38, "16MB", "160MB"],
+    "model_params": [70e9, 1.0, 1e30, ".inf", "inf", "nan", "70e9"],
     "mode": ["lossless", "lossy"],
     "version": ["4.4", "5.4", "5.9", "5.11", "5.15", "5.19", "6.0"],
-    "netdev": ["ens1f0np0", "eno1", "e", "ens1f0np0.100"],
+    "netdev": ["ens1f0np0", "eno1", "e", "ens1f0np0.100", "0x10", "1.5", "yes", "null", "1e3", "..", "eth0\n"],
     "rdma": ["mlx5_0", "mlx5_9", "x"],
-    "mgmt_interface": ["eno1", "ens1f0np0", "lo"],
+    "mgmt_interface": ["eno1", "ens1f0np0", "lo", ".", "eno1\n", "0x10"],
     "nic_tooling": ["mlnx_qos", "dcb"],
 }
 
@@ -178,6 +186,19 @@ def _exercise(text: str, work: Path) -> str:
     # nothing outside the output directory (a host name is part of every host file path)
     assert sorted(p.name for p in work.iterdir()) == ["fabric.yaml", "out"]
     assert all((out / rel).is_file() for rel in files)
+    # issue 15: every host its own directory (no merged names), names and interfaces whole labels,
+    # nccl.conf plain ASCII, inventory strings either plain or !unsafe, netplan keys strings
+    plan = result.plan
+    names = [h.name for h in plan.hosts]
+    assert len(set(names)) == len(names) == loaded.intent.topology.nodes
+    assert sorted(p.name for p in (out / "hosts").iterdir()) == sorted(names)
+    for host in plan.hosts[:2]:
+        conf = (out / "hosts" / host.name / "nccl.conf").read_bytes()
+        assert all(b in (9, 10) or 32 <= b <= 126 for b in conf), conf
+        netplan = yaml.safe_load((out / "hosts" / host.name / "netplan.yaml").read_text())
+        assert list(netplan["network"]["ethernets"]) == [nic.netdev for nic in host.nics]
+    inventory = (out / "inventory.yml").read_text()
+    assert "{{" not in inventory.replace('!unsafe "{{', "")
     return "rendered"
 
 
@@ -245,3 +266,69 @@ def test_huge_host_name_width_is_refused_before_formatting(tmp_path):
     """A format width of two billion used to allocate gigabytes before the length check."""
     text = example("medium").read_text().replace('name: "gpu{n:03d}"', 'name: "gpu{n:>2000000000}"', 1)
     assert _exercise(text, tmp_path) != "rendered"
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 15, finding 6: the loader's limits (size, depth, alias expansion) under generated input.
+
+@settings(FUZZ, max_examples=40)
+@given(depth=st.integers(1, 3 * MAX_DEPTH), flow=st.booleans(), key=st.sampled_from(["fabric", "hosts", "x"]))
+def test_nesting_of_any_depth_is_a_clean_outcome(depth, flow, key):
+    if flow:
+        text = f"{key}: " + "[" * depth + "]" * depth + "\n"
+    else:
+        text = "".join("  " * i + f"{key}{i}:\n" for i in range(depth)) + "  " * depth + "x\n"
+    work = Path(tempfile.mkdtemp(prefix="fg-fuzz-"))
+    try:
+        outcome = _exercise(text, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert outcome == "rejected"
+
+
+@settings(FUZZ, max_examples=40)
+@given(branch=st.integers(2, 12), levels=st.integers(1, 9), in_key=st.booleans(), keys=st.booleans())
+def test_alias_bombs_fail_fast_and_cleanly(branch, levels, in_key, keys):
+    names = [f"a{i}" for i in range(levels + 1)]
+    leaf = "{k1: 1, k2: 2}" if keys else "[lol, lol]"
+    parts = [f"&{names[0]} {leaf}"] + [f"&{names[i + 1]} [" + ",".join([f"*{names[i]}"] * branch) + "]"
+                                        for i in range(levels)]
+    body = "[" + ", ".join(parts) + "]"
+    text = f"? {body}\n: x\n" if in_key else f"fabric: {{name: x}}\ntopology: {body}\n"
+    _run(text)
+
+
+@settings(FUZZ, max_examples=25)
+@given(extra=st.integers(-200, 200))
+def test_size_limit_is_exact(extra):
+    text = example("small").read_text()
+    limit = len(text.encode()) + extra
+    work = Path(tempfile.mkdtemp(prefix="fg-fuzz-"))
+    old = os.environ.get(MAX_INTENT_BYTES_ENV)
+    os.environ[MAX_INTENT_BYTES_ENV] = str(max(limit, 1))
+    try:
+        (work / "fabric.yaml").write_text(text)
+        try:
+            load_intent(work / "fabric.yaml")
+            assert limit >= len(text.encode())
+        except IntentError as exc:
+            assert limit < len(text.encode()), str(exc)
+            assert MAX_INTENT_BYTES_ENV in str(exc) and "\n" not in str(exc)
+    finally:
+        if old is None:
+            os.environ.pop(MAX_INTENT_BYTES_ENV, None)
+        else:
+            os.environ[MAX_INTENT_BYTES_ENV] = old
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# Issue 15, finding 7: nccl.settings values, path-valued keys above all, are refused, warned
+# about or rendered as plain ASCII; never a crash.
+@settings(FUZZ, max_examples=60)
+@given(key=st.sampled_from(PATH_KEYS + ("NCCL_DEBUG_SUBSYS", "NCCL_SOCKET_IFNAME")),
+       value=st.one_of(st.text(max_size=30), st.sampled_from(["/etc/passwd", "../../tmp/evil", "/tmp/x.%h.%p",
+                                                              "aws-ofi", "/opt/nccl/lib.so", "a\0b", "/a/../b"])))
+def test_nccl_paths_and_values_fail_cleanly_or_render(key, value):
+    data = copy.deepcopy(BASES["medium"])
+    data["nccl"] = {"settings": {key: value}}
+    _run(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
