@@ -20,3 +20,10 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"reference material not found at {SHARED}")
     return SHARED
+
+
+@pytest.fixture(autouse=True)
+def _private_state_dir(tmp_path_factory, monkeypatch):
+    """Deploy locks (generator/deploy/lock.py) in a directory of this test, never the user's
+    ~/.local/state or a bastion's /var/lib/fabricgen."""
+    monkeypatch.setenv("FABRICGEN_STATE_DIR", str(tmp_path_factory.mktemp("state")))

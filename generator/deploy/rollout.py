@@ -12,6 +12,12 @@ on a fresh SSH session (the subtrees fabricgen manages must equal the rendered f
 only when the whole wave is healthy are the commits confirmed. A failed device fails its
 wave: pending commits of the wave are rolled back (or left to their timers when
 unreachable) and later waves are not touched.
+
+The lock is one per fabric in the state directory (lock.py), and its run id names the files
+this run uploads to the switches. A switch where a commit waits for confirmation, or where
+someone's edits wait unapplied in NVUE's pending revision, is refused: this run did not
+make them. SIGINT/SIGTERM (interrupt.py) roll back the running wave's pending commits,
+release the lock and exit 130/143.
 """
 
 from __future__ import annotations
@@ -33,7 +39,9 @@ from generator.deploy.candidate import build_candidate
 from generator.deploy.credentials import Access, CredentialsError, Target, resolve_access
 from generator.deploy.drivers.factory import switch_driver
 from generator.deploy.guard import GuardContext, check_diff
-from generator.deploy.lock import DeployLock, LockError
+from generator.deploy.interrupt import Interrupted, StopSignals
+from generator.deploy.lock import DeployLock, LockError, lock_path
+from generator.deploy.overrides import CONFIRM_ENV, confirm_timeout, is_lab, ssh_timeout  # noqa: F401
 from generator.deploy.preflight import PreflightError, check_login_users
 from generator.deploy.report import (
     CHANGED,
@@ -54,8 +62,6 @@ from generator.render.sonic_managed import ProvisionError, SonicManaged, provisi
 from generator.secrets_redact import redact_text
 
 BACKUP_ENV = "FABRICGEN_BACKUP_DIR"
-CONFIRM_ENV = "FABRICGEN_CONFIRM_TIMEOUT"
-SSH_TIMEOUT_ENV = "FABRICGEN_SSH_TIMEOUT"
 
 
 class DeviceFailed(Exception):
@@ -90,6 +96,9 @@ class Job:
     refused: set[str] = field(default_factory=set)
     # Concurrent first-contact logins would each rewrite known_hosts and lose the others' keys.
     known_hosts_lock: threading.Lock = field(default_factory=threading.Lock)
+    run_id: str | None = None                 # names this run's files on the switches
+    stop: threading.Event = field(default_factory=threading.Event)   # SIGINT/SIGTERM arrived
+    stop_reason: str = "interrupted"
 
     def sonic_for(self, name: str, rendered: dict | None = None) -> SonicManaged:
         """What fabricgen owns on this SONiC switch (its rendered file decides the seeded fields)."""
@@ -106,7 +115,7 @@ class Job:
 def _driver(job: Job, target: Target):
     return switch_driver(job.os_name, job.os_version, target.host, target.port, target.username,
                          job.access.password, job.access.known_hosts, timeout=job.ssh_timeout,
-                         accept_new_host_keys=job.accept_new_host_keys)
+                         accept_new_host_keys=job.accept_new_host_keys, run_id=job.run_id)
 
 
 def _open(job: Job, name: str):
@@ -212,6 +221,20 @@ def _guard(job: Job, name: str, driver, diff: str, running: dict | None) -> None
         raise DeviceFailed(f"refused before apply: {refusal}")
 
 
+def _refuse_foreign_pending(driver) -> None:
+    """A commit waiting for confirmation, or edits waiting unapplied, that this run did not make
+    (we hold the fabric's lock, and detach whatever we stage): another operator, another bastion
+    or a crashed run is at work on the switch. Do not race it, and never apply its edits."""
+    if driver.has_pending_commit():
+        raise DeviceFailed("a commit is already pending confirmation on the switch; confirm or roll it "
+                           "back there (or wait for its timer), then deploy again")
+    pending = driver.pending_changes()
+    if pending:
+        raise DeviceFailed(f"the switch has unapplied edits in its pending revision ({len(pending.splitlines())} "
+                           "line(s) of `nv config diff`) that this deploy did not make; apply or detach them "
+                           "there (`nv config diff`, `nv config detach`), then deploy again")
+
+
 def _message(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) < 400 else text[:397] + "..."
@@ -222,11 +245,11 @@ def _prepare(job: Job, name: str) -> None:
     result = job.results[name]
     driver = None
     try:
+        if job.stop.is_set():
+            result.status, result.message = SKIPPED, job.stop_reason
+            return
         driver = _open(job, name)
-        if driver.has_pending_commit():
-            # Someone else's (or a crashed deploy's) commit is waiting for confirmation: do not race it.
-            raise DeviceFailed("a commit is already pending confirmation on the switch; confirm or roll it "
-                               "back there (or wait for its timer), then deploy again")
+        _refuse_foreign_pending(driver)
         running = driver.get_config(retrieve="running")["running"]
         suffix = "yaml" if job.os_name == "cumulus" else "json"
         _write_backup(job.backup_dir / f"{name}.{suffix}", running)
@@ -258,13 +281,16 @@ class WaveRun:
         job, result = self.job, self.job.results[name]
         if result.status == UNCHANGED:
             return
-        if self.abort.is_set():
-            result.status, result.message = SKIPPED, "not started: its wave failed"
+        if self.abort.is_set() or job.stop.is_set():
+            result.status, result.message = SKIPPED, ("not started: " + job.stop_reason if job.stop.is_set()
+                                                      else "not started: its wave failed")
             return
         driver = None
         committed = False
         try:
             driver = _open(job, name)
+            # Between the backup and now another operator may have started something here.
+            _refuse_foreign_pending(driver)
             # Rebuilt from a fresh read: what the switch holds now is what the replace keeps.
             text, running = _candidate(job, name, driver)
             _load(job, driver, text)
@@ -274,9 +300,10 @@ class WaveRun:
                 result.status = UNCHANGED
                 return
             _guard(job, name, driver, diff, running)
-            if self.abort.is_set():
+            if self.abort.is_set() or job.stop.is_set():
                 driver.discard_config()
-                result.status, result.message = SKIPPED, "not committed: its wave failed"
+                result.status, result.message = SKIPPED, ("not committed: " + job.stop_reason if job.stop.is_set()
+                                                          else "not committed: its wave failed")
                 return
             # From here on the switch may hold our commit even if the call fails midway.
             committed = True
@@ -338,7 +365,7 @@ class WaveRun:
     def finish(self) -> bool:
         """Confirm every pending commit if the whole wave is healthy, else roll them back."""
         job = self.job
-        healthy = not any(job.results[n].status == FAILED for n in self.wave.devices)
+        healthy = not any(job.results[n].status == FAILED for n in self.wave.devices) and not job.stop.is_set()
         pending = sorted(self.pending.items())
         self.pending.clear()
         if not pending:
@@ -347,17 +374,20 @@ class WaveRun:
         def settle(item) -> bool:
             name, driver = item
             result = job.results[name]
+            # A signal during the confirms turns the remaining ones into rollbacks.
+            confirm = healthy and not job.stop.is_set()
             try:
-                if healthy:
+                if confirm:
                     driver.confirm_commit()
                     result.status = CHANGED
                 else:
                     driver.rollback()
-                    result.status, result.message = ROLLED_BACK, "its wave failed"
+                    result.status, result.message = ROLLED_BACK, (job.stop_reason if job.stop.is_set()
+                                                                  else "its wave failed")
                 return True
             except Exception as exc:  # noqa: BLE001
-                action = "confirm" if healthy else "rollback"
-                result.status = FAILED if healthy else REVERTING
+                action = "confirm" if confirm else "rollback"
+                result.status = FAILED if confirm else REVERTING
                 result.message = (f"{action} failed ({job.scrub(_message(exc))}); its confirm timer "
                                   f"reverts it within {job.revert_in}s")
                 return False
@@ -431,23 +461,30 @@ def _confirm(err: Console, yes: bool, question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    try:
-        return max(1, int(value))
-    except ValueError:
-        raise CredentialsError(f"{name}={value!r} is not a whole number of seconds") from None
-
-
 def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
                limit: str | None = None, dry_run: bool = False, yes: bool = False,
                accept_new_host_keys: bool = False, provision: bool = False) -> int:
     # Piped output (CI logs, tests) gets a width that fits the wave table on one line per wave.
     out = Console(file=sys.stdout, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
     err = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    stop = StopSignals()
+    with stop:
+        try:
+            code = _run_deploy(intent_path, out, err, stop, endpoints=endpoints, only=only, limit=limit,
+                               dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
+                               provision=provision)
+        except Interrupted:
+            code = stop.exit_code
+    if stop.signum is not None:
+        # One line, after the lock is gone: what the signal did to the switches.
+        lock_note = {True: "; the deploy lock was released", False: ""}.get(stop.lock_released, "")
+        err.print(f"interrupted by {stop.name}: {stop.summary}{lock_note}", markup=False)
+        return stop.exit_code
+    return code
 
+
+def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals, *, endpoints, only, limit,
+                dry_run, yes, accept_new_host_keys, provision) -> int:
     from generator.checks.runner import run_checks
     from generator.intent.loader import IntentError, load_intent
 
@@ -474,8 +511,8 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
         return 1
 
     fabric_dir = _backup_root() / plan.fabric
-    lock = DeployLock(fabric_dir / ".deploy.lock", plan.fabric)
     try:
+        lock = DeployLock(lock_path(plan.fabric), plan.fabric)
         lock.acquire()
     except LockError as exc:
         err.print(f"error: {exc}", markup=False)
@@ -483,16 +520,18 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
     try:
         return _deploy_locked(loaded, plan, fabric_dir, out, err, endpoints=endpoints, only=only, limit=limit,
                               dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                              provision=provision)
+                              provision=provision, stop=stop, run_id=lock.run_id)
     except (CredentialsError, PreflightError) as exc:
         err.print(f"error: {exc}; nothing was pushed", markup=False)
         return 1
     finally:
-        lock.release()
+        stop.lock_released = lock.release()
 
 
 def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *, endpoints, only, limit,
-                   dry_run, yes, accept_new_host_keys, provision=False) -> int:
+                   dry_run, yes, accept_new_host_keys, provision=False, stop: StopSignals | None = None,
+                   run_id: str | None = None) -> int:
+    stop = stop or StopSignals()
     from generator.render.output import render_files, write_tree
 
     files = render_files(plan, loaded.text)
@@ -506,7 +545,7 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
             return 1
         status = _deploy_switches(loaded, plan, files, names, backup_dir, out, err, endpoints=endpoints,
                                   dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                                  provision=provision)
+                                  provision=provision, stop=stop, run_id=run_id)
         if status:
             return status
     if only in (None, "hosts"):
@@ -516,7 +555,9 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
 
 
 def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoints, dry_run, yes,
-                     accept_new_host_keys, provision=False) -> int:
+                     accept_new_host_keys, provision=False, stop: StopSignals | None = None,
+                     run_id: str | None = None) -> int:
+    stop = stop or StopSignals()
     suffix = "startup.yaml" if plan.switch_os == "cumulus" else "config_db.json"
     access = resolve_access(plan, names, loaded.file, endpoints)
     by_name = {sw.name: sw for sw in plan.switches}
@@ -536,16 +577,20 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
     concurrency = intent_deploy.concurrency
     job = Job(os_name=plan.switch_os, os_version=".".join(map(str, plan.switch_os_version)), access=access,
               rendered={n: files[f"switches/{n}/{suffix}"] for n in names}, backup_dir=backup_dir,
-              revert_in=_env_int(CONFIRM_ENV, intent_deploy.confirm_timeout),
-              ssh_timeout=_env_int(SSH_TIMEOUT_ENV, 30), accept_new_host_keys=accept_new_host_keys,
+              revert_in=confirm_timeout(intent_deploy.confirm_timeout,
+                                        lab=is_lab(endpoints, [t.host for t in access.targets.values()])),
+              ssh_timeout=ssh_timeout(30), accept_new_host_keys=accept_new_host_keys,
               concurrency=concurrency, results={n: DeviceResult(n) for n in names},
               managed=managed, guards=guards or {},
               sonic=SonicManaged(plan.management is not None) if plan.switch_os == "sonic" else None,
-              provision=provision)
+              provision=provision, run_id=run_id, stop=stop.event)
 
     started = time.monotonic()
-    with _progress(err) as progress:
+    with _progress(err) as progress, stop.deferred():
         _run_parallel(progress, "backup + diff", names, concurrency, lambda n: _prepare(job, n))
+    if stop.event.is_set():
+        stop.summary = f"stopped during backup + diff, nothing was committed; backups in {backup_dir}"
+        return stop.exit_code
     # Keys are now recorded: every later login is checked strictly.
     job.accept_new_host_keys = False
 
@@ -604,14 +649,26 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
     for n in changed:
         job.results[n].status = SKIPPED  # until its wave runs
     stopped_at: Wave | None = None
-    with _progress(err) as progress:
+    with _progress(err) as progress, stop.deferred():
         for wave in waves:
+            if stop.event.is_set():
+                break
             run = WaveRun(job, wave)
             _run_parallel(progress, f"wave {wave.index} {wave.label}", list(wave.devices), concurrency,
                           run.apply)
-            if not run.finish():
+            healthy = run.finish()
+            if not healthy and not stop.event.is_set():
                 stopped_at = wave
                 break
+    if stop.event.is_set():
+        for n in changed:
+            r = job.results[n]
+            if r.status == SKIPPED and not r.message:
+                r.message = "not started: " + job.stop_reason
+        print_report(out, job.results)
+        stop.summary = _interrupt_summary(job, changed, backup_dir)
+        return stop.exit_code
+    stop.summary = "the switches were deployed before it came (report above)"
     if stopped_at is not None:
         for n in names:
             r = job.results[n]
@@ -625,6 +682,29 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         return 1
     out.print(f"switches deployed in {seconds:.1f}s", markup=False)
     return 0
+
+
+def _interrupt_summary(job: Job, changed: list[str], backup_dir: Path) -> str:
+    """What a stop signal left on the switches, in one clause list."""
+    def named(status: str) -> list[str]:
+        return [n for n in changed if job.results[n].status == status]
+
+    def listed(items: list[str]) -> str:
+        return ", ".join(items[:4]) + (f" and {len(items) - 4} more" if len(items) > 4 else "")
+
+    rolled, reverting, kept = named(ROLLED_BACK), named(REVERTING), named(CHANGED)
+    failed, untouched = named(FAILED), named(SKIPPED)
+    parts = []
+    parts.append(f"rolled back {len(rolled)} pending commit(s)" + (f" ({listed(rolled)})" if rolled else ""))
+    if reverting:
+        parts.append(f"{len(reverting)} unreachable, left to their confirm timers ({job.revert_in}s): "
+                     f"{listed(reverting)}")
+    if failed:
+        parts.append(f"{len(failed)} failed (see the report): {listed(failed)}")
+    if kept:
+        parts.append(f"{len(kept)} switch(es) of finished waves stay deployed")
+    parts.append(f"{len(untouched)} not started; backups in {backup_dir}")
+    return ", ".join(parts)
 
 
 def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpoints, only, limit, dry_run,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import shlex
 import socket
@@ -182,6 +183,8 @@ class Session:
             except Exception as exc:  # noqa: BLE001 - print like cat does and go on
                 self.io.write(f"cat: {exc}\n")
                 return 1
+        elif name == "sha256sum":
+            return self._sha256sum(args)
         elif name in ("stty", "true", "terminal", "export", "unset", "clear", "pwd"):
             if name == "pwd":
                 self.io.write("/home/" + self.username + "\n")
@@ -189,3 +192,23 @@ class Session:
             self.io.write(f"-bash: {name}: command not found\n")
             return 127
         return 0
+
+    def _sha256sum(self, paths: list[str]) -> int:
+        """As GNU coreutils' sha256sum: "<hex>  <path>" per file (binary mode), an error line and
+        status 1 for a file it cannot read."""
+        status = 0
+        for path in paths or ["-"]:
+            try:
+                if path == "-" or path.startswith("-"):
+                    raise IsADirectoryError("reading standard input or options is not simulated")
+                data = self.device.local_path(path).read_bytes()
+            except FileNotFoundError:
+                self.io.write(f"sha256sum: {path}: No such file or directory\n")
+                status = 1
+                continue
+            except OSError as exc:
+                self.io.write(f"sha256sum: {path}: {exc.strerror or exc}\n")
+                status = 1
+                continue
+            self.io.write(f"{hashlib.sha256(data).hexdigest()}  {path}\n")
+        return status

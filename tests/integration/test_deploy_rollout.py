@@ -101,6 +101,11 @@ def deploy_fabric(tmp_path, lab_start, monkeypatch) -> DeployFabric:
     return DeployFabric(intent, lab, rendered, backups)
 
 
+def deploy_lock(fabric: str) -> Path:
+    """The fabric's lock in the test's state directory (tests/conftest.py sets FABRICGEN_STATE_DIR)."""
+    return Path(os.environ["FABRICGEN_STATE_DIR"]) / fabric / "deploy.lock"
+
+
 def wait_until(predicate, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -121,7 +126,7 @@ def test_deploy_end_to_end_through_the_cli(deploy_fabric):
         assert fab.deployed(name), name
     backups = sorted(p for p in (fab.backups / "dt").iterdir() if p.is_dir())
     assert sorted(p.name for p in backups[0].iterdir()) == sorted(f"{n}.yaml" for n in fab.names)
-    assert not (fab.backups / "dt" / ".deploy.lock").exists()
+    assert not deploy_lock("dt").exists()
 
     second = subprocess.run(command, capture_output=True, text=True, timeout=120, env=os.environ)
     assert second.returncode == 0, second.stdout + second.stderr
@@ -234,7 +239,7 @@ def test_deploy_lock_refuses_a_second_deploy(deploy_fabric, capsys):
                               fab.endpoints, "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=os.environ)
     try:
-        lock = fab.backups / "dt" / ".deploy.lock"
+        lock = deploy_lock("dt")
         assert wait_until(lock.exists, 30), "the first deploy never took the lock"
         code, _, err = fab.deploy(capsys)
         assert code == 1
@@ -250,7 +255,7 @@ def test_deploy_stale_lock_is_reported_not_stolen(deploy_fabric, capsys):
     fab = deploy_fabric
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    lock = fab.backups / "dt" / ".deploy.lock"
+    lock = deploy_lock("dt")
     lock.parent.mkdir(parents=True)
     lock.write_text(json.dumps({"pid": dead.pid, "host": os.uname().nodename, "started": "then"}) + "\n")
     code, _, err = fab.deploy(capsys)

@@ -13,9 +13,13 @@ import re
 import shlex
 from dataclasses import dataclass
 
-NVUE_CANDIDATE_PATH = "/tmp/fabricgen-candidate.yaml"
-SONIC_CANDIDATE_PATH = "/tmp/fabricgen-candidate.json"
-SONIC_PATCH_PATH = "/tmp/fabricgen-patch.json"
+# Per run (the driver's run_id): two runs never write the same file on a switch (issue 15,
+# finding 2: a run half-wrote a candidate the other was loading).
+NVUE_CANDIDATE_PATH = "/tmp/fabricgen-{run}-candidate.yaml"
+SONIC_CANDIDATE_PATH = "/tmp/fabricgen-{run}-candidate.json"
+SONIC_PATCH_PATH = "/tmp/fabricgen-{run}-patch.json"
+# coreutils sha256sum: "<64 hex>  <path>" (GNU coreutils manual, sha2 utilities)
+SHA256SUM = "sha256sum {path}"
 
 
 def _version_key(version: str) -> tuple[int, ...]:

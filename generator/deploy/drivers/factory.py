@@ -7,8 +7,11 @@ from pathlib import Path
 
 def switch_driver(os_name: str, os_version: tuple[int, ...] | str, host: str, port: int, username: str,
                   password: str, known_hosts: Path | str, *, timeout: float,
-                  accept_new_host_keys: bool = False):
+                  accept_new_host_keys: bool = False, run_id: str | None = None):
+    """run_id: names the files uploaded to the switch (a deploy passes its lock's run id)."""
     optional_args = {"port": port, "known_hosts": str(known_hosts), "accept_new_host_keys": accept_new_host_keys}
+    if run_id:
+        optional_args["run_id"] = run_id
     if os_name == "cumulus":
         from generator.deploy.drivers.nvue import NVUEDriver
 

@@ -42,7 +42,7 @@ class NVUEDriver(SSHCliDriver):
             text = self._read_source(filename, config)
         except (OSError, ValueError) as exc:
             raise error(f"{self.where}: cannot read candidate: {exc}") from None
-        path = self.commands.candidate_path
+        path = self.remote_path(self.commands.candidate_path)
         try:
             self._upload(text, path)
             self._check(template.format(path=path))
@@ -52,6 +52,12 @@ class NVUEDriver(SSHCliDriver):
             raise error(f"{self.where}: upload of the candidate failed: {self._scrub(str(exc))}") from None
 
     def compare_config(self) -> str:
+        return self._check(self.commands.diff).strip()
+
+    def pending_changes(self) -> str:
+        """Driver extra: `nv config diff` before a candidate is loaded. Non-empty: someone's edits
+        (`nv set`, a replace) wait unapplied in the pending revision, which our replace would take
+        over and our apply would push (NVUE: `nv config diff` shows pending against applied)."""
         return self._check(self.commands.diff).strip()
 
     def discard_config(self) -> None:

@@ -66,7 +66,7 @@ class SonicDriver(SSHCliDriver):
         target = self._parse(filename, config, ReplaceConfigException)
         try:
             self._base = self._running()
-            self._upload(_dump(target), self.commands.candidate_path)
+            self._upload(_dump(target), self.remote_path(self.commands.candidate_path))
         except (OSError, CommandFailed, ValueError) as exc:
             raise ReplaceConfigException(f"{self.where}: staging the day-0 config failed: "
                                          f"{self._scrub(str(exc))}") from None
@@ -86,7 +86,7 @@ class SonicDriver(SSHCliDriver):
             base = self._running()
             ops = list(jsonpatch.make_patch(base, target))
             if ops:
-                self._upload(json.dumps(ops, indent=2) + "\n", self.commands.patch_path)
+                self._upload(json.dumps(ops, indent=2) + "\n", self.remote_path(self.commands.patch_path))
         except (OSError, CommandFailed, ValueError) as exc:
             raise error(f"{self.where}: staging the patch failed: {self._scrub(str(exc))}") from None
         self._candidate, self._base, self._ops, self._mode = target, base, ops, PATCH
@@ -115,6 +115,11 @@ class SonicDriver(SSHCliDriver):
     def discard_config(self) -> None:
         self._candidate, self._base, self._ops, self._mode = None, None, [], PATCH
 
+    def pending_changes(self) -> str:
+        """Driver extra (as NVUEDriver's): SONiC's config_db has no unapplied revision, every change
+        is live; what another run leaves pending is its confirm timer (has_pending_commit)."""
+        return ""
+
     # --- commit ---------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         if self.has_pending_commit():
@@ -136,7 +141,7 @@ class SonicDriver(SSHCliDriver):
         checkpoint = self.commands.checkpoint_prefix + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
         self._check(self.commands.checkpoint.format(name=checkpoint))
         self._last_checkpoint = checkpoint
-        self._check(self.commands.apply_patch.format(path=self.commands.patch_path),
+        self._check(self.commands.apply_patch.format(path=self.remote_path(self.commands.patch_path)),
                     read_timeout=max(self.timeout, 120))
         if revert_in is not None:
             self._check(self.commands.confirm_start.format(seconds=int(revert_in), checkpoint=checkpoint))
@@ -149,7 +154,7 @@ class SonicDriver(SSHCliDriver):
         if revert_in is not None:
             self._check(self.commands.confirm_start_reload.format(seconds=int(revert_in)))
         try:
-            self._check(self.commands.reload.format(path=self.commands.candidate_path),
+            self._check(self.commands.reload.format(path=self.remote_path(self.commands.candidate_path)),
                         read_timeout=max(self.timeout, 300))
         except CommandFailed:
             if revert_in is not None:

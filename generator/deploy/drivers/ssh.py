@@ -3,13 +3,20 @@
 Host keys are checked strictly against `known_hosts` (optional_args) by default:
 an unknown or changed key refuses the connection. `accept_new_host_keys: True`
 trusts a key on first contact and records it (a changed key is still refused).
+
+`run_id` (optional_args, else a random one per driver) names the files this driver uploads
+to the switch (/tmp/fabricgen-<run_id>-candidate.yaml ...): runs never share a file, and
+each upload is checked with `sha256sum` on the switch before it is loaded.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
+import secrets
+import shlex
 from pathlib import Path
 
 import paramiko
@@ -23,7 +30,11 @@ from napalm.base.exceptions import (
 from netmiko import ConnectHandler
 from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
 
+from generator.deploy.drivers.commands import SHA256SUM
+
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_SHA256_LINE = re.compile(r"^\\?([0-9a-f]{64})\s")
 
 
 class CommandFailed(Exception):
@@ -47,6 +58,10 @@ class SSHCliDriver(NetworkDriver):
         self.known_hosts = str(Path(os.path.expanduser(args.get("known_hosts") or DEFAULT_KNOWN_HOSTS)))
         self.accept_new_host_keys = bool(args.get("accept_new_host_keys", False))
         self.key_file = args.get("key_file")
+        run_id = str(args.get("run_id") or secrets.token_hex(6))
+        if not _RUN_ID.fullmatch(run_id):
+            raise ValueError(f"optional_args run_id {run_id!r}: letters, digits, - and _ only (it names files)")
+        self.run_id = run_id
         self.optional_args = args
         self.device = None
         self._prompt = re.compile(rf"{re.escape(username)}@[\w.-]+(?::\w+)?:[^\n]*[$#]\s*$")
@@ -148,12 +163,29 @@ class SSHCliDriver(NetworkDriver):
         """Copy a file over SFTP on the already authenticated transport (no second login)."""
         if self.device is None:
             raise ConnectionClosedException(f"{self.where}: not connected; call open() first")
+        data = text.encode()
         transport = self.device.remote_conn.get_transport()
         sftp = paramiko.SFTPClient.from_transport(transport)
         try:
-            sftp.putfo(io.BytesIO(text.encode()), remote_path)
+            sftp.putfo(io.BytesIO(data), remote_path)
         finally:
             sftp.close()
+        self._verify_upload(remote_path, hashlib.sha256(data).hexdigest())
+
+    def _verify_upload(self, remote_path: str, want: str) -> None:
+        """The switch holds exactly what was sent: a half-written or swapped file is never loaded."""
+        output = self._send(SHA256SUM.format(path=shlex.quote(remote_path)))
+        match = _SHA256_LINE.match(output.strip().splitlines()[0] if output.strip() else "")
+        if not match:
+            raise CommandFailed(f"cannot verify the upload of {remote_path}: sha256sum said "
+                                f"{self._scrub(output.strip()[:120])!r}")
+        if match.group(1) != want:
+            raise CommandFailed(f"the upload of {remote_path} does not match what was sent (sha256 "
+                                f"{match.group(1)[:12]}... on the switch, {want[:12]}... sent); nothing was loaded")
+
+    def remote_path(self, template: str) -> str:
+        """A commands.py path template for this driver's run."""
+        return template.format(run=self.run_id)
 
     @staticmethod
     def _read_source(filename: str | None, config: str | None) -> str:
