@@ -18,6 +18,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="One reviewed YAML intent -> a lossless RoCEv2 GPU fabric.")
 lab_app = typer.Typer(no_args_is_help=True, help="Simulated switches on loopback for tests and demos.")
 app.add_typer(lab_app, name="lab")
+lock_app = typer.Typer(no_args_is_help=True, help="The fabric's deploy lock (generator/deploy/lock.py).")
+app.add_typer(lock_app, name="lock")
 
 IntentArg = Annotated[str, typer.Argument(help="path of the intent (fabric.yaml)", show_default=False)]
 
@@ -381,6 +383,69 @@ def lab_down(
     from generator.lab.control import lab_down as stop
 
     typer.echo("lab stopped" if stop(Path(directory)) else "no lab running in " + directory)
+
+
+def _lock_of(intent: str):
+    """(lock path, fabric name) of INTENT; one error line and exit 1 when it cannot be read."""
+    from generator.deploy.lock import LockError, lock_path
+
+    fabric = _load(intent).intent.fabric.name
+    try:
+        return lock_path(fabric), fabric
+    except LockError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(1) from None
+
+
+@lock_app.command("status")
+def lock_status(intent: IntentArg) -> None:
+    """Who holds the deploy lock of INTENT's fabric: exit 0 free, 3 held (or stale), 1 unreadable."""
+    from generator.deploy.lock import LockError, read_holder
+
+    path, fabric = _lock_of(intent)
+    try:
+        holder = read_holder(path, fabric)
+    except LockError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(1) from None
+    if holder is None:
+        typer.echo(f"fabric {fabric!r}: not locked (lock file {path})")
+        raise typer.Exit(0)
+    state = "stale: that process is gone, check the switches for pending commits" if holder.stale else "held"
+    typer.echo(f"fabric {fabric!r}: {state}: {holder.describe()} (lock file {path})")
+    raise typer.Exit(3)
+
+
+@lock_app.command("break")
+def lock_break(
+    intent: IntentArg,
+    yes: Annotated[bool, typer.Option("--yes", help="do not ask")] = False,
+) -> None:
+    """Remove the deploy lock of INTENT's fabric (a stale one, after checking the switches)."""
+    from generator.deploy.lock import LockError, break_lock, read_holder
+
+    path, fabric = _lock_of(intent)
+    try:
+        holder = read_holder(path, fabric)
+        if holder is None:
+            typer.echo(f"fabric {fabric!r}: not locked; nothing to break (lock file {path})")
+            raise typer.Exit(0)
+        if holder.local and isinstance(holder.pid, int) and not holder.stale:
+            _err(f"error: {holder.describe()} is still running; stop it (kill -TERM {holder.pid} rolls back "
+                 "its pending commits and releases the lock) instead of breaking its lock")
+            raise typer.Exit(1)
+        if not yes:
+            if not sys.stdin.isatty():
+                _err("error: refusing to break the lock without confirmation: stdin is not a terminal; pass --yes")
+                raise typer.Exit(1)
+            if not typer.confirm(f"break the deploy lock of {holder.describe()}?", default=False, err=True):
+                _err("lock kept")
+                raise typer.Exit(1)
+        break_lock(holder)
+    except LockError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(1) from None
+    typer.echo(f"broke the deploy lock of fabric {fabric!r}: {holder.describe()} (was {path})")
 
 
 @app.command()

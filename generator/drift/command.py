@@ -3,7 +3,10 @@
 Switches: `get_config(retrieve="running")` through the napalm drivers, in a thread
 pool of `deploy.concurrency`, normalised and compared per feature. Hosts (best
 effort): playbooks/hosts.yml in ansible check + diff mode. A device that cannot be
-reached, authenticated or read is `unknown`: never counted as in sync.
+reached, authenticated or read is `unknown`: never counted as in sync. A switch with a
+commit waiting for confirmation (NVUE `nv config apply --confirm-status`, SONiC
+`fabricgen-confirm status`) is `pending`: its running config may still revert on its own,
+so it is never in sync, whatever it holds now (issue 15, finding 8).
 
 The endpoints file's `hosts:` key routes the host check; its value may be a mapping
 
@@ -14,7 +17,7 @@ The endpoints file's `hosts:` key routes the host check; its value may be a mapp
 
 (all optional). Host keys come from `known_hosts` next to the endpoints file.
 
-Exit: 0 all in sync; 3 drift, only when every device was checked; 1 otherwise.
+Exit: 0 all in sync; 3 drift or pending, only when every device was checked; 1 otherwise.
 """
 
 from __future__ import annotations
@@ -62,10 +65,15 @@ def _driver(plan, target, access):
 
 
 def fetch_running(plan, target, access) -> str:
+    return fetch_state(plan, target, access)[0]
+
+
+def fetch_state(plan, target, access) -> tuple[str, bool]:
+    """(running config, a commit is pending confirmation) from one login."""
     driver = _driver(plan, target, access)
     driver.open()
     try:
-        return driver.get_config(retrieve="running")["running"]
+        return driver.get_config(retrieve="running")["running"], bool(driver.has_pending_commit())
     finally:
         try:
             driver.close()
@@ -75,14 +83,20 @@ def fetch_running(plan, target, access) -> str:
 
 def check_switch(plan, name: str, intended_text: str, target, access) -> DeviceResult:
     try:
-        running = fetch_running(plan, target, access)
+        running, pending = fetch_state(plan, target, access)
     except Exception as exc:  # noqa: BLE001 - any failure to read a device makes it unknown, never in sync
         return DeviceResult(name, "switch", "unknown", error=_one_line(exc, access.password))
     from generator.render.managed import for_plan
 
-    return compare_texts(plan.switch_os, name, intended_text, running, managed=for_plan(plan),
-                         version=".".join(map(str, plan.switch_os_version)),
-                         sonic_management=plan.management is not None)
+    result = compare_texts(plan.switch_os, name, intended_text, running, managed=for_plan(plan),
+                           version=".".join(map(str, plan.switch_os_version)),
+                           sonic_management=plan.management is not None)
+    if pending and result.status != "unknown":
+        # The features still show what the switch runs now; the status says it is not settled.
+        result.status = "pending"
+        result.error = ("a commit is pending confirmation: the running config reverts when its timer "
+                        "expires unless it is confirmed")
+    return result
 
 
 def compare_texts(os_name: str, name: str, intended_text: str, running_text: str, *,

@@ -26,7 +26,7 @@ MAX_DETAIL_ROWS = 200          # a drifted 10k-device fabric must still print in
 class DeviceResult:
     name: str
     kind: str                                      # switch | host
-    status: str                                    # in_sync | drift | unknown
+    status: str                                    # in_sync | drift | pending | unknown
     features: dict[str, FeatureResult] = field(default_factory=dict)
     error: str | None = None
 
@@ -57,11 +57,17 @@ class DriftReport:
     def exit_code(self) -> int:
         if self.count("unknown"):
             return 1
-        return 3 if self.count("drift") else 0
+        # pending: a commit waits for confirmation and may revert; like drift, never in sync
+        return 3 if self.count("drift") or self.count("pending") else 0
 
     def summary(self) -> dict[str, int]:
         return {"devices": len(self.devices), "in_sync": self.count("in_sync"), "drift": self.count("drift"),
-                "unknown": self.count("unknown")}
+                "pending": self.count("pending"), "unknown": self.count("unknown")}
+
+    def summary_line(self) -> str:
+        s = self.summary()
+        pending = f", {s['pending']} pending" if s["pending"] else ""
+        return f"{s['devices']} device(s): {s['in_sync']} in sync, {s['drift']} drift{pending}, {s['unknown']} unknown"
 
     def feature_names(self) -> list[str]:
         seen = list(FEATURES)
@@ -152,24 +158,22 @@ def format_table(report: DriftReport, *, width: int | None = None) -> str:
         if len(rows) > MAX_DETAIL_ROWS:
             console.print(f"... {len(rows) - MAX_DETAIL_ROWS} more; use --format json for all")
     for d in report.devices:
-        if d.status == "unknown":
-            console.print(f"unknown: {d.name}: {d.error}", markup=False)
-    s = report.summary()
-    console.print(f"{s['devices']} device(s): {s['in_sync']} in sync, {s['drift']} drift, {s['unknown']} unknown",
-                  markup=False)
+        if d.status in ("unknown", "pending"):
+            console.print(f"{d.status}: {d.name}: {d.error}", markup=False)
+    console.print(report.summary_line(), markup=False)
     return buffer.getvalue()
 
 
 def format_markdown(report: DriftReport) -> str:
-    s = report.summary()
-    out = [f"### fabricgen drift: `{report.fabric}`", "",
-           f"**{s['devices']} device(s):** {s['in_sync']} in sync, {s['drift']} drift, {s['unknown']} unknown", ""]
+    head, _, counts = report.summary_line().partition(": ")
+    out = [f"### fabricgen drift: `{report.fabric}`", "", f"**{head}:** {counts}", ""]
     problem = [d for d in report.devices if d.status != "in_sync"]
     if not problem:
         return "\n".join(out + ["All devices match the intent."]) + "\n"
     out += ["| device | status | features / reason |", "|---|---|---|"]
     for d in problem:
-        why = d.error if d.status == "unknown" else ", ".join(d.drifted_features())
+        why = d.error if d.status == "unknown" else ", ".join(
+            ([d.error] if d.status == "pending" else []) + d.drifted_features())
         out.append(f"| `{d.name}` | {d.status} | {(why or '').replace('|', '/')} |")
     rows = report.drift_rows()
     if rows:
@@ -195,7 +199,7 @@ def format_prometheus(report: DriftReport) -> str:
         lines.append(f'fabricgen_drift_devices{{fabric="{fabric}",feature="{_label(feature)}"}} {n}')
     lines += ["# HELP fabricgen_drift_devices_total Devices by drift check status.",
               "# TYPE fabricgen_drift_devices_total gauge"]
-    for status in ("in_sync", "drift", "unknown"):
+    for status in ("in_sync", "drift", "pending", "unknown"):
         lines.append(f'fabricgen_drift_devices_total{{fabric="{fabric}",status="{status}"}} {report.count(status)}')
     lines += ["# HELP fabricgen_drift_check_success 1 if every device could be checked, else 0.",
               "# TYPE fabricgen_drift_check_success gauge",

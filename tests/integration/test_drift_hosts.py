@@ -98,7 +98,7 @@ def test_drift_on_namespace_hosts(netns_hosts, tmp_path):  # noqa: F811
     # 1. in sync
     rc, report = _drift(intent, endpoints, tmp_path / "sync.json")
     assert rc == 0, report
-    assert report["summary"] == {"devices": 3, "in_sync": 3, "drift": 0, "unknown": 0}
+    assert report["summary"] == {"devices": 3, "in_sync": 3, "drift": 0, "pending": 0, "unknown": 0}
     assert {n: d["status"] for n, d in report["devices"].items()} == {n: "in_sync" for n in names}
 
     # 2. a sysctl changed by hand in one namespace: drift there, nowhere else, nothing repaired
@@ -108,7 +108,7 @@ def test_drift_on_namespace_hosts(netns_hosts, tmp_path):  # noqa: F811
                    timeout=30)
     rc, report = _drift(intent, endpoints, tmp_path / "drift.json")
     assert rc == 3, report
-    assert report["summary"] == {"devices": 3, "in_sync": 2, "drift": 1, "unknown": 0}
+    assert report["summary"] == {"devices": 3, "in_sync": 2, "drift": 1, "pending": 0, "unknown": 0}
     entry = report["devices"][victim.name]
     assert entry["kind"] == "host" and entry["status"] == "drift"
     assert list(entry["features"]) == ["sysctl"], entry

@@ -94,7 +94,7 @@ def test_drift_round_trip(fabric, capsys, tmp_path):
     code, out = drift(intent, lab, capsys)
     assert code == 0, out
     doc = json.loads(out.out)
-    assert doc["summary"] == {"devices": 3, "in_sync": 3, "drift": 0, "unknown": 0}
+    assert doc["summary"] == {"devices": 3, "in_sync": 3, "drift": 0, "pending": 0, "unknown": 0}
     assert all(f["compliant"] for f in doc["devices"]["tiny-leaf-1"]["features"].values())
 
     hand_edit(lab, "tiny-spine-2", "nv set interface swp1 link mtu 1500", "nv config apply -y")
@@ -136,7 +136,7 @@ def test_drift_round_trip(fabric, capsys, tmp_path):
     assert code == 1
     assert doc["devices"]["tiny-leaf-1"]["status"] == "unknown"
     assert "authentication failed" in doc["devices"]["tiny-leaf-1"]["error"]
-    assert doc["summary"] == {"devices": 3, "in_sync": 2, "drift": 0, "unknown": 1}
+    assert doc["summary"] == {"devices": 3, "in_sync": 2, "drift": 0, "pending": 0, "unknown": 1}
 
     # drift on one device and another unknown: exit 1 (3 only when every device was checked)
     hand_edit(lab, "tiny-spine-1", "nv set interface swp2 link mtu 9000", "nv config apply -y")
@@ -158,5 +158,5 @@ def test_only_hosts_without_host_access_is_unknown(fabric, capsys):
                      output=None)
     doc = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert doc["summary"] == {"devices": 2, "in_sync": 0, "drift": 0, "unknown": 2}
+    assert doc["summary"] == {"devices": 2, "in_sync": 0, "drift": 0, "pending": 0, "unknown": 2}
     assert "lists no hosts" in doc["devices"]["gpu01"]["error"]
