@@ -26,6 +26,7 @@ from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice
 from generator.render.managed import managed_set
 from generator.render.output import render_files
+from generator.render.sonic_managed import SonicManaged
 
 pytestmark = pytest.mark.integration
 
@@ -300,20 +301,28 @@ def test_deploy_sonic_then_unchanged(tmp_path, lab_start, monkeypatch, capsys):
     intent = tmp_path / "fabric.yaml"
     intent.write_text(text)
     plan = run_checks(load_intent(intent)).plan
-    lab = lab_start([LabDevice(sw.name, "sonic", "202411") for sw in plan.switches], username=plan.deploy_user)
+    # ZTP day 0: eth0 is a DHCP client whose reservation is the plan's address
+    prefix = plan.mgmt_pool.split("/")[1]
+    lab = lab_start([LabDevice(sw.name, "sonic", "202411", mgmt_address=f"{sw.mgmt_ip}/{prefix}", mgmt_mode="dhcp")
+                     for sw in plan.switches], username=plan.deploy_user)
     monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(tmp_path / "backups"))
     monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
     endpoints = str(lab.directory / "endpoints.yml")
-    assert run_deploy(str(intent), endpoints=endpoints, yes=True) == 0
+    # a factory SONiC switch needs day 0 (its SKU and routing mode change only with a reload)
+    assert run_deploy(str(intent), endpoints=endpoints, yes=True) == 1
+    assert "fabricgen deploy --provision" in capsys.readouterr().out
+    assert run_deploy(str(intent), endpoints=endpoints, yes=True, provision=True) == 0
     assert "6 to change" in capsys.readouterr().out
-    rendered = render_files(plan, text)
+    rendered = json.loads(render_files(plan, text)["switches/ds-spine-1/config_db.json"])
     device = lab.driver("ds-spine-1", "sonic_fabric")
     device.open()
     try:
         running = json.loads(device.get_config(retrieve="running")["running"])
     finally:
         device.close()
-    assert running == json.loads(rendered["switches/ds-spine-1/config_db.json"])
+    managed = SonicManaged.of(rendered, management=False)
+    assert managed.owned(running) == managed.owned(rendered)
+    assert running["DEVICE_METADATA"]["localhost"]["mac"], "the switch keeps its own base MAC"
     assert run_deploy(str(intent), endpoints=endpoints, yes=True) == 0
     assert "0 to change, 6 unchanged" in capsys.readouterr().out
 
