@@ -1,0 +1,119 @@
+"""A 3-switch Cumulus fabric in the lab, driven through the real `fabricgen` command line.
+
+Waves with concurrency 4: canary (tiny-leaf-1) | spines. Used by the lock, signal and
+pending-drift tests (issue 15, findings 2 and 8).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.checks.runner import run_checks
+from generator.deploy.drivers.nvue import load_nvue_document
+from generator.intent.loader import load_intent
+from generator.lab.control import LabDevice
+from generator.render.managed import managed_set
+from generator.render.output import render_files
+
+INTENT = """\
+fabric: {name: tiny}
+topology:
+  kind: leaf-spine
+  nodes: 2
+  gpus_per_node: 8
+  rails: 2
+  nic_speed: 400G
+  switches:
+    leaf: {model: SN4700}
+    spine: {model: SN4700}
+  cables: {host_leaf: 2, leaf_spine: 30}
+switch_os: {name: cumulus, version: "5.11"}
+deploy: {concurrency: 4}
+"""
+CANARY = "tiny-leaf-1"
+SWITCHES = ("tiny-leaf-1", "tiny-spine-1", "tiny-spine-2")
+
+
+@dataclass
+class SmallFabric:
+    intent: Path
+    lab: object                   # conftest.LabHandle
+    rendered: dict[str, str]
+    env: dict[str, str]
+
+    @property
+    def endpoints(self) -> str:
+        return str(self.lab.directory / "endpoints.yml")
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self.env["FABRICGEN_STATE_DIR"])
+
+    @property
+    def lock(self) -> Path:
+        return self.state_dir / "tiny" / "deploy.lock"
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "generator.cli", *args]
+
+    def deploy_command(self, *extra: str) -> list[str]:
+        return self.command("deploy", str(self.intent), "--endpoints", self.endpoints, "--yes", *extra)
+
+    def run(self, args: list[str], cwd: Path | None = None, env: dict | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                              env=env or self.env)
+
+    def start(self, args: list[str], cwd: Path | None = None, env: dict | None = None) -> subprocess.Popen:
+        return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                                env=env or self.env)
+
+    def session(self, name: str):
+        driver = self.lab.driver(name)
+        driver.open()
+        return driver
+
+    def running(self, name: str) -> dict:
+        driver = self.session(name)
+        try:
+            return load_nvue_document(driver.get_config(retrieve="running")["running"])
+        finally:
+            driver.close()
+
+    def pending(self, name: str) -> bool:
+        driver = self.session(name)
+        try:
+            return driver.has_pending_commit()
+        finally:
+            driver.close()
+
+    def deployed(self, name: str) -> bool:
+        mine, _ = managed_set(False).split(self.running(name))
+        return mine == load_nvue_document(self.rendered[name])
+
+
+def small_fabric(tmp_path: Path, lab_start, *, confirm: int = 20, ssh_timeout: int = 6) -> SmallFabric:
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    plan = run_checks(load_intent(intent)).plan
+    rendered = {rel.split("/")[1]: text for rel, text in render_files(plan, INTENT).items()
+                if rel.startswith("switches/")}
+    lab = lab_start([LabDevice(name, "cumulus", "5.11") for name in SWITCHES])
+    env = {**os.environ, "FABRICGEN_BACKUP_DIR": str(tmp_path / "backups"),
+           "FABRICGEN_CONFIRM_TIMEOUT": str(confirm), "FABRICGEN_SSH_TIMEOUT": str(ssh_timeout)}
+    return SmallFabric(intent, lab, rendered, env)
+
+
+def wait_until(predicate, timeout: float, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()
