@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any
 
 from generator.plan.compile import pfc_cable_m, port_sort_key
@@ -35,6 +36,8 @@ CONNECTED_PREFIX_LIST = "fabricgen-announce"
 BFD_PROFILE = "fabricgen"
 BFD_DEFAULTS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}
 _KEY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+# port names repeat on every switch (swp1..swp128): parse each once per process
+_port_key = cache(port_sort_key)
 
 
 def pfc_profile_name(cable_m: int) -> str:
@@ -146,8 +149,8 @@ def switch_context(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
         "mgmt": None if plan.management is None else _management(plan, plan.management, sw),
         "routing": _routing(plan),
         "mtu": plan.qos.switch_mtu,
-        "interfaces": sorted(interfaces, key=lambda i: port_sort_key(i["name"])),
-        "neighbors": sorted(neighbors, key=lambda n: port_sort_key(n["id"]) if n["type"] == "unnumbered"
+        "interfaces": sorted(interfaces, key=lambda i: _port_key(i["name"])),
+        "neighbors": sorted(neighbors, key=lambda n: _port_key(n["id"]) if n["type"] == "unnumbered"
                             else (0, tuple(int(x) for x in n["id"].split(".")))),
         "qos": {
             "mode": plan.qos.mode,
