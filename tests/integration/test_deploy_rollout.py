@@ -30,7 +30,7 @@ from generator.render.sonic_managed import SonicManaged
 
 pytestmark = pytest.mark.integration
 
-CONFIRM_SECONDS = 8
+CONFIRM_SECONDS = 8   # under the intent's 30 s floor: allowed against a running lab only (deploy/overrides.py)
 INTENT = """\
 fabric: {name: dt}
 topology:

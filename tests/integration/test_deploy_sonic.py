@@ -30,7 +30,7 @@ from generator.render.sonic_managed import SonicManaged
 
 pytestmark = pytest.mark.integration
 
-CONFIRM_SECONDS = 20
+CONFIRM_SECONDS = 20   # under the intent's 30 s floor: allowed against a running lab only (deploy/overrides.py)
 YANG_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "sonic-yang"
 INTENT = textwrap.dedent("""\
     fabric: {name: sd}
