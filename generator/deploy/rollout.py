@@ -513,7 +513,8 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
     fabric_dir = _backup_root() / plan.fabric
     try:
         lock = DeployLock(lock_path(plan.fabric), plan.fabric)
-        lock.acquire()
+        with stop.deferred():           # never unwound between the link and knowing the lock is ours
+            lock.acquire()
     except LockError as exc:
         err.print(f"error: {exc}", markup=False)
         return 1
@@ -539,6 +540,8 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
                    key=natural_key)
     backup_dir = _new_backup_dir(fabric_dir)
     status = 0
+    if stop.event.is_set():            # arrived while the lock was being taken
+        return stop.exit_code
     if only in (None, "switches"):
         if not names:
             err.print(f"error: --limit {limit!r} matches no switch of fabric {plan.fabric}", markup=False)
@@ -548,6 +551,8 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
                                   provision=provision, stop=stop, run_id=run_id)
         if status:
             return status
+    if stop.event.is_set():
+        return stop.exit_code
     if only in (None, "hosts"):
         status = _deploy_hosts(files, backup_dir, out, err, write_tree, intent_path=loaded.file,
                                endpoints=endpoints, only=only, limit=limit, dry_run=dry_run, yes=yes)
