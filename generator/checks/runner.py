@@ -66,3 +66,23 @@ def run_checks(loaded: LoadedIntent) -> CheckResult:
     unique = {(f.code, f.path, f.message): f for f in result.findings}
     result.findings = sorted(unique.values(), key=lambda f: (_SEVERITY_ORDER.get(f.severity, 2), f.code, f.path))
     return result
+
+
+def load_checked(intent_path: str, doing: str, err) -> tuple[LoadedIntent, FabricPlan] | None:
+    """Load and check an intent for a command that reads devices (drift, verify): the intent's
+    problems go to `err` one per line and None comes back, so nothing is contacted."""
+    from generator.intent.loader import IntentError, load_intent
+
+    try:
+        loaded = load_intent(intent_path)
+    except IntentError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=err)
+        return None
+    checked = run_checks(loaded)
+    if checked.errors or checked.plan is None:
+        for f in checked.errors:
+            print(f"error: {f.one_line()}", file=err)
+        print(f"error: {intent_path}: the intent does not validate; fix it before {doing}", file=err)
+        return None
+    return loaded, checked.plan

@@ -230,27 +230,17 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
 
 def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
               fmt: str = "table", output: str | None = None) -> int:
-    from generator.checks.runner import run_checks
-    from generator.intent.loader import IntentError, load_intent
+    from generator.checks.runner import load_checked
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
         print(f"error: --format {fmt!r}: use {', '.join(FORMATS)}", file=sys.stderr)
         return 2
     started = time.time()
-    try:
-        loaded = load_intent(intent_path)
-    except IntentError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
+    found = load_checked(intent_path, "checking drift", sys.stderr)
+    if found is None:
         return 1
-    checked = run_checks(loaded)
-    if checked.errors or checked.plan is None:
-        for f in checked.errors:
-            print(f"error: {f.one_line()}", file=sys.stderr)
-        print(f"error: {intent_path}: the intent does not validate; fix it before checking drift", file=sys.stderr)
-        return 1
-    plan = checked.plan
+    loaded, plan = found
     files = render_files(plan, loaded.text)
     devices: list[DeviceResult] = []
     notes: list[str] = []

@@ -166,8 +166,7 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
                output: str | None = None, interval_s: float = DEFAULT_INTERVAL_S, settle_s: float = DEFAULT_SETTLE_S,
                pfc_threshold: float = C.PFC_THRESHOLD_PER_S, ecn_threshold: float = C.ECN_THRESHOLD_PER_S,
                prefix_tolerance: float = PREFIX_TOLERANCE) -> int:
-    from generator.checks.runner import run_checks
-    from generator.intent.loader import IntentError, load_intent
+    from generator.checks.runner import load_checked
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
@@ -178,19 +177,10 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
               file=sys.stderr)
         return 2
     started = time.time()
-    try:
-        loaded = load_intent(intent_path)
-    except IntentError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
+    found = load_checked(intent_path, "verifying", sys.stderr)
+    if found is None:
         return 1
-    checked = run_checks(loaded)
-    if checked.errors or checked.plan is None:
-        for f in checked.errors:
-            print(f"error: {f.one_line()}", file=sys.stderr)
-        print(f"error: {intent_path}: the intent does not validate; fix it before verifying", file=sys.stderr)
-        return 1
-    plan = checked.plan
+    loaded, plan = found
     exp = expectations(plan)
     outcomes: list[Outcome] = []
     notes: list[str] = []
