@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 
 from generator.intent.model import Intent
 from generator.plan import addressing
@@ -39,6 +40,10 @@ _PORT_RE = re.compile(r"^swp(\d+)(?:s(\d+))?$")
 def port_sort_key(name: str) -> tuple[int, int]:
     m = _PORT_RE.match(name)
     return (int(m.group(1)), int(m.group(2) or -1)) if m else (1 << 30, 0)
+
+
+# port names repeat on every switch: each parsed once per process
+_port_key = cache(port_sort_key)
 
 
 def cable_for(intent: Intent, tier: str) -> tuple[float, str]:
@@ -98,6 +103,10 @@ def compile_plan(intent: Intent) -> FabricPlan:
         for i, sw in enumerate(nodes))
     by_name = {sw.name: sw for sw in nodes}
 
+    # pure functions of a handful of distinct arguments, called once per port: computed once each
+    lanes_of = cache(lanes_for)
+
+    @cache
     def headroom(asic: str, speed: int, cable_m: float) -> Headroom | None:
         if not lossless:
             return None
@@ -124,7 +133,7 @@ def compile_plan(intent: Intent) -> FabricPlan:
                             switch=leaf_name, port=lport.name))
             ports[leaf_name].append(Port(
                 device=leaf_name, port=lport.name, physical=lport.physical, breakout=lport.breakout,
-                speed_g=speed, lanes=lanes_for(leaf.model.asic, speed), cable_m=host_len, lossless=lossless,
+                speed_g=speed, lanes=lanes_of(leaf.model.asic, speed), cable_m=host_len, lossless=lossless,
                 headroom=headroom(leaf.model.asic, speed, host_len), peer_device=name, peer_port=nic.netdev,
                 tier=TIER_HOST_LEAF, ip=f"{leaf_ip}/31", peer_ip=host_ip, peer_asn=None))
             links.append(Link(leaf_name, lport.name, name, nic.netdev, TIER_HOST_LEAF, speed, host_len, host_cable))
@@ -141,12 +150,12 @@ def compile_plan(intent: Intent) -> FabricPlan:
                                                        (b, raw.b_port, b_ip, a, raw.a_port, a_ip)):
             ports[me.name].append(Port(
                 device=me.name, port=mine.name, physical=mine.physical, breakout=mine.breakout, speed_g=speed,
-                lanes=lanes_for(me.model.asic, speed), cable_m=length, lossless=lossless,
+                lanes=lanes_of(me.model.asic, speed), cable_m=length, lossless=lossless,
                 headroom=headroom(me.model.asic, speed, length), peer_device=peer.name, peer_port=theirs.name,
                 tier=raw.tier, ip=f"{my_ip}/31" if my_ip else None, peer_ip=peer_ip, peer_asn=asns[peer.name]))
         links.append(Link(raw.a, raw.a_port.name, raw.b, raw.b_port.name, raw.tier, speed, length, cable))
 
-    ports_by_device = {name: tuple(sorted(p, key=lambda x: port_sort_key(x.port))) for name, p in ports.items()}
+    ports_by_device = {name: tuple(sorted(p, key=lambda x: _port_key(x.port))) for name, p in ports.items()}
     all_ports = tuple(p for sw in switches for p in ports_by_device[sw.name])
 
     names = [h.name for h in hosts]

@@ -1,0 +1,40 @@
+"""FG260 groups switches by shape through a cheaper input key first (issue 14); the groups
+must be exactly those of shape_key(switch_context(...)) on every switch."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from generator.checks.nvue_model_rules import shape_groups, shape_key
+from generator.intent.loader import load_intent
+from generator.plan.compile import compile_plan
+from generator.render.nvue import switch_context
+from tests.conftest import example
+
+
+def _direct(plan) -> list[list[str]]:
+    groups: dict[object, list[str]] = {}
+    for sw in plan.switches:
+        groups.setdefault(shape_key(switch_context(plan, sw)), []).append(sw.name)
+    return list(groups.values())
+
+
+@pytest.mark.parametrize("name", ["small", "medium", "large"])
+def test_groups_equal_shape_key_groups(name: str) -> None:
+    plan = compile_plan(load_intent(example(name)).intent)
+    got = [[sw.name for sw in members] for members in shape_groups(plan)]
+    assert got == _direct(plan)
+    assert sum(map(len, got)) == len(plan.switches)
+
+
+def test_a_changed_port_value_splits_its_switch_off() -> None:
+    plan = compile_plan(load_intent(example("large")).intent)
+    leaf = next(sw for sw in plan.switches if sw.role == "leaf")
+    ports = plan.ports_of(leaf.name)
+    changed = (dataclasses.replace(ports[0], speed_g=100),) + ports[1:]
+    odd = dataclasses.replace(plan, _ports_by_device={**plan._ports_by_device, leaf.name: changed})
+    got = [[sw.name for sw in members] for members in shape_groups(odd)]
+    assert got == _direct(odd)
+    assert [leaf.name] in got
