@@ -175,7 +175,17 @@ class NvueDevice(Device):
             raise CommandError("Error: nv set needs a path")
         keys, value = resolve_cli(self.schema, tokens)
         patch = nvtree.nest(keys, {} if value is None else value)
-        check_values(patch, self.version)   # NVUE-Object-Model: a bad value is refused, pending unchanged
+        try:
+            check_values(patch, self.version)   # NVUE-Object-Model: a bad value is refused, pending unchanged
+        except SchemaError:
+            # The path lists document some string leaves with a placeholder (`system hostname
+            # <idn-hostname>`), which the trie reads as a key; NVUE types the leaf by its object
+            # model, so `nv set system hostname leaf7` sets a string. Retry the last token as the value.
+            if value is not None or len(keys) < 2:
+                raise
+            scalar = nvtree.nest(keys[:-1], keys[-1])
+            check_values(scalar, self.version)
+            patch = scalar
         nvtree.merge(self._pending().config, patch)
 
     def _cli_unset(self, tokens: list[str], io: Io) -> None:

@@ -117,3 +117,22 @@ def test_pre_59_needs_save(tmp_path):
         assert device.startup == device.applied
 
     asyncio.run(scenario())
+
+
+def test_nv_set_string_leaves_documented_with_a_placeholder(tmp_path):
+    """`system hostname <idn-hostname>` and `interface <id> description <text>` are string leaves
+    in NVUE's object model: `nv set` sets the string (the trie alone would read a key)."""
+    import asyncio
+
+    device = make_device(tmp_path)
+    for command in ("nv set system hostname leaf7", "nv set interface swp1 description uplink",
+                    "nv set interface swp1 ip address 10.0.0.1/31"):
+        io = FakeIo()
+        assert asyncio.run(device.run(command.split(), io)) == 0, io.text()
+    pending = device._pending().config
+    assert pending["system"]["hostname"] == "leaf7"
+    assert pending["interface"]["swp1"]["description"] == "uplink"
+    assert pending["interface"]["swp1"]["ip"]["address"] == {"10.0.0.1/31": {}}, "keys stay keys"
+    io = FakeIo()
+    assert asyncio.run(device.run("nv set system hostname -bad-".split(), io)) == 1
+    assert "is not a string matching" in io.text()
