@@ -136,12 +136,14 @@ def render(
     sonic_yang: Annotated[str | None, typer.Option("--sonic-yang", help="SONiC YANG model dir: validate config_db")] = None,
 ) -> None:
     """Validate, then render every file into OUTPUT atomically."""
-    from generator.render.output import OutputError, check_target, render_files, write_tree
+    from generator.render.output import OutputError, check_target, write_render
+    from generator.render.stream import worker_count
 
     started = time.perf_counter()
     try:
         check_target(output)        # before any work: a wrong -o is one line, nothing touched
-    except OutputError as exc:
+        workers = worker_count()    # FABRICGEN_WORKERS, else the usable CPUs
+    except (OutputError, ValueError) as exc:
         _err(f"error: {exc}")
         raise typer.Exit(1) from None
     loaded, result = _check(intent)
@@ -159,16 +161,16 @@ def render(
             _err(f"error: {intent}: SONiC YANG validation failed; nothing written")
             raise typer.Exit(1)
     plan = result.plan
-    files = render_files(plan, loaded.text)
     try:
-        out = write_tree(files, output)
+        # rendered and written over the CPUs, never whole in memory (issue 14); same bytes as render_files
+        out, file_count = write_render(plan, loaded.text, output, workers)
     except OutputError as exc:
         _err(f"error: {exc}")
         raise typer.Exit(1) from None
     roles = Counter(s.role for s in plan.switches)
     tiers = ", ".join(f"{n} {r}" for r, n in sorted(roles.items()))
     typer.echo(f"{plan.fabric}: {plan.kind}, {len(plan.switches)} switches ({tiers}), {len(plan.hosts)} hosts, "
-               f"{len(plan.links)} links, {len(files)} files -> {out} "
+               f"{len(plan.links)} links, {file_count} files -> {out} "
                f"({len(result.warnings)} warning(s), {time.perf_counter() - started:.2f} s)")
 
 

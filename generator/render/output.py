@@ -18,7 +18,7 @@ from generator import __version__
 from generator.plan.model import FabricPlan
 from generator.render.cabling import render_cabling
 from generator.render.nvue import render_switch
-from generator.render.plan_json import render_plan_json
+from generator.render.plan_json import iter_plan_json
 
 # A target adds files for a plan: (relative path, content) pairs
 Target = Callable[[FabricPlan], Iterable[tuple[str, str]]]
@@ -43,11 +43,17 @@ def host_files(plan: FabricPlan) -> Iterable[tuple[str, str]]:
 
 
 def fabric_files(plan: FabricPlan) -> Iterable[tuple[str, str]]:
+    for rel, chunks in fabric_chunks(plan):
+        yield rel, "".join(chunks)
+
+
+def fabric_chunks(plan: FabricPlan) -> Iterable[tuple[str, Iterable[str]]]:
+    """The fabric-wide files as pieces: plan.json streams (a 98k-GPU plan.json is ~200 MB)."""
     from generator.render.inventory import render_inventory
 
-    yield "plan.json", render_plan_json(plan)
-    yield "cabling.csv", render_cabling(plan)
-    yield "inventory.yml", render_inventory(plan)
+    yield "plan.json", iter_plan_json(plan)
+    yield "cabling.csv", (render_cabling(plan),)
+    yield "inventory.yml", (render_inventory(plan),)
 
 
 TARGETS: tuple[Target, ...] = (fabric_files, switch_files, host_files)
@@ -58,14 +64,20 @@ def render_files(plan: FabricPlan, intent_text: str) -> dict[str, str]:
     for target in TARGETS:
         for rel, content in target(plan):
             files[rel] = content
-    manifest = {
-        "generator": f"fabricgen {__version__}",
-        "fabric": plan.fabric,
-        "intent_sha256": hashlib.sha256(intent_text.encode()).hexdigest(),
-        "files": {rel: hashlib.sha256(files[rel].encode()).hexdigest() for rel in sorted(files)},
-    }
-    files["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    hashes = {rel: hashlib.sha256(content.encode()).hexdigest() for rel, content in files.items()}
+    files["manifest.json"] = manifest_text(plan.fabric, intent_text, hashes)
     return files
+
+
+def manifest_text(fabric: str, intent_text: str, hashes: dict[str, str]) -> str:
+    """manifest.json: json.dumps(manifest, indent=1, sort_keys=True) + newline, byte for byte,
+    written directly (json's indenting encoder is pure Python: ~0.5 s for 65k files)."""
+    from json.encoder import encode_basestring_ascii as enc
+
+    rows = ",\n".join(f"  {enc(rel)}: {enc(hashes[rel])}" for rel in sorted(hashes))
+    return (f'{{\n "fabric": {enc(fabric)},\n "files": ' + (f"{{\n{rows}\n }}" if rows else "{}")
+            + f',\n "generator": {enc(f"fabricgen {__version__}")},\n'
+            f' "intent_sha256": "{hashlib.sha256(intent_text.encode()).hexdigest()}"\n}}\n')
 
 
 class OutputError(Exception):
@@ -177,14 +189,7 @@ def check_target(out_dir: str | Path) -> Path:
 
 def write_tree(files: dict[str, str], out_dir: str | Path) -> Path:
     """Write FILES into OUTPUT (check_target's rule) atomically; OutputError leaves nothing behind."""
-    out = check_target(out_dir)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    except OSError as exc:
-        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from None
-    old = None
-    try:
+    def fill(tmp: Path) -> None:
         made: set[Path] = set()
         for rel in sorted(files):
             path = tmp / rel
@@ -195,6 +200,53 @@ def write_tree(files: dict[str, str], out_dir: str | Path) -> Path:
             path.write_text(files[rel], encoding="utf-8")
             if rel.endswith(".sh"):
                 path.chmod(0o755)
+
+    return _replace_atomically(out_dir, fill)
+
+
+def write_render(plan: FabricPlan, intent_text: str, out_dir: str | Path,
+                 workers: int | None = None, stats: dict[str, float] | None = None) -> tuple[Path, int]:
+    """render_files + write_tree without the render in memory (`fabricgen render`): the same
+    bytes, device files rendered and written over WORKERS processes (generator.render.stream),
+    each hashed as it is written. (output directory, number of files); STATS as write_devices
+    fills it."""
+    from generator.render.stream import write_devices
+
+    count = 0
+
+    def fill(tmp: Path) -> None:
+        nonlocal count
+
+        def fabric_wide() -> list[tuple[str, str]]:
+            written = []
+            for rel, chunks in fabric_chunks(plan):
+                digest = hashlib.sha256()
+                with open(tmp / rel, "xb") as fh:
+                    for chunk in chunks:
+                        data = chunk.encode("utf-8")
+                        fh.write(data)
+                        digest.update(data)
+                written.append((rel, digest.hexdigest()))
+            return written
+
+        hashes = dict(write_devices(plan, tmp, fabric_wide, workers, stats))
+        (tmp / MANIFEST).write_text(manifest_text(plan.fabric, intent_text, hashes), encoding="utf-8")
+        count = len(hashes) + 1
+
+    return _replace_atomically(out_dir, fill), count
+
+
+def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Path:
+    """FILL a temporary sibling of OUTPUT, then swap it in with renames (check_target's rule)."""
+    out = check_target(out_dir)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from None
+    old = None
+    try:
+        fill(tmp)
         os.chmod(tmp, 0o755)
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))

@@ -1,0 +1,207 @@
+"""`fabricgen render` at scale: render and write every device's files over the available
+cores, hashing each file as it is written, without holding the render in memory.
+
+render_files() (output.py) keeps its contract for the in-memory users (tests, deploy,
+drift, plan, verify). This path writes the same bytes: the devices are split across
+forked workers, each renders its slice, writes each file once into the temporary output
+directory and hands back (path, sha256) pairs; the parent writes the fabric-wide files
+meanwhile and then manifest.json from all the hashes (sorted, so the bytes do not depend
+on the number of workers). Workers: len(os.sched_getaffinity(0)), or FABRICGEN_WORKERS.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import pickle
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from generator.plan.model import FabricPlan
+
+WORKERS_ENV = "FABRICGEN_WORKERS"
+
+
+class WorkerError(RuntimeError):
+    """A render worker failed: the first line of what it raised."""
+
+
+def worker_count() -> int:
+    """FABRICGEN_WORKERS if set (>= 1), else the CPUs this process may run on."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw:
+        if not raw.isdigit() or int(raw) < 1:
+            raise ValueError(f"{WORKERS_ENV}={raw!r}: give a whole number of workers, 1 or more")
+        return int(raw)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:                      # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _write(root: Path, rel: str, content: str, made: set[str]) -> str:
+    """Write one file below ROOT (new, never followed through a link); its sha256."""
+    data = content.encode("utf-8")
+    parent = rel.rpartition("/")[0]
+    if parent and parent not in made:
+        (root / parent).mkdir(parents=True, exist_ok=True)
+        made.add(parent)
+    fd = os.open(root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)   # as open()
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    if rel.endswith(".sh"):
+        os.chmod(root / rel, 0o755)             # as write_tree: scripts executable whatever the umask
+    return hashlib.sha256(data).hexdigest()
+
+
+def _device_jobs(plan: FabricPlan) -> list[Callable[[], Iterable[tuple[str, str]]]]:
+    from generator.render.hosts import render_host
+
+    jobs: list[Callable[[], Iterable[tuple[str, str]]]] = []
+    if plan.switch_os == "cumulus":
+        from generator.render.nvue import render_switch
+
+        for sw in plan.switches:
+            jobs.append(lambda sw=sw: ((f"switches/{sw.name}/startup.yaml", render_switch(plan, sw)),))
+    else:
+        from generator.render.sonic import render_config_db
+
+        for sw in plan.switches:
+            jobs.append(lambda sw=sw: ((f"switches/{sw.name}/config_db.json", render_config_db(plan, sw)),))
+    for host in plan.hosts:
+        jobs.append(lambda host=host: sorted(render_host(plan, host).items()))
+    return jobs
+
+
+def _warm(plan: FabricPlan) -> None:
+    """Compile the templates and the per-plan shared files once, before forking, so that every
+    worker inherits them instead of building its own."""
+    from generator.render.environment import environment
+    from generator.render.hosts import _shared
+
+    env = environment()
+    for name in env.list_templates():
+        if name.endswith(".j2"):
+            env.get_template(name)
+    if plan.hosts:
+        _shared(plan)
+
+
+def _run_jobs(jobs, root: Path, stats: dict[str, float]) -> list[tuple[str, str]]:
+    """Render and write JOBS; STATS gets the seconds spent rendering and writing."""
+    made: set[str] = set()
+    out = []
+    rendering = writing = 0.0
+    clock = time.perf_counter
+    for job in jobs:
+        t0 = clock()
+        files = job()
+        t1 = clock()
+        for rel, content in files:
+            out.append((rel, _write(root, rel, content, made)))
+        rendering += t1 - t0
+        writing += clock() - t1
+    stats["render_s"] = stats.get("render_s", 0.0) + rendering
+    stats["write_s"] = stats.get("write_s", 0.0) + writing
+    return out
+
+
+def _child(jobs, root: Path, wfd: int) -> None:
+    """In a forked worker: render and write JOBS, send the hashes (or the error) to WFD, exit."""
+    code = 0
+    try:
+        gc.disable()                        # acyclic garbage; keeps the inherited pages shared
+        stats: dict[str, float] = {}
+        payload = ("ok", (_run_jobs(jobs, root, stats), stats))
+    except OSError as exc:
+        code, payload = 1, ("oserror", (exc.errno, exc.strerror, exc.filename))
+    except BaseException:                   # noqa: BLE001 - everything must reach the parent
+        code, payload = 1, ("error", traceback.format_exc().strip().splitlines()[-1])
+    try:
+        with os.fdopen(wfd, "wb") as fh:
+            pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        os._exit(code)
+
+
+def _collect(payload, stats: dict[str, float]) -> list[tuple[str, str]]:
+    kind, value = payload
+    if kind == "ok":
+        written, theirs = value
+        for key, seconds in theirs.items():
+            stats[key] = stats.get(key, 0.0) + seconds
+        return written
+    if kind == "oserror":
+        raise OSError(*value)
+    raise WorkerError(value)
+
+
+def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[str, str]]],
+                  workers: int | None = None, stats: dict[str, float] | None = None) -> list[tuple[str, str]]:
+    """Render and write every device file of PLAN below ROOT over WORKERS processes while the
+    calling process runs ALSO (which writes other files and returns their hashes). Every
+    (path, sha256) written, unsorted. STATS, when given, adds up the seconds the workers spent
+    rendering (render_s) and writing (write_s), and those of ALSO (fabric_s)."""
+    workers = worker_count() if workers is None else workers
+    stats = {} if stats is None else stats
+    jobs = _device_jobs(plan)
+
+    def fabric_wide() -> list[tuple[str, str]]:
+        t0 = time.perf_counter()
+        written = also()
+        stats["fabric_s"] = time.perf_counter() - t0
+        return written
+
+    if workers <= 1 or not hasattr(os, "fork") or len(jobs) < 2 * workers:
+        return fabric_wide() + _run_jobs(jobs, root, stats)
+    _warm(plan)
+    gc.collect()
+    gc.freeze()                             # the plan moves to the permanent generation: no GC walks it
+    children: list[tuple[int, int]] = []
+    try:
+        for k in range(workers):
+            rfd, wfd = os.pipe()
+            pid = os.fork()
+            if pid == 0:                    # pragma: no cover - runs in the child
+                os.close(rfd)
+                _child(jobs[k::workers], root, wfd)
+            os.close(wfd)
+            children.append((pid, rfd))
+        results = fabric_wide()
+        error: BaseException | None = None
+        for pid, rfd in children:
+            with os.fdopen(rfd, "rb") as fh:
+                raw = fh.read()
+            _, status = os.waitpid(pid, 0)
+            try:
+                if not raw:
+                    raise WorkerError(f"render worker {pid} died ({_status(status)})")
+                results += _collect(pickle.loads(raw), stats)
+            except BaseException as exc:    # noqa: BLE001 - reap every worker first
+                error = error or exc
+        children = []
+        if error is not None:
+            raise error
+        return results
+    finally:
+        for pid, rfd in children:           # the parent failed: stop and reap the workers
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                os.close(rfd)
+            except OSError:
+                pass
+        gc.unfreeze()
+
+
+def _status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}"
+    return f"exit {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else str(status)
