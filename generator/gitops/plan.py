@@ -157,20 +157,30 @@ def _render_text(text: str, label: str) -> dict[str, str]:
     return _render_loaded(loaded, f"the intent at {label}")[1]
 
 
-def read_tree(directory: Path) -> dict[str, str]:
-    """The files of an earlier `fabricgen render` output: only a directory whose manifest.json
-    render_files wrote, and only the files that manifest lists (no links), so --against can never
-    print a file that is not a render's."""
-    import stat
-
+def _render_manifest(directory: Path) -> dict:
     from generator.render.output import MANIFEST, read_manifest
 
     manifest = read_manifest(directory)
     if manifest is None:
         raise PlanError(f"--against {directory}: not a `fabricgen render` output (no fabricgen {MANIFEST}); "
                         "give a rendered directory or a git ref")
+    return manifest
+
+
+def read_tree(directory: Path, skip: dict[str, str] | None = None) -> dict[str, str]:
+    """The files of an earlier `fabricgen render` output: only a directory whose manifest.json
+    render_files wrote, and only the files that manifest lists (no links), so --against can never
+    print a file that is not a render's. SKIP: path -> sha256 of files not to read when the
+    manifest records that same hash (they are unchanged)."""
+    import stat
+
+    manifest = _render_manifest(directory)
+    skip = skip or {}
     files = {}
-    for rel in sorted(manifest["files"]):
+    listed = manifest["files"]
+    for rel in sorted(listed):
+        if skip.get(rel) == listed[rel]:
+            continue
         path = directory / rel
         try:
             if any((directory / Path(*Path(rel).parts[:i])).is_symlink() for i in range(1, len(Path(rel).parts))):
@@ -184,9 +194,32 @@ def read_tree(directory: Path) -> dict[str, str]:
             continue                # deleted since: the device reads as removed, as before
         except (OSError, UnicodeDecodeError) as exc:
             raise PlanError(f"--against {directory}: cannot read {rel}: {exc}") from None
-    if not files:
+    if not files and not skip:
         raise PlanError(f"--against {directory}: the render's files are missing; give a `fabricgen render` output")
     return files
+
+
+def _against_render(directory: Path, new_files: dict[str, str]) -> tuple[dict[str, str], dict[str, str], int]:
+    """Both sides without the files the old manifest records with the new file's sha256, and the
+    number of devices left out that way (every file the same): a 98k-GPU render is read and diffed
+    only where it changed (issue 14)."""
+    import hashlib
+
+    from generator.render.output import MANIFEST
+
+    listed = _render_manifest(directory)["files"]
+    same = {}
+    for rel, text in new_files.items():
+        digest = listed.get(rel)
+        if digest is not None and rel != MANIFEST and hashlib.sha256(text.encode()).hexdigest() == digest:
+            same[rel] = digest
+    old_files = read_tree(directory, skip=same)
+    if not old_files and not same:
+        raise PlanError(f"--against {directory}: the render's files are missing; give a `fabricgen render` output")
+    new_left = {rel: text for rel, text in new_files.items() if rel not in same}
+    touched = {device_of(rel)[0] for rel in (*old_files, *new_left) if rel not in SKIPPED_FILES}
+    untouched = {device_of(rel)[0] for rel in same} - touched
+    return old_files, new_left, len(untouched)
 
 
 def make_plan(intent_path: str, against: str) -> PlanResult:
@@ -194,13 +227,15 @@ def make_plan(intent_path: str, against: str) -> PlanResult:
 
     loaded = load_intent(intent_path)          # IntentError goes to the caller: one line per problem
     fabric, new_files, findings = _render_loaded(loaded, intent_path)
+    skipped = 0
     if Path(against).is_dir():
-        old_files = read_tree(Path(against))
+        old_files, new_files, skipped = _against_render(Path(against), new_files)
         label = against
     else:
         text, label = show_at_ref(intent_path, against)
         old_files = _render_text(text, label) if text is not None else {}
     result = compare_renders(old_files, new_files, fabric=fabric, against=label)
+    result.unchanged += skipped
     result.findings = findings
     return result
 
