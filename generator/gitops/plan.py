@@ -204,6 +204,7 @@ def _against_render(directory: Path, new_files: dict[str, str]) -> tuple[dict[st
     number of devices left out that way (every file the same): a 98k-GPU render is read and diffed
     only where it changed (issue 14)."""
     import hashlib
+    import stat
 
     from generator.render.output import MANIFEST
 
@@ -211,7 +212,16 @@ def _against_render(directory: Path, new_files: dict[str, str]) -> tuple[dict[st
     same = {}
     for rel, text in new_files.items():
         digest = listed.get(rel)
-        if digest is not None and rel != MANIFEST and hashlib.sha256(text.encode()).hexdigest() == digest:
+        data = text.encode()
+        if digest is None or rel == MANIFEST or hashlib.sha256(data).hexdigest() != digest:
+            continue
+        # Trust the manifest only for a plain file of the recorded size: a link planted in its
+        # place is read (and refused) by read_tree, and a hand edit that changed the size shows.
+        try:
+            st = os.lstat(directory / rel)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size == len(data):
             same[rel] = digest
     old_files = read_tree(directory, skip=same)
     if not old_files and not same:
