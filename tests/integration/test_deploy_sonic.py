@@ -180,6 +180,9 @@ def test_provisioning_a_factory_switch(fabric, capsys):
     startup = json.loads(fab.shell("cat /etc/sonic/config_db.json")[0])
     assert managed.owned(startup) == managed.owned(rendered)
     assert json.loads(fab.shell("sudo fabricgen-confirm status")[0])["pending"] is False
+    # pushed with a checkpoint of the factory config (issue 12: checkpoint, reload, post-check)
+    checkpoints = json.loads(fab.shell("sudo config list-checkpoints")[0])
+    assert any(c.startswith("fabricgen-") for c in checkpoints), checkpoints
 
     code, doc = fab.drift(capsys)
     assert code == 0, doc

@@ -135,12 +135,16 @@ class SonicDriver(SSHCliDriver):
             raise CommitError(f"{self.where}: {exc}") from None
         self.discard_config()
 
-    def _commit_patch(self, revert_in: int | None) -> None:
-        if not self._ops:
-            return
+    def _checkpoint(self) -> str:
         checkpoint = self.commands.checkpoint_prefix + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
         self._check(self.commands.checkpoint.format(name=checkpoint))
         self._last_checkpoint = checkpoint
+        return checkpoint
+
+    def _commit_patch(self, revert_in: int | None) -> None:
+        if not self._ops:
+            return
+        checkpoint = self._checkpoint()
         self._check(self.commands.apply_patch.format(path=self.remote_path(self.commands.patch_path)),
                     read_timeout=max(self.timeout, 120))
         if revert_in is not None:
@@ -149,6 +153,9 @@ class SonicDriver(SSHCliDriver):
             self._check(self.commands.save)
 
     def _commit_reload(self, revert_in: int | None) -> None:
+        # A checkpoint of the config before day 0, for the operator (`config rollback <name>` of
+        # the same SKU); the undo the deploy itself uses is reloading the untouched startup file.
+        self._checkpoint()
         # The timer first: if the reload cuts this session, the switch still goes back to its
         # saved startup config on its own.
         if revert_in is not None:
