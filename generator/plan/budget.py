@@ -80,16 +80,21 @@ def switch_budgets(plan: FabricPlan) -> list[Budget]:
         by_tier: dict[str, int] = {}
         longest: dict[str, float] = {}
         ports: tuple[Port, ...] = plan.ports_of(sw.name)
+        # ports alike in what the sum reads counted first: a switch has ~128 ports of a few kinds
+        # (issue 14: ~590k ports at 98k GPUs, summed twice); integer sums, so the order is free
+        alike: dict[tuple, int] = {}
         for p in ports:
-            if not p.lossless or p.headroom is None:
-                continue
+            if p.lossless and p.headroom is not None:
+                key = (p.tier, p.speed_g, p.cable_m, p.headroom.size)
+                alike[key] = alike.get(key, 0) + 1
+        for (tier, speed_g, cable_m, headroom_size), count in alike.items():
             # SONiC: the table row the render uses (a cable with no row is FG254's; the formula stands in)
-            row = sku.row(p.speed_g, p.cable_m) if sku is not None else None
-            size = (row.size if row is not None else p.headroom.size) * pgs_per_port
+            row = sku.row(speed_g, cable_m) if sku is not None else None
+            size = (row.size if row is not None else headroom_size) * pgs_per_port * count
             used += size
-            pgs += pgs_per_port
-            by_tier[p.tier] = by_tier.get(p.tier, 0) + size
-            longest[p.tier] = max(longest.get(p.tier, 0.0), p.cable_m)
+            pgs += pgs_per_port * count
+            by_tier[tier] = by_tier.get(tier, 0) + size
+            longest[tier] = max(longest.get(tier, 0.0), cable_m)
         top = max(sorted(by_tier), key=lambda t: by_tier[t]) if by_tier else None
         out.append(Budget(switch=sw.name, role=sw.role, model=sw.model, lossless_pgs=pgs, used_bytes=used,
                           pool_bytes=(sku.pools(sw.role)["ingress_lossless_pool"] if sku is not None

@@ -7,7 +7,7 @@ intent. Every value a renderer or check needs is computed once, here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 
 from generator.plan.headroom import Headroom
 
@@ -19,6 +19,25 @@ TIER_HOST_LEAF = "host-leaf"
 TIER_LEAF_SPINE = "leaf-spine"
 TIER_SPINE_SUPER = "spine-super-spine"
 TIER_GLOBAL = "global"
+
+
+def _fast_init(cls):
+    """Give a frozen, slotted dataclass without defaults an __init__ that fills each slot through
+    its member descriptor instead of object.__setattr__ (what a frozen dataclass's generated
+    __init__ calls per field): the same signature, values and frozenness, ~2.5x cheaper. A
+    98k-GPU plan builds ~590k Ports, ~295k Links, ~98k Nics (issue 14: ~1.2 s of compile)."""
+    names = [f.name for f in fields(cls)]
+    if any(f.default is not MISSING or f.default_factory is not MISSING or not f.init for f in fields(cls)) \
+            or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__}: _fast_init handles plain fields only")
+    scope = {f"_set_{n}": cls.__dict__[n].__set__ for n in names}
+    exec(f"def __init__(self, {', '.join(names)}):\n"                       # noqa: S102 - our own names
+         + "".join(f"    _set_{n}(self, {n})\n" for n in names), scope)
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    cls.__init__ = init
+    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +54,7 @@ class Switch:
     group: int | None       # dragonfly-plus group, 1-based
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Port:
     """A logical switch port carrying one link (swp1 or a split port swp1s0)."""
@@ -56,6 +76,7 @@ class Port:
     peer_asn: int | None    # None for host-facing ports
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Link:
     a_device: str
@@ -68,6 +89,7 @@ class Link:
     cable: str              # DAC | AOC
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Nic:
     rail: int
@@ -79,6 +101,7 @@ class Nic:
     port: str
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Host:
     name: str
