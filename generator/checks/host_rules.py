@@ -303,9 +303,15 @@ def nic_port_not_lossless(ctx: CheckContext) -> Finding:
     if plan.qos.mode != "lossless":
         return
     bad: dict[str, list[str]] = {}
+    named: dict[str, dict[str, object]] = {}     # switch -> port name -> its first Port (as a scan finds)
     for host in plan.hosts:
         for nic in host.nics:
-            port = next((p for p in plan.ports_of(nic.switch) if p.port == nic.port), None)
+            by_port = named.get(nic.switch)
+            if by_port is None:
+                by_port = named[nic.switch] = {}
+                for p in plan.ports_of(nic.switch):
+                    by_port.setdefault(p.port, p)
+            port = by_port.get(nic.port)
             if port is None:
                 why = f"{nic.switch} has no port {nic.port}"
             elif port.peer_device != host.name:

@@ -140,8 +140,9 @@ def compile_plan(intent: Intent) -> FabricPlan:
         hosts.append(Host(name=name, index=slot.index, mgmt_ip=host_mgmt[h_i], unit=slot.unit, group=slot.group,
                           nics=tuple(nics)))
 
+    cables: dict[str, tuple[float, str]] = {}           # per tier: ~200k links, 4 tiers
     for i, raw in enumerate(topo.links):
-        length, cable = cable_for(intent, raw.tier)
+        length, cable = cables.get(raw.tier) or cables.setdefault(raw.tier, cable_for(intent, raw.tier))
         a_ip = b_ip = None
         if fabric_pool is not None:
             a_ip, b_ip = addressing.fabric_link(fabric_pool, i)

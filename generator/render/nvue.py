@@ -44,6 +44,12 @@ def pfc_profile_name(cable_m: int) -> str:
     return f"roce-lossless-{cable_m}m"
 
 
+@cache
+def _pfc_profile_of(cable_m: float) -> str:
+    """A port's PFC profile name from its cable length: a handful of lengths, ~500k ports at 98k GPUs."""
+    return pfc_profile_name(pfc_cable_m(cable_m))
+
+
 def _qos_overrides(plan: FabricPlan) -> dict[str, Any]:
     """Explicit keys only where the intent departs from what `qos roce mode lossless` sets."""
     q = plan.qos
@@ -120,19 +126,19 @@ def switch_context(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
     interfaces = [{"name": phys, "breakout": mode}
                   for phys, mode in sorted({(p.physical, p.breakout) for p in ports if p.breakout})]
     neighbors = []
+    watchdog, adaptive = plan.qos.pfc_watchdog, plan.routing.adaptive_routing
     for p in ports:
-        cable = pfc_cable_m(p.cable_m)
         interfaces.append({
             "name": p.port,
             "breakout": None,
             "description": f"{p.peer_device}:{p.peer_port}",
             "speed": f"{p.speed_g}G",
             "address": p.ip,
-            "pfc_profile": pfc_profile_name(cable) if p.lossless else None,
-            "watchdog": plan.qos.pfc_watchdog and p.lossless,
+            "pfc_profile": _pfc_profile_of(p.cable_m) if p.lossless else None,
+            "watchdog": watchdog and p.lossless,
             # Equal-Cost-Multipath-Load-Sharing page: enable AR on every port of the ECMP
             # route, i.e. the switch-to-switch ports (host ports are single next hops)
-            "adaptive_routing": plan.routing.adaptive_routing and p.peer_asn is not None,
+            "adaptive_routing": adaptive and p.peer_asn is not None,
         })
         if p.peer_asn is not None:
             if p.ip is None:
@@ -151,7 +157,7 @@ def switch_context(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
         "mtu": plan.qos.switch_mtu,
         "interfaces": sorted(interfaces, key=lambda i: _port_key(i["name"])),
         "neighbors": sorted(neighbors, key=lambda n: _port_key(n["id"]) if n["type"] == "unnumbered"
-                            else (0, tuple(int(x) for x in n["id"].split(".")))),
+                            else (0, tuple(map(int, n["id"].split("."))))),
         "qos": {
             "mode": plan.qos.mode,
             "lossless": lossless,
