@@ -51,6 +51,9 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        # the templates ship with the package and do not change during a run: no stat() of the
+        # file on every get_template and {% include %} (~80k at 98k GPUs, issue 14)
+        auto_reload=False,
     )
     env.filters["yaml_key"] = _yaml_key
     return env
