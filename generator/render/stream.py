@@ -49,7 +49,8 @@ def _write(root: Path, rel: str, content: str, made: set[str]) -> str:
     if parent and parent not in made:
         (root / parent).mkdir(parents=True, exist_ok=True)
         made.add(parent)
-    fd = os.open(root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)   # as open()
+    path = f"{root}/{rel}"                  # no Path per file (65k at 98k GPUs): REL is our own relative name
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)   # as open()
     try:
         view = memoryview(data)
         while view:
@@ -57,7 +58,7 @@ def _write(root: Path, rel: str, content: str, made: set[str]) -> str:
     finally:
         os.close(fd)
     if rel.endswith(".sh"):
-        os.chmod(root / rel, 0o755)             # as write_tree: scripts executable whatever the umask
+        os.chmod(path, 0o755)                   # as write_tree: scripts executable whatever the umask
     return hashlib.sha256(data).hexdigest()
 
 
