@@ -139,3 +139,18 @@ def resolve_access(plan, names: list[str], intent_path: str | Path, endpoints_pa
         raise CredentialsError(f"{path}: no endpoint for {len(missing)} switch(es) of the plan, e.g. "
                                f"{', '.join(missing[:3])}; add them or deploy with --limit")
     return Access(targets, base / "known_hosts", _password(data, base, str(path)), hosts_listed="hosts" in data)
+
+
+def endpoint_host_access(section, endpoints: str) -> tuple[dict, Path | None]:
+    """(extravars, ssh private key) from the endpoints file's `hosts:` section (docs/drift.md):
+    `user` becomes ansible_user, `extravars` pass through, `ssh_key` is relative to the file."""
+    extravars: dict = {}
+    ssh_key = None
+    if isinstance(section, dict):
+        if section.get("user"):
+            extravars["ansible_user"] = str(section["user"])
+        if isinstance(section.get("extravars"), dict):
+            extravars.update(section["extravars"])
+        if section.get("ssh_key"):
+            ssh_key = Path(endpoints).resolve().parent / str(section["ssh_key"])
+    return extravars, ssh_key

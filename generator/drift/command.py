@@ -187,15 +187,9 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
         if not isinstance(data, dict) or "hosts" not in data:
             return all_unknown(f"{endpoints} lists no hosts")
         section = data["hosts"]
-    extravars: dict = {}
-    ssh_key = None
-    if isinstance(section, dict):
-        if section.get("user"):
-            extravars["ansible_user"] = str(section["user"])
-        if isinstance(section.get("extravars"), dict):
-            extravars.update(section["extravars"])
-        if section.get("ssh_key"):
-            ssh_key = Path(endpoints).resolve().parent / str(section["ssh_key"])
+    from generator.deploy.credentials import endpoint_host_access
+
+    extravars, ssh_key = endpoint_host_access(section, endpoints)
     try:
         from generator.deploy.hosts import run_hosts_playbook
         from generator.render.output import write_tree

@@ -94,15 +94,9 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
     if section is None:
         status = "unknown" if only == "hosts" else "skipped"
         return [Outcome("host-roce", n, status, reason=reason) for n in names], f"host-roce {status}: {reason}"
-    extravars: dict = {}
-    ssh_key = None
-    if isinstance(section, dict):
-        if section.get("user"):
-            extravars["ansible_user"] = str(section["user"])
-        if isinstance(section.get("extravars"), dict):
-            extravars.update(section["extravars"])
-        if section.get("ssh_key"):
-            ssh_key = Path(endpoints).resolve().parent / str(section["ssh_key"])
+    from generator.deploy.credentials import endpoint_host_access
+
+    extravars, ssh_key = endpoint_host_access(section, endpoints)
     from generator.render.output import write_tree
 
     known_hosts = Path(endpoints).resolve().parent / "known_hosts"
