@@ -19,7 +19,6 @@ user and the privilege separation directory if this module created it.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import secrets
 import shutil
@@ -27,11 +26,12 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from fake_nic import ROCE_V1, ROCE_V2, write_fake_gids, write_fake_nic_tools, write_fake_sysfs  # noqa: F401  (re-exported)
 
 from generator.plan.model import FabricPlan
 
@@ -244,180 +244,3 @@ def netns_hosts(tmp_path_factory) -> Iterator:
         problems = [p for lab in labs for p in _stop(lab)]
         if problems:
             raise RuntimeError("netns teardown: " + "; ".join(problems))
-
-
-# --- fake NIC tools --------------------------------------------------------------
-# There are no ConnectX NICs here: these record their arguments (one line per call in
-# $FAKE_NIC_LOG) and keep per-interface state in $FAKE_NIC_STATE so that the QoS
-# script's read-compare-set logic and its --check mode run against realistic output.
-# This is the one stand-in the test plan allows.
-
-_FAKE_COMMON = r'''#!/usr/bin/python3
-import json, os, sys
-from pathlib import Path
-
-def log():
-    with open(os.environ["FAKE_NIC_LOG"], "a") as f:
-        f.write(" ".join([Path(sys.argv[0]).name] + sys.argv[1:]) + "\n")
-
-def state(ifc, default):
-    base = Path(os.environ["FAKE_NIC_STATE"])
-    base.mkdir(parents=True, exist_ok=True)
-    path = base / (Path(sys.argv[0]).name + "-" + ifc + ".json")
-    data = json.loads(path.read_text()) if path.exists() else default
-    return path, data
-
-def save(path, data):
-    path.write_text(json.dumps(data))
-
-log()
-'''
-
-FAKE_MLNX_QOS = _FAKE_COMMON + r'''
-args = sys.argv[1:]
-ifc = args[args.index("-i") + 1]
-if not Path(os.environ.get("FABRICGEN_SYSROOT", "") + "/sys/class/net/" + ifc).exists():
-    print(f"Netlink error: no such device {ifc}", file=sys.stderr)
-    sys.exit(1)
-path, st = state(ifc, {"trust": "pcp", "pfc": [0] * 8, "dscp": [d >> 3 for d in range(64)]})
-changed = False
-if "--trust" in args:
-    st["trust"] = args[args.index("--trust") + 1]; changed = True
-if "--pfc" in args:
-    st["pfc"] = [int(x) for x in args[args.index("--pfc") + 1].split(",")]; changed = True
-if "--dscp2prio" in args:
-    op, d, p = args[args.index("--dscp2prio") + 1].split(",")
-    st["dscp"][int(d)] = int(p); changed = True
-if changed:
-    save(path, st)
-print("DCBX mode: OS controlled")
-print("Priority trust state: " + st["trust"])
-print("dscp2prio mapping:")
-for prio in range(8):
-    ds = [d for d in range(63, -1, -1) if st["dscp"][d] == prio]
-    print(f"\tprio:{prio} dscp:" + "".join(f"{d:02d}," for d in ds))
-print("default priority:")
-print("Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,")
-print("Cable len: 7")
-print("PFC configuration:")
-print("\tpriority    0   1   2   3   4   5   6   7")
-print("\tenabled     " + "   ".join(str(v) for v in st["pfc"]))
-print("\tbuffer      " + "   ".join(str(v) for v in st["pfc"]))
-for tc in range(8):
-    print(f"tc: {tc} ratelimit: unlimited, tsa: vendor")
-    print(f"\t priority:  {tc}")
-'''
-
-FAKE_DCB = _FAKE_COMMON + r'''
-args = [a for a in sys.argv[1:] if a != "-N"]
-obj, cmd = args[0], args[1]
-ifc = args[args.index("dev") + 1]
-if not Path(os.environ.get("FABRICGEN_SYSROOT", "") + "/sys/class/net/" + ifc).exists():
-    print(f"Cannot find device \"{ifc}\"", file=sys.stderr)
-    sys.exit(1)
-path, st = state(ifc, {"app": [], "pfc": ["off"] * 8})
-if obj == "app" and cmd == "show":
-    print("dscp-prio " + " ".join(f"{d}:{p}" for d, p in sorted(st["app"])))
-elif obj == "app" and cmd in ("add", "replace"):
-    for item in args[args.index("dscp-prio") + 1:]:
-        d, p = (int(x) for x in item.split(":"))
-        if cmd == "replace":
-            st["app"] = [e for e in st["app"] if e[0] != d]
-        st["app"].append([d, p])
-    save(path, st)
-elif obj == "pfc" and cmd == "show":
-    print("prio-pfc " + " ".join(f"{i}:{v}" for i, v in enumerate(st["pfc"])))
-elif obj == "pfc" and cmd == "set":
-    for item in args[args.index("prio-pfc") + 1:]:
-        k, v = item.split(":")
-        for i in (range(8) if k == "all" else [int(k)]):
-            st["pfc"][i] = v
-    save(path, st)
-else:
-    print("unsupported by the fake: " + " ".join(args), file=sys.stderr)
-    sys.exit(2)
-'''
-
-FAKE_CMA_ROCE_TOS = _FAKE_COMMON + r'''
-args = sys.argv[1:]
-dev, tos = args[args.index("-d") + 1], args[args.index("-t") + 1]
-port = Path(os.environ.get("FABRICGEN_SYSROOT", "") + f"/sys/kernel/config/rdma_cm/{dev}/ports/1")
-port.mkdir(parents=True, exist_ok=True)
-(port / "default_roce_tos").write_text(tos + "\n")
-'''
-
-
-def write_fake_nic_tools(bin_dir: Path) -> Path:
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in (("mlnx_qos", FAKE_MLNX_QOS), ("dcb", FAKE_DCB), ("cma_roce_tos", FAKE_CMA_ROCE_TOS)):
-        path = bin_dir / name
-        path.write_text(text)
-        path.chmod(0o755)
-    return bin_dir
-
-
-GID_TABLE_LEN = 16      # a real ConnectX port has 256 entries; the unused tail looks the same
-ZERO_GID = ":".join(["0000"] * 8)
-ROCE_V1, ROCE_V2 = "IB/RoCE v1", "RoCE v2"
-
-
-def write_fake_gids(root: Path, rdma: str, netdev: str, nic: int, addresses: Sequence[str],
-                    types: tuple[str, ...] = (ROCE_V1, ROCE_V2)) -> None:
-    """The RoCE GID table of port 1 of `rdma` as a ConnectX port shows it.
-
-    The kernel fills 0 and 1 with the default GIDs (fe80:: from the MAC, RoCE v1 and
-    v2), then one v1/v2 pair per address of the netdev in the order they were added:
-    2 and 3 for the first one, IPv4 as ::ffff:a.b.c.d. gids/N is printed with %pI6,
-    types/N reads "IB/RoCE v1" or "RoCE v2", ndevs/N the netdev; an unused entry reads
-    as zeros and its type and ndev cannot be read (EINVAL), modelled by leaving them
-    out (drivers/infiniband/core/sysfs.c, roce_gid_mgmt.c; show_gids in mlnx-tools
-    reads the same files). `types` ("IB/RoCE v1",) is a port that runs RoCE v1 only."""
-    port = root / "sys/class/infiniband" / rdma / "ports/1"
-    for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
-        d = port / sub
-        if d.is_dir():
-            shutil.rmtree(d)
-        d.mkdir(parents=True)
-    gids = [f"fe80::e42:a1ff:fe00:{nic:x}"] + list(addresses)     # MAC 0c:42:a1:00:00:<nic> as EUI-64
-    entries = []
-    for address in gids:
-        ip = ipaddress.ip_address(address)
-        mapped = ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed) if ip.version == 4 else ip
-        entries += [(t, mapped.exploded) for t in types]
-    for n in range(GID_TABLE_LEN):
-        if n < len(entries):
-            (port / "gid_attrs/types" / str(n)).write_text(entries[n][0] + "\n")
-            (port / "gid_attrs/ndevs" / str(n)).write_text(netdev + "\n")
-            (port / "gids" / str(n)).write_text(entries[n][1] + "\n")
-        else:
-            (port / "gids" / str(n)).write_text(ZERO_GID + "\n")
-
-
-def write_fake_sysfs(root: Path, netdevs: list[str], *, ofed: bool = True, ecn_prios: tuple[int, ...] = (3,),
-                     rdma: list[str] | None = None) -> Path:
-    """A /sys tree for roce-qos.sh: OFED ecn/ files, or an upstream debugfs cc_params,
-    and the GID table of each RDMA device (`rdma`, default the ConnectX names mlx5_<i>)
-    with one IPv4 address per netdev, 192.0.2.<i+1> (write_fake_gids changes it)."""
-    for i, ifc in enumerate(netdevs):
-        write_fake_gids(root, rdma[i] if rdma else f"mlx5_{i}", ifc, i, [f"192.0.2.{i + 1}"])
-        net = root / "sys/class/net" / ifc
-        net.mkdir(parents=True, exist_ok=True)
-        if ofed:
-            for point in ("roce_np", "roce_rp"):
-                enable = net / "ecn" / point / "enable"
-                enable.mkdir(parents=True, exist_ok=True)
-                for prio in range(8):
-                    (enable / str(prio)).write_text("0\n")
-            (net / "ecn/roce_np/cnp_dscp").write_text("0\n")
-            (net / "ecn/roce_np/cnp_802p_prio").write_text("0\n")
-        else:
-            pci = f"0000:{8 + i:02x}:00.0"
-            dev = root / "sys/devices/pci0000:00" / pci
-            dev.mkdir(parents=True, exist_ok=True)
-            link = net / "device"
-            if not link.is_symlink():
-                link.symlink_to(os.path.relpath(dev, net))
-            cc = root / "sys/kernel/debug/mlx5" / pci / "cc_params"
-            cc.mkdir(parents=True, exist_ok=True)
-            (cc / "np_cnp_dscp").write_text("0\n")
-    return root

@@ -1,0 +1,576 @@
+"""Fake ConnectX NIC tools and a fake /sys tree that behave like the real ones.
+
+There are no ConnectX NICs on the test machines. The tools below stand in for the real
+ones: each is a small Python script that logs its arguments (one line per call in
+$FAKE_NIC_LOG) and keeps what the real NIC, firmware or kernel would keep in
+$FAKE_NIC_STATE (one JSON file per tool and device), so roce-qos.sh, the host playbook
+and discovery run their read-compare-set logic against realistic output. This is the one
+stand-in the test plan allows. $FABRICGEN_SYSROOT prefixes /sys (and /proc) for the fakes as
+for roce-qos.sh.
+
+What each fake reproduces, and from where:
+
+- `cma_roce_tos`: mlnx-tools sbin/cma_roce_tos (github.com/Mellanox/mlnx-tools @8fbfd9cf),
+  a bash script. Options -d <dev> (default mlx5_0), -p <port> (default 1), -t <tos>, -h.
+  It needs <configfs>/rdma_cm ("Module rdma_cm is not loaded or does not support configfs",
+  exit 1); it mkdirs the group rdma_cm/<dev> when missing (the kernel refuses with ENODEV
+  when there is no such RDMA device: "Failed to create configuration for <dev>", exit 1),
+  fails "Device <dev> port <p> does not exist" (exit 1, leaving the group it made, as the
+  real script does), writes -t into ports/<p>/default_roce_tos, prints the file, and
+  rmdirs the group again when it created it. The value itself lives in the kernel's
+  cma_device (drivers/infiniband/core/cma_configfs.c reads and writes it through
+  cma_get/set_default_roce_tos), so it survives the group's removal: the fake keeps it in
+  $FAKE_NIC_STATE, not in the directory. Not reproduced: the root check ("You must be root
+  to run this") and mounting configfs (the fake needs $SYSROOT/sys/kernel/config to exist,
+  else "Failed to mount configfs").
+- `mlxconfig`: mstflint mlxconfig (github.com/Mellanox/mstflint @b9d9e844,
+  mlxconfig/mlxcfg_ui.cpp): `-d <pci> [-e] q [PARAM...]` prints the device block and the
+  "Configurations:" table (Next Boot column; Default and Current with -e, '*' where the next
+  value differs); `[-y] -d <pci> set PARAM=VALUE...` prints the table with a New column,
+  asks "Apply new Configuration? (y/n) [n] :" (answered by -y, else read from stdin),
+  then "Applying... Done!" and "-I- Please reboot machine to load new configurations.".
+  Errors print "-E- ..." on stdout and exit 3 (MLX_CFG_ERROR). Only LINK_TYPE_P1/P2
+  (IB(1), ETH(2), VPI(3)) exist here. A set value is pending until a firmware reset: the
+  current value follows the port's sysfs link_layer, which only firmware_reset() changes.
+- `mlnx_qos`: mlnx-tools python/mlnx_qos output (trust state, dscp2prio, PFC table);
+  state per netdev, default trust pcp, PFC off, dscp>>3 priority map.
+- `dcb`: iproute2 dcb(8) `app show|add|replace ... dscp-prio`, `pfc show|set ... prio-pfc`.
+- `scontrol`: Slurm scontrol; logs its arguments and prints nothing on success, like
+  `scontrol update`. FAKE_SCONTROL_FAIL=1 makes it fail as for an unknown node
+  ("slurm_update error: Invalid node name specified", exit 1).
+
+write_fake_sysfs lays out the kernel's device model (Documentation/ABI/stable/
+sysfs-class-infiniband, sysfs-class-net; drivers/infiniband/core/sysfs.c):
+/sys/class/net/<netdev> -> /sys/devices/pci0000:00/<pci>/net/<netdev> (with `device` back to
+the PCI function, `dev_port`, OFED `ecn/`), /sys/class/infiniband/<rdma> ->
+/sys/devices/pci0000:00/<pci>/infiniband/<rdma> (ports/1/{state, phys_state, rate,
+link_layer, gids/, gid_attrs/}, `device`, OFED `tc/1/traffic_class`), /sys/bus/pci/devices/<pci>,
+/sys/kernel/config/rdma_cm (the rdma_cm module loaded) and the GPUDirect modules.
+reset_nic_qos() is a driver reload (mlx5_core/mlx5_ib re-probe, mlxfwreset, health
+recovery): trust back to PCP, PFC and ECN off, traffic class unset, ToS 0.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+_FAKE_COMMON = r'''#!/usr/bin/python3
+import json, os, sys
+from pathlib import Path
+
+SYSROOT = os.environ.get("FABRICGEN_SYSROOT", "")
+
+def log():
+    with open(os.environ["FAKE_NIC_LOG"], "a") as f:
+        f.write(" ".join([Path(sys.argv[0]).name] + sys.argv[1:]) + "\n")
+
+def state(key, default):
+    base = Path(os.environ["FAKE_NIC_STATE"])
+    base.mkdir(parents=True, exist_ok=True)
+    path = base / (Path(sys.argv[0]).name + "-" + key + ".json")
+    data = json.loads(path.read_text()) if path.exists() else default
+    return path, data
+
+def save(path, data):
+    path.write_text(json.dumps(data))
+
+log()
+'''
+
+FAKE_MLNX_QOS = _FAKE_COMMON + r'''
+args = sys.argv[1:]
+ifc = args[args.index("-i") + 1]
+if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+    print(f"Netlink error: no such device {ifc}", file=sys.stderr)
+    sys.exit(1)
+path, st = state(ifc, {"trust": "pcp", "pfc": [0] * 8, "dscp": [d >> 3 for d in range(64)]})
+changed = False
+if "--trust" in args:
+    st["trust"] = args[args.index("--trust") + 1]; changed = True
+if "--pfc" in args:
+    st["pfc"] = [int(x) for x in args[args.index("--pfc") + 1].split(",")]; changed = True
+if "--dscp2prio" in args:
+    op, d, p = args[args.index("--dscp2prio") + 1].split(",")
+    st["dscp"][int(d)] = int(p); changed = True
+if changed:
+    save(path, st)
+print("DCBX mode: OS controlled")
+print("Priority trust state: " + st["trust"])
+print("dscp2prio mapping:")
+for prio in range(8):
+    ds = [d for d in range(63, -1, -1) if st["dscp"][d] == prio]
+    print(f"\tprio:{prio} dscp:" + "".join(f"{d:02d}," for d in ds))
+print("default priority:")
+print("Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,")
+print("Cable len: 7")
+print("PFC configuration:")
+print("\tpriority    0   1   2   3   4   5   6   7")
+print("\tenabled     " + "   ".join(str(v) for v in st["pfc"]))
+print("\tbuffer      " + "   ".join(str(v) for v in st["pfc"]))
+for tc in range(8):
+    print(f"tc: {tc} ratelimit: unlimited, tsa: vendor")
+    print(f"\t priority:  {tc}")
+'''
+
+FAKE_DCB = _FAKE_COMMON + r'''
+args = [a for a in sys.argv[1:] if a != "-N"]
+obj, cmd = args[0], args[1]
+ifc = args[args.index("dev") + 1]
+if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+    print(f"Cannot find device \"{ifc}\"", file=sys.stderr)
+    sys.exit(1)
+path, st = state(ifc, {"app": [], "pfc": ["off"] * 8})
+if obj == "app" and cmd == "show":
+    print("dscp-prio " + " ".join(f"{d}:{p}" for d, p in sorted(st["app"])))
+elif obj == "app" and cmd in ("add", "replace"):
+    for item in args[args.index("dscp-prio") + 1:]:
+        d, p = (int(x) for x in item.split(":"))
+        if cmd == "replace":
+            st["app"] = [e for e in st["app"] if e[0] != d]
+        st["app"].append([d, p])
+    save(path, st)
+elif obj == "pfc" and cmd == "show":
+    print("prio-pfc " + " ".join(f"{i}:{v}" for i, v in enumerate(st["pfc"])))
+elif obj == "pfc" and cmd == "set":
+    for item in args[args.index("prio-pfc") + 1:]:
+        k, v = item.split(":")
+        for i in (range(8) if k == "all" else [int(k)]):
+            st["pfc"][i] = v
+    save(path, st)
+else:
+    print("unsupported by the fake: " + " ".join(args), file=sys.stderr)
+    sys.exit(2)
+'''
+
+# The configfs group as the kernel shows it: one ports/<n> per port of the RDMA device,
+# each with default_roce_mode and default_roce_tos (drivers/infiniband/core/cma_configfs.c).
+FAKE_CMA_ROCE_TOS = _FAKE_COMMON + r'''
+import getopt, shutil
+DEVICE, PORT, MODE = "mlx5_0", "1", "-1"
+try:
+    opts, _ = getopt.getopt(sys.argv[1:], "d:t:hp:")
+except getopt.GetoptError as e:             # bash getopts: message, then carry on
+    print(f"{Path(sys.argv[0]).name}: {e.msg}", file=sys.stderr)
+    opts = []
+for opt, val in opts:
+    if opt == "-h":
+        print("Set/Show RoCE default ToS of RDMA_CM applications")
+        sys.exit(0)
+    DEVICE, PORT, MODE = {"-d": (val, PORT, MODE), "-p": (DEVICE, val, MODE), "-t": (DEVICE, PORT, val)}[opt]
+
+config = Path(SYSROOT + "/sys/kernel/config")
+if not config.is_dir():
+    print("mount: /sys/kernel/config: mount point does not exist.", file=sys.stderr)
+    print("Failed to mount configfs")
+    sys.exit(1)
+if not (config / "rdma_cm").is_dir():
+    print("Module rdma_cm is not loaded or does not support configfs")
+    sys.exit(1)
+group = config / "rdma_cm" / DEVICE
+ibdev = Path(SYSROOT + "/sys/class/infiniband") / DEVICE
+path, st = state(DEVICE, {"tos": {}})
+need_clean = False
+if not group.is_dir():
+    if not ibdev.is_dir():                  # make_cma_dev(): -ENODEV without such a device
+        print(f"mkdir: cannot create directory '{DEVICE}': No such device", file=sys.stderr)
+        print(f"Failed to create configuration for {DEVICE}")
+        sys.exit(1)
+    for port_dir in sorted((ibdev / "ports").iterdir()):
+        p = group / "ports" / port_dir.name
+        p.mkdir(parents=True)
+        (p / "default_roce_mode").write_text("RoCE v2\n")
+        (p / "default_roce_tos").write_text(f"{st['tos'].get(port_dir.name, 0)}\n")
+    need_clean = True
+port = group / "ports" / PORT
+if not port.is_dir():
+    print(f"Device {DEVICE} port {PORT} does not exist")
+    sys.exit(1)
+tos_file = port / "default_roce_tos"
+# a group kept in place by someone else shows the kernel value, also one written through it
+st["tos"][PORT] = int(tos_file.read_text().strip() or 0)
+try:
+    mode = int(MODE)
+except ValueError:
+    print(f"{sys.argv[0]}: line 109: [: {MODE}: integer expression expected", file=sys.stderr)
+    mode = -1
+if mode >= 0:
+    if mode > 255:                          # kstrtou8 in default_roce_tos_store
+        print(f"{sys.argv[0]}: line 110: echo: write error: Invalid argument", file=sys.stderr)
+    else:
+        st["tos"][PORT] = mode
+        tos_file.write_text(f"{mode}\n")
+save(path, st)
+print(tos_file.read_text(), end="")
+if need_clean:
+    shutil.rmtree(group)
+'''
+
+FAKE_MLXCONFIG = _FAKE_COMMON + r'''
+import re
+VALUES = {1: "IB", 2: "ETH", 3: "VPI"}
+WIDTH, NAME_WIDTH = 33, 56                  # CONFIG_TABLE_VALUE_WIDTH / _NAME_WIDTH
+
+def die(msg, rc=3):
+    print(f"-E- {msg}")
+    sys.exit(rc)
+
+args, device, yes, verbose = sys.argv[1:], None, False, False
+while args and args[0].startswith("-"):
+    flag = args.pop(0)
+    if flag in ("-d", "--dev"):
+        device = args.pop(0) if args else die("missing device")
+    elif flag in ("-y", "--yes"):
+        yes = True
+    elif flag in ("-e", "--enable_verbosity"):
+        verbose = True
+    else:
+        die(f"Unknown flag {flag}")
+if not args:
+    die("No command found. For more information please read the help message:")
+command, params = args[0], args[1:]
+if device is None:
+    die("Device is not specified")
+pci = device if re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", device) else "0000:" + device
+if not Path(SYSROOT + "/sys/bus/pci/devices/" + pci).exists():
+    die("Failed to open the device")
+
+def port_of(param):
+    """The PCI function whose port the parameter configures: P1 this one, P2 its sibling."""
+    if param == "LINK_TYPE_P1":
+        return pci
+    if param == "LINK_TYPE_P2":
+        return pci[:-1] + str(int(pci[-1]) ^ 1)
+    return None
+
+def current(param):
+    fn = port_of(param)
+    ib = Path(SYSROOT + "/sys/bus/pci/devices") / fn / "infiniband" if fn else None
+    if ib is None or not ib.is_dir():
+        return None
+    for dev in sorted(ib.iterdir()):
+        layer = (dev / "ports/1/link_layer").read_text().strip()
+        return 2 if layer == "Ethernet" else 1
+    return None
+
+path, st = state(pci, {"default": {}, "next": {}})
+names = params and [p.split("=")[0] for p in params] or ["LINK_TYPE_P1", "LINK_TYPE_P2"]
+rows = []
+for name in names:
+    cur = current(name)
+    if cur is None:
+        if params:
+            die(f"The Device doesn't support {name} parameter")
+        continue
+    st["default"].setdefault(name, cur)
+    rows.append((name, st["default"][name], cur, st["next"].get(name, cur)))
+save(path, st)
+
+def value(v):
+    return f"{VALUES[v]}({v})"
+
+print(f"\nDevice #1:\n----------\n")
+for label, text in (("Device type:", "ConnectX7"), ("Name:", "MCX75310AAS-NEA_Ax"),
+                    ("Description:", "NVIDIA ConnectX-7 HHHL Adapter Card; 400GbE / NDR IB (default mode); "
+                                     "Single-port OSFP; PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled"),
+                    ("Device:", device)):
+    print(f"{label:<20}{text:<20}")
+print()
+if command in ("q", "query"):
+    cols = (["Default", "Current"] if verbose else []) + ["Next Boot"]
+    print(f"{'Configurations:':<{NAME_WIDTH}}" + " ".join(f"{c:<{WIDTH}}" for c in cols))
+    starred = False
+    for name, default, cur, nxt in rows:
+        star = "*" if verbose and (nxt != default or nxt != cur) else " "
+        starred |= star == "*"
+        vals = ([default, cur] if verbose else []) + [nxt]
+        print(f"{star}       {name:<48}" + " ".join(f"{value(v):<{WIDTH}}" for v in vals))
+    if starred:
+        print("The '*' shows parameters with next value different from default/current value.")
+    sys.exit(0)
+if command not in ("s", "set"):
+    die(f"Unknown command {command}")
+new = {}
+for item in params:
+    name, _, raw = item.partition("=")
+    by_name = {v: k for k, v in VALUES.items()}
+    if raw.isdigit() and int(raw) in VALUES:
+        new[name] = int(raw)
+    elif raw.upper() in by_name:
+        new[name] = by_name[raw.upper()]
+    else:
+        die(f"Bad value {raw} for {name}")
+print(f"{'Configurations:':<{NAME_WIDTH}}{'Next Boot':<{WIDTH}} {'New':<{WIDTH}}")
+for name, default, cur, nxt in rows:
+    print(f"        {name:<48}{value(nxt):<{WIDTH}} {value(new[name]):<{WIDTH}}")
+print("\n Apply new Configuration? (y/n) [n] : ", end="")
+if yes:
+    print("y")
+else:
+    answer = sys.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        print("-E- Aborted by user.")
+        sys.exit(2)                         # MLX_CFG_ABORTED
+print("Applying... Done!")
+st["next"].update(new)
+save(path, st)
+print("-I- Please reboot machine to load new configurations.")
+'''
+
+FAKE_SCONTROL = _FAKE_COMMON + r'''
+if os.environ.get("FAKE_SCONTROL_FAIL"):
+    print("slurm_update error: Invalid node name specified", file=sys.stderr)
+    sys.exit(1)
+'''
+
+FAKE_TOOLS = {"mlnx_qos": FAKE_MLNX_QOS, "dcb": FAKE_DCB, "cma_roce_tos": FAKE_CMA_ROCE_TOS,
+              "mlxconfig": FAKE_MLXCONFIG, "scontrol": FAKE_SCONTROL}
+
+
+def write_fake_nic_tools(bin_dir: Path) -> Path:
+    """mlnx_qos, dcb, cma_roce_tos, mlxconfig and scontrol fakes in bin_dir (put it first on PATH)."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in FAKE_TOOLS.items():
+        path = bin_dir / name
+        path.write_text(text)
+        path.chmod(0o755)
+    return bin_dir
+
+
+GID_TABLE_LEN = 16      # a real ConnectX port has 256 entries; the unused tail looks the same
+ZERO_GID = ":".join(["0000"] * 8)
+ROCE_V1, ROCE_V2 = "IB/RoCE v1", "RoCE v2"
+
+
+def write_fake_gids(root: Path, rdma: str, netdev: str, nic: int, addresses: Sequence[str],
+                    types: tuple[str, ...] = (ROCE_V1, ROCE_V2)) -> None:
+    """The RoCE GID table of port 1 of `rdma` as a ConnectX port shows it.
+
+    The kernel fills 0 and 1 with the default GIDs (fe80:: from the MAC, RoCE v1 and
+    v2), then one v1/v2 pair per address of the netdev in the order they were added:
+    2 and 3 for the first one, IPv4 as ::ffff:a.b.c.d. gids/N is printed with %pI6,
+    types/N reads "IB/RoCE v1" or "RoCE v2", ndevs/N the netdev; an unused entry reads
+    as zeros and its type and ndev cannot be read (EINVAL), modelled by leaving them
+    out (drivers/infiniband/core/sysfs.c, roce_gid_mgmt.c; show_gids in mlnx-tools
+    reads the same files). `types` ("IB/RoCE v1",) is a port that runs RoCE v1 only."""
+    port = root / "sys/class/infiniband" / rdma / "ports/1"
+    for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
+        d = port / sub
+        if d.is_dir():
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+    gids = [f"fe80::e42:a1ff:fe00:{nic:x}"] + list(addresses)     # MAC 0c:42:a1:00:00:<nic> as EUI-64
+    entries = []
+    for address in gids:
+        ip = ipaddress.ip_address(address)
+        mapped = ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed) if ip.version == 4 else ip
+        entries += [(t, mapped.exploded) for t in types]
+    for n in range(GID_TABLE_LEN):
+        if n < len(entries):
+            (port / "gid_attrs/types" / str(n)).write_text(entries[n][0] + "\n")
+            (port / "gid_attrs/ndevs" / str(n)).write_text(netdev + "\n")
+            (port / "gids" / str(n)).write_text(entries[n][1] + "\n")
+        else:
+            (port / "gids" / str(n)).write_text(ZERO_GID + "\n")
+
+
+# ib_port_state / ib_port_phys_state as state_show and phys_state_show print them
+# (drivers/infiniband/core/sysfs.c). An mlx5 RoCE port whose netdev is down or has no
+# carrier reports DOWN and Disabled (mlx5_query_port_roce).
+PORT_STATES = {"DOWN": ("1: DOWN", "3: Disabled"), "INIT": ("2: INIT", "5: LinkUp"),
+               "ARMED": ("3: ARMED", "5: LinkUp"), "ACTIVE": ("4: ACTIVE", "5: LinkUp")}
+# Gb/s -> (active width, speed) as rate_show prints them: "%d Gb/sec (%dX%s)"; an Ethernet
+# port's speed is translated to IB width and lane speed by mlx5_query_port_roce.
+RATES = {400: (4, "NDR"), 200: (4, "HDR"), 100: (4, "EDR"), 50: (1, "HDR"), 40: (4, "QDR"),
+         25: (1, "EDR"), 10: (1, "QDR")}
+GPUDIRECT = ("nvidia-peermem", "dmabuf", "none")
+NVIDIA_VERSION = {      # /proc/driver/nvidia/version, first line, per kernel module flavour
+    "nvidia-peermem": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",
+    "dmabuf": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  "
+              "(dvs-builder@U16-T02-35-3)  Tue Mar  5 22:18:27 UTC 2024",
+}
+
+
+def _per_nic(value, netdev: str, default):
+    if isinstance(value, Mapping):
+        return value.get(netdev, default)
+    return value
+
+
+def _symlink(link: Path, target: Path) -> None:
+    """A relative link ending in the target's name, as sysfs makes them (device -> ../../../0000:08:00.0)."""
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(os.path.join(os.path.relpath(target.parent, link.parent), target.name))
+
+
+def _rate_text(rate: int | str) -> str:
+    if isinstance(rate, str):
+        return rate
+    width, speed = RATES[rate]
+    return f"{rate} Gb/sec ({width}X {speed})"
+
+
+def _fresh_qos_files(root: Path, netdev: str, pci: str) -> None:
+    """The QoS files as a freshly loaded driver shows them (also what reset_nic_qos restores)."""
+    ecn = root / "sys/class/net" / netdev / "ecn"
+    if ecn.is_dir():
+        for point in ("roce_np", "roce_rp"):
+            for prio in range(8):
+                (ecn / point / "enable" / str(prio)).write_text("0\n")
+        (ecn / "roce_np/cnp_dscp").write_text("0\n")
+        (ecn / "roce_np/cnp_802p_prio").write_text("0\n")
+    cc = root / "sys/kernel/debug/mlx5" / pci / "cc_params"
+    if cc.is_dir():
+        (cc / "np_cnp_dscp").write_text("0\n")
+
+
+def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
+                     ecn_prios: tuple[int, ...] = (3,), rdma: Sequence[str] | None = None,
+                     pci: Sequence[str] | None = None,
+                     link_layer: str | Mapping[str, str] = "Ethernet",
+                     state: str | Mapping[str, str] = "ACTIVE",
+                     rate_gbps: int | str | Mapping[str, int | str] = 400,
+                     gpudirect: str | bool = "nvidia-peermem", rdma_cm: bool = True,
+                     addresses: Mapping[str, Sequence[str]] | None = None) -> Path:
+    """A /sys tree of ConnectX rail NICs for roce-qos.sh, the playbook and discovery.
+
+    netdevs[i] is PCI function pci[i] (default 0000:<08+i>:00.0) with RDMA device rdma[i]
+    (default mlx5_<i>; "rocep8s0f0" is inbox naming for 0000:08:00.0, DGX compute NICs
+    are mlx5_0,3,4,5,6,9,10,11). ofed: MLNX_OFED/DOCA driver (ecn/ per netdev and
+    tc/1/traffic_class per RDMA device) or inbox (neither; mlx5 debugfs cc_params instead).
+    link_layer ("Ethernet" | "InfiniBand"), state ("ACTIVE" | "DOWN" | "INIT" | "ARMED") and
+    rate_gbps (400, 200, 100, ... or the sysfs text) apply to every NIC, or per netdev as a
+    mapping {netdev: value} (netdevs left out keep the default). gpudirect: "nvidia-peermem"
+    (nvidia + nvidia_peermem modules, proprietary driver), "dmabuf" (nvidia module of the
+    open kernel driver, no peermem) or "none"; True/False mean nvidia-peermem/none.
+    rdma_cm: the rdma_cm module loaded (/sys/kernel/config/rdma_cm). addresses: the IPv4/IPv6
+    addresses per netdev the GID table is built from (default one address, 192.0.2.<i+1>;
+    write_fake_gids changes it later). `ecn_prios` is accepted for older callers: every
+    priority gets its ecn file. Calling it again on the same root keeps what is there."""
+    if gpudirect is True:
+        gpudirect = "nvidia-peermem"
+    elif gpudirect is False or gpudirect is None:
+        gpudirect = "none"
+    if gpudirect not in GPUDIRECT:
+        raise ValueError(f"gpudirect must be one of {GPUDIRECT}, not {gpudirect!r}")
+    sys_dir = root / "sys"
+    for i, ifc in enumerate(netdevs):
+        fn = pci[i] if pci else f"0000:{8 + i:02x}:00.0"
+        ib_name = rdma[i] if rdma else f"mlx5_{i}"
+        dev = sys_dir / "devices/pci0000:00" / fn
+        net = dev / "net" / ifc
+        ibdev = dev / "infiniband" / ib_name
+        net.mkdir(parents=True, exist_ok=True)
+        ibdev.mkdir(parents=True, exist_ok=True)
+        _symlink(net / "device", dev)
+        _symlink(ibdev / "device", dev)
+        _symlink(sys_dir / "class/net" / ifc, net)
+        _symlink(sys_dir / "class/infiniband" / ib_name, ibdev)
+        _symlink(sys_dir / "bus/pci/devices" / fn, dev)
+        (net / "dev_port").write_text("0\n")
+        layer = _per_nic(link_layer, ifc, "Ethernet")
+        port_state, phys = PORT_STATES[_per_nic(state, ifc, "ACTIVE")]
+        port = ibdev / "ports/1"
+        port.mkdir(parents=True, exist_ok=True)
+        (port / "link_layer").write_text(layer + "\n")
+        (port / "state").write_text(port_state + "\n")
+        (port / "phys_state").write_text(phys + "\n")
+        (port / "rate").write_text(_rate_text(_per_nic(rate_gbps, ifc, 400)) + "\n")
+        if layer == "InfiniBand":       # one port GID (subnet prefix + GUID), type printed as IB/RoCE v1
+            write_fake_gids(root, ib_name, ifc, i, [], types=(ROCE_V1,))
+        elif not (port / "gids").is_dir():
+            ips = addresses[ifc] if addresses and ifc in addresses else [f"192.0.2.{i + 1}"]
+            write_fake_gids(root, ib_name, ifc, i, ips)
+        if ofed:
+            for point in ("roce_np", "roce_rp"):
+                (net / "ecn" / point / "enable").mkdir(parents=True, exist_ok=True)
+            tc = ibdev / "tc/1/traffic_class"
+            if not tc.exists():
+                tc.parent.mkdir(parents=True, exist_ok=True)
+                tc.write_text("")           # unset until written (the driver starts at -1)
+            if not (net / "ecn/roce_np/cnp_dscp").exists():
+                _fresh_qos_files(root, ifc, fn)
+        else:
+            cc = sys_dir / "kernel/debug/mlx5" / fn / "cc_params"
+            if not cc.is_dir():
+                cc.mkdir(parents=True)
+                _fresh_qos_files(root, ifc, fn)
+    if rdma_cm:
+        (sys_dir / "kernel/config/rdma_cm").mkdir(parents=True, exist_ok=True)
+    if gpudirect != "none":
+        (sys_dir / "module/nvidia").mkdir(parents=True, exist_ok=True)
+        (sys_dir / "module/nvidia/initstate").write_text("live\n")
+        version = root / "proc/driver/nvidia/version"
+        version.parent.mkdir(parents=True, exist_ok=True)
+        version.write_text(NVIDIA_VERSION[gpudirect] + "\nGCC version:  gcc version 12.3.0\n")
+    if gpudirect == "nvidia-peermem":
+        (sys_dir / "module/nvidia_peermem").mkdir(parents=True, exist_ok=True)
+        (sys_dir / "module/nvidia_peermem/initstate").write_text("live\n")
+    return root
+
+
+def _nic_of(root: Path, netdev: str) -> tuple[str, list[str]]:
+    """(PCI function, RDMA device names) of a netdev in the fake tree."""
+    dev = (root / "sys/class/net" / netdev / "device").resolve()
+    ib = dev / "infiniband"
+    return dev.name, sorted(p.name for p in ib.iterdir()) if ib.is_dir() else []
+
+
+def reset_nic_qos(root: Path, state_dir: Path, netdev: str) -> None:
+    """What a driver reload (or mlxfwreset, or mlx5 health recovery) does to a NIC's QoS.
+
+    mlx5_core comes back with PCP trust, PFC off, the default DSCP map and ECN as loaded;
+    mlx5_ib re-registers the RDMA device, so the rdma_cm ToS is 0 again (the cma_device
+    holding it is freed and made anew) and OFED's traffic class is unset again. The GID
+    table is rebuilt from the netdev's addresses, so it is left as it is."""
+    fn, ib_names = _nic_of(root, netdev)
+    for tool in ("mlnx_qos", "dcb"):
+        (state_dir / f"{tool}-{netdev}.json").unlink(missing_ok=True)
+    _fresh_qos_files(root, netdev, fn)
+    for ib_name in ib_names:
+        (state_dir / f"cma_roce_tos-{ib_name}.json").unlink(missing_ok=True)
+        group = root / "sys/kernel/config/rdma_cm" / ib_name
+        if group.is_dir():
+            for tos in group.glob("ports/*/default_roce_tos"):
+                tos.write_text("0\n")
+        tc = root / "sys/class/infiniband" / ib_name / "tc/1/traffic_class"
+        if tc.exists():
+            tc.write_text("")
+
+
+def remove_rdma_device(root: Path, rdma: str) -> None:
+    """No RDMA device `rdma` any more, as with mlx5_ib not loaded: its class link and its
+    directory under the PCI function go; the netdev stays."""
+    link = root / "sys/class/infiniband" / rdma
+    target = link.resolve()
+    link.unlink()
+    shutil.rmtree(target)
+    if target.parent.name == "infiniband" and not any(target.parent.iterdir()):
+        target.parent.rmdir()
+
+
+def firmware_reset(root: Path, state_dir: Path, pci: str) -> None:
+    """mlxfwreset (or a reboot) of the adapter at `pci`: mlxconfig values set since become
+    current (a LINK_TYPE_P1/P2 change flips the port's link_layer) and, as after any reset,
+    the NIC's QoS is back at the driver's defaults (reset_nic_qos)."""
+    path = state_dir / f"mlxconfig-{pci}.json"
+    if path.exists():
+        st = json.loads(path.read_text())
+        for name, value in st.get("next", {}).items():
+            fn = pci if name == "LINK_TYPE_P1" else pci[:-1] + str(int(pci[-1]) ^ 1)
+            for layer in (root / "sys/bus/pci/devices" / fn / "infiniband").glob("*/ports/1/link_layer"):
+                layer.write_text(("Ethernet" if value == 2 else "InfiniBand") + "\n")
+        st["next"] = {}
+        path.write_text(json.dumps(st))
+    for net in (root / "sys/bus/pci/devices" / pci / "net").glob("*"):
+        reset_nic_qos(root, state_dir, net.name)
+
+
+__all__ = ["FAKE_TOOLS", "GID_TABLE_LEN", "ROCE_V1", "ROCE_V2", "ZERO_GID", "firmware_reset",
+           "remove_rdma_device", "reset_nic_qos", "write_fake_gids", "write_fake_nic_tools",
+           "write_fake_sysfs"]
