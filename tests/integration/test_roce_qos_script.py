@@ -1,14 +1,26 @@
-"""roce-qos.sh against fake mlnx_qos / dcb / cma_roce_tos and a fake /sys tree."""
+"""roce-qos.sh against the fake NIC tools and /sys of fake_nic.py (which behave like the real
+mlnx_qos, dcb, cma_roce_tos, mlxconfig and scontrol, and the kernel's sysfs/configfs)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
-from netns import ROCE_V1, write_fake_gids, write_fake_nic_tools, write_fake_sysfs
+from fake_nic import (
+    ROCE_V1,
+    firmware_reset,
+    remove_rdma_device,
+    reset_nic_qos,
+    write_fake_gids,
+    write_fake_nic_tools,
+    write_fake_sysfs,
+)
 
 from generator.intent.loader import parse_yaml, validate_data
 from generator.plan.compile import compile_plan
@@ -23,14 +35,17 @@ roce: {{mode: {mode}, dscp: {dscp}}}
 addressing: {{loopbacks: 10.255.0.0/24, rails: 172.16.0.0/24, management: 192.168.0.0/24}}
 hosts:
   rails:
-    - {{netdev: ens1f0np0, rdma: mlx5_0}}
-    - {{netdev: ens2f0np0, rdma: mlx5_1}}
+    - {{netdev: ens1f0np0, rdma: {rdma0}}}
+    - {{netdev: ens2f0np0, rdma: {rdma1}}}
   nic_tooling: {tooling}
 {nccl}"""
 
+NICS = ["ens1f0np0", "ens2f0np0"]
 
-def _script(tmp_path: Path, tooling: str, mode: str = "lossless", dscp: int = 26, nccl: str = "") -> Path:
-    text = INTENT.format(tooling=tooling, mode=mode, dscp=dscp, nccl=nccl)
+
+def _script(tmp_path: Path, tooling: str, mode: str = "lossless", dscp: int = 26, nccl: str = "",
+            rdma: tuple[str, str] = ("mlx5_0", "mlx5_1")) -> Path:
+    text = INTENT.format(tooling=tooling, mode=mode, dscp=dscp, nccl=nccl, rdma0=rdma[0], rdma1=rdma[1])
     data, lines = parse_yaml(text, "qos.yaml")
     plan = compile_plan(validate_data(data, lines, "qos.yaml"))
     host = plan.hosts[0]
@@ -42,7 +57,7 @@ def _script(tmp_path: Path, tooling: str, mode: str = "lossless", dscp: int = 26
 
 @pytest.fixture
 def fake_env(tmp_path):
-    if shutil.which("python3") is None or not Path("/usr/bin/python3").exists():
+    if not Path("/usr/bin/python3").exists():
         pytest.skip("the fake NIC tools need /usr/bin/python3")
     bin_dir = write_fake_nic_tools(tmp_path / "bin")
     log = tmp_path / "calls.log"
@@ -52,29 +67,58 @@ def fake_env(tmp_path):
     return env, log
 
 
+def _root(env: dict) -> Path:
+    return Path(env["FABRICGEN_SYSROOT"])
+
+
 def _run(script: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["/bin/sh", str(script), *args], env=env, capture_output=True, text=True, timeout=60)
+    """As the unit and the playbook run it: /bin/sh (dash on Debian/Ubuntu)."""
+    return subprocess.run(["/bin/sh", str(script), *args], env=env, capture_output=True, text=True, timeout=120)
 
 
 def _calls(log: Path) -> list[str]:
-    return [c for c in log.read_text().splitlines() if not c.endswith(" -i ens1f0np0")
-            and not c.endswith(" -i ens2f0np0") and " show " not in c]
+    """The calls that change something: reads (mlnx_qos -i X, dcb ... show, cma_roce_tos
+    without -t, mlxconfig q) left out."""
+    return [c for c in log.read_text().splitlines()
+            if not (c.startswith("mlnx_qos -i ") and len(c.split()) == 3)
+            and " show " not in c
+            and not (c.startswith("cma_roce_tos ") and " -t " not in c)]
+
+
+def _lines(out: str, *prefixes: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith(prefixes)]
+
+
+def _not_ok(out: str) -> list[str]:
+    return _lines(out, "differs:", "error:")
+
+
+def _no_configfs_group(env: dict) -> None:
+    """cma_roce_tos removes the rdma_cm/<dev> group it created: nothing may be left."""
+    rdma_cm = _root(env) / "sys/kernel/config/rdma_cm"
+    assert rdma_cm.is_dir() and list(rdma_cm.iterdir()) == []
 
 
 def test_mlnx_qos_mode_applies_once_and_check_reports(tmp_path, fake_env):
     env, log = fake_env
-    write_fake_sysfs(Path(env["FABRICGEN_SYSROOT"]), ["ens1f0np0", "ens2f0np0"], ofed=True)
-    # DSCP 34 is not in priority 3 by default (34 >> 3 = 4): the map must be set
+    write_fake_sysfs(_root(env), NICS, ofed=True)
+    # DSCP 34 is not in priority 3 by default (34 >> 3 = 4): the map must be set. ToS = 34 << 2.
     script = _script(tmp_path, "mlnx_qos", dscp=34)
-    sys_net = Path(env["FABRICGEN_SYSROOT"]) / "sys/class/net"
+    sys_net = _root(env) / "sys/class/net"
+    sys_ib = _root(env) / "sys/class/infiniband"
 
     before = _run(script, env, "--check")
     assert before.returncode == 1
-    assert "differs: ens1f0np0 trust: have 'pcp', want 'dscp'" in before.stdout
-    assert "differs: ens2f0np0 pfc:" in before.stdout
-    assert "differs: mlx5_0 roce tos" in before.stdout
+    differs = _lines(before.stdout, "differs:")
+    for line in ("differs: ens1f0np0 trust: have 'pcp', want 'dscp'",
+                 "differs: ens2f0np0 pfc: have '0,0,0,0,0,0,0,0', want '0,0,0,1,0,0,0,0'",
+                 "differs: mlx5_0 roce tos: have '0', want '136'",
+                 "differs: mlx5_1 traffic class: have 'unset', want '136'"):
+        assert line in differs
+    assert before.stdout.splitlines()[-1] == f"summary: {len(differs)} setting(s) differ"
     assert _calls(log) == [], "--check must not change anything"
     assert (sys_net / "ens1f0np0/ecn/roce_np/enable/3").read_text() == "0\n"
+    _no_configfs_group(env)
 
     applied = _run(script, env)
     assert applied.returncode == 0, applied.stdout + applied.stderr
@@ -88,52 +132,75 @@ def test_mlnx_qos_mode_applies_once_and_check_reports(tmp_path, fake_env):
         "mlnx_qos -i ens2f0np0 --dscp2prio set,34,3",
         "cma_roce_tos -d mlx5_1 -t 136",
     ]
-    for ifc in ("ens1f0np0", "ens2f0np0"):
+    for ifc, rdma in zip(NICS, ("mlx5_0", "mlx5_1"), strict=True):
         assert (sys_net / ifc / "ecn/roce_np/enable/3").read_text().strip() == "1"
         assert (sys_net / ifc / "ecn/roce_rp/enable/3").read_text().strip() == "1"
         assert (sys_net / ifc / "ecn/roce_np/enable/0").read_text().strip() == "0"
         assert (sys_net / ifc / "ecn/roce_np/cnp_dscp").read_text().strip() == "48"
         assert (sys_net / ifc / "ecn/roce_np/cnp_802p_prio").read_text().strip() == "6"
-    assert "changed: ens1f0np0 trust" in applied.stdout
+        assert (sys_ib / rdma / "tc/1/traffic_class").read_text().strip() == "136"
+    assert "changed: ens1f0np0 trust: 'pcp' -> 'dscp' (mlnx_qos -i ens1f0np0 --trust dscp)" in applied.stdout
+    assert "changed: mlx5_0 traffic class: 'unset' -> '136'" in applied.stdout
+    assert applied.stdout.splitlines()[-1] == "summary: done"
+    _no_configfs_group(env)
 
     log.write_text("")
     again = _run(script, env)
-    assert again.returncode == 0 and "changed:" not in again.stdout
+    assert again.returncode == 0, again.stdout
+    assert _lines(again.stdout, "changed:", "differs:", "error:", "warning:") == []
     assert _calls(log) == []
-    assert _run(script, env, "--check").returncode == 0
+    # the ToS is read back through the tool, though its configfs group is gone again
+    assert "ok: mlx5_0 roce tos = 136" in again.stdout and "ok: mlx5_1 traffic class = 136" in again.stdout
+    assert "cma_roce_tos -d mlx5_0" in log.read_text().splitlines()
+    _no_configfs_group(env)
+    check = _run(script, env, "--check")
+    assert check.returncode == 0 and check.stdout.splitlines()[-1] == "summary: every setting in place"
 
     (sys_net / "ens2f0np0/ecn/roce_rp/enable/3").write_text("0\n")
     drift = _run(script, env, "--check")
     assert drift.returncode == 1
-    assert [line for line in drift.stdout.splitlines() if line.startswith("differs:")] == [
-        "differs: ens2f0np0 ecn roce_rp priority 3: have '0', want '1'"]
+    assert _lines(drift.stdout, "differs:") == ["differs: ens2f0np0 ecn roce_rp priority 3: have '0', want '1'"]
 
 
-def test_dcb_mode_with_upstream_debugfs(tmp_path, fake_env):
+def test_dcb_mode_on_an_inbox_driver(tmp_path, fake_env):
+    """Inbox mlx5: rdma-core names the devices rocep<bus>s<slot>f<fn>, ECN is in debugfs, and
+    there is no tc/ directory: a warning each time, never a difference."""
     env, log = fake_env
-    write_fake_sysfs(Path(env["FABRICGEN_SYSROOT"]), ["ens1f0np0", "ens2f0np0"], ofed=False)
-    script = _script(tmp_path, "dcb")
-    assert _run(script, env, "--check").returncode == 1
+    rdma = ("rocep8s0f0", "rocep9s0f0")
+    write_fake_sysfs(_root(env), NICS, ofed=False, rdma=list(rdma))
+    assert not (_root(env) / "sys/class/infiniband/rocep8s0f0/tc").exists()
+    script = _script(tmp_path, "dcb", rdma=rdma)
+    check = _run(script, env, "--check")
+    assert check.returncode == 1
+    assert "differs: ens1f0np0 dscp 26 priority: have '', want '3'" in check.stdout
     applied = _run(script, env)
     assert applied.returncode == 0, applied.stdout
     assert _calls(log) == [
         "dcb app replace dev ens1f0np0 dscp-prio 26:3",
         "dcb app replace dev ens1f0np0 dscp-prio 48:6",
         "dcb pfc set dev ens1f0np0 prio-pfc all:off 3:on",
-        "cma_roce_tos -d mlx5_0 -t 104",
+        "cma_roce_tos -d rocep8s0f0 -t 104",
         "dcb app replace dev ens2f0np0 dscp-prio 26:3",
         "dcb app replace dev ens2f0np0 dscp-prio 48:6",
         "dcb pfc set dev ens2f0np0 prio-pfc all:off 3:on",
-        "cma_roce_tos -d mlx5_1 -t 104",
+        "cma_roce_tos -d rocep9s0f0 -t 104",
     ]
-    cc = Path(env["FABRICGEN_SYSROOT"]) / "sys/kernel/debug/mlx5/0000:08:00.0/cc_params/np_cnp_dscp"
+    cc = _root(env) / "sys/kernel/debug/mlx5/0000:08:00.0/cc_params/np_cnp_dscp"
     assert cc.read_text().strip() == "48"
-    assert _run(script, env, "--check").returncode == 0
+    log.write_text("")
+    again = _run(script, env, "--check")
+    assert again.returncode == 0, again.stdout
+    assert _calls(log) == []
+    assert [line.split(":", 2)[1] for line in _lines(again.stdout, "warning:")] == [
+        " rocep8s0f0 traffic class", " rocep9s0f0 traffic class"]
+    assert "(inbox mlx5_ib: only the MLNX_OFED/DOCA driver has it)" in again.stdout
+    assert "ok: rocep9s0f0 roce tos = 104" in again.stdout
+    assert again.stdout.splitlines()[-1] == "summary: every setting in place"
 
 
 def test_lossy_mode_turns_pfc_off(tmp_path, fake_env):
     env, log = fake_env
-    write_fake_sysfs(Path(env["FABRICGEN_SYSROOT"]), ["ens1f0np0", "ens2f0np0"], ofed=True)
+    write_fake_sysfs(_root(env), NICS, ofed=True)
     script = _script(tmp_path, "dcb", mode="lossy")
     assert _run(script, env).returncode == 0
     assert "dcb pfc set dev ens1f0np0 prio-pfc all:off" not in _calls(log)   # already off: nothing to do
@@ -146,10 +213,13 @@ def test_missing_tools_and_interfaces_are_reported(tmp_path, fake_env):
     empty = {**env, "PATH": "/usr/bin:/bin", "FABRICGEN_SYSROOT": str(tmp_path / "nothing")}
     check = _run(script, empty, "--check")
     assert check.returncode == 1 and "differs: ens1f0np0: cannot read (no such network interface)" in check.stdout
-    write_fake_sysfs(tmp_path / "nothing", ["ens1f0np0", "ens2f0np0"])
+    write_fake_sysfs(tmp_path / "nothing", NICS)
     applied = _run(script, empty)
     assert applied.returncode == 1 and "mlnx_qos not found" in applied.stdout
-    assert _run(script, env, "--bogus").returncode == 2
+    assert "error: mlx5_0 roce tos: cma_roce_tos not found: install mlnx-tools (DOCA/OFED)" in applied.stdout
+    for bad in (["--bogus"], ["--check", "--health"], ["--interface"]):
+        r = _run(script, env, *bad)
+        assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("usage:"), bad
 
 
 def test_script_is_posix_sh(tmp_path):
@@ -162,6 +232,251 @@ def test_script_is_posix_sh(tmp_path):
     assert os.access(script, os.X_OK)
 
 
+@pytest.mark.parametrize("tooling", ["mlnx_qos", "dcb"])
+def test_script_is_shellcheck_clean(tmp_path, tooling):
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck not installed (apt-get install -y shellcheck)")
+    script = _script(tmp_path, tooling)
+    r = subprocess.run(["shellcheck", "-s", "sh", str(script)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+
+
+# --- cma_roce_tos: the configfs group is gone after every run -----------------------
+
+def test_tos_read_back_through_cma_roce_tos_as_the_real_tool_allows(tmp_path, fake_env):
+    env, log = fake_env
+    root = _root(env)
+    write_fake_sysfs(root, NICS)
+    script = _script(tmp_path, "mlnx_qos")
+    tool = [str(Path(env["PATH"].split(":")[0]) / "cma_roce_tos")]
+
+    def tool_run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(tool + list(args), env=env, capture_output=True, text=True)
+
+    # the fake behaves like mlnx-tools sbin/cma_roce_tos: prints the value, leaves nothing behind
+    assert tool_run("-d", "mlx5_0").stdout == "0\n"
+    assert tool_run("-d", "mlx5_0", "-t", "104").stdout == "104\n"
+    _no_configfs_group(env)
+    assert tool_run("-d", "mlx5_0").stdout == "104\n"
+    r = tool_run("-d", "mlx5_7")
+    assert (r.returncode, r.stdout) == (1, "Failed to create configuration for mlx5_7\n")
+    r = tool_run("-d", "mlx5_0", "-p", "2")
+    assert (r.returncode, r.stdout) == (1, "Device mlx5_0 port 2 does not exist\n")
+    shutil.rmtree(root / "sys/kernel/config/rdma_cm/mlx5_0")      # the real script leaves it in that case
+
+    assert _run(script, env).returncode == 0
+    _no_configfs_group(env)
+    log.write_text("")
+    again = _run(script, env)
+    assert "ok: mlx5_0 roce tos = 104" in again.stdout and "ok: mlx5_1 roce tos = 104" in again.stdout
+    assert _calls(log) == []
+
+    # a group someone keeps in place shows (and takes) the same value, and stays
+    kept = root / "sys/kernel/config/rdma_cm/mlx5_1/ports/1"
+    kept.mkdir(parents=True)
+    (kept / "default_roce_tos").write_text("96\n")
+    check = _run(script, env, "--check")
+    assert _not_ok(check.stdout) == ["differs: mlx5_1 roce tos: have '96', want '104'"]
+    assert _run(script, env).returncode == 0
+    assert (kept / "default_roce_tos").read_text() == "104\n"
+
+    # rdma_cm without configfs support: one line, and apply fails
+    shutil.rmtree(root / "sys/kernel/config/rdma_cm")
+    check = _run(script, env, "--check")
+    assert "differs: mlx5_0 roce tos: cannot read (cma_roce_tos -d mlx5_0 failed: Module rdma_cm is not " \
+           "loaded or does not support configfs)" in check.stdout
+    assert _run(script, env).returncode == 1
+
+
+@pytest.mark.parametrize(("shown", "want_ok", "have"), [
+    ("Global tclass=104\n", True, "104"),                   # what the OFED driver shows once set
+    ("104\n", True, "104"),                                 # the fake file after a plain write
+    ("", False, "unset"),                                   # driver loaded, nothing set yet
+    ("Global tclass=96\n", False, "96"),
+    ("src_ip=192.0.2.1,dst_ip=192.0.2.0/24,tclass=104\n", False, "unset"),   # a rule, no global class
+])
+def test_traffic_class_readings(tmp_path, fake_env, shown, want_ok, have):
+    env, _ = fake_env
+    write_fake_sysfs(_root(env), NICS)
+    script = _script(tmp_path, "mlnx_qos")
+    assert _run(script, env).returncode == 0
+    (_root(env) / "sys/class/infiniband/mlx5_1/tc/1/traffic_class").write_text(shown)
+    check = _run(script, env, "--check")
+    if want_ok:
+        assert check.returncode == 0 and "ok: mlx5_1 traffic class = 104" in check.stdout
+    else:
+        assert _not_ok(check.stdout) == [f"differs: mlx5_1 traffic class: have '{have}', want '104'"]
+
+
+# --- --interface, --health, resets ----------------------------------------------------
+
+def test_interface_limits_the_run_to_one_nic(tmp_path, fake_env):
+    env, log = fake_env
+    write_fake_sysfs(_root(env), NICS)
+    script = _script(tmp_path, "mlnx_qos")
+    one = _run(script, env, "--interface", "ens2f0np0")
+    assert one.returncode == 0, one.stdout
+    assert all(c.split()[2] in ("ens2f0np0", "mlx5_1") for c in log.read_text().splitlines()), log.read_text()
+    assert all(" ens1f0np0 " not in line and " mlx5_0 " not in line for line in one.stdout.splitlines())
+    check = _run(script, env, "--check")
+    assert check.returncode == 1
+    assert {line.split()[1] for line in _lines(check.stdout, "differs:")} == {"ens1f0np0", "mlx5_0"}
+    assert _run(script, env, "--check", "--interface=ens2f0np0").returncode == 0
+
+    log.write_text("")
+    for args in (["--interface", "eth9"], ["--check", "--interface", "ens1f0np"], ["--interface", ""]):
+        bad = _run(script, env, *args)
+        assert bad.returncode == 2 and bad.stdout == "", args
+        assert bad.stderr.splitlines() == [
+            f"error: --interface '{args[-1]}' is not a rail NIC of gpu001 (rail NICs: ens1f0np0 ens2f0np0)"]
+    assert log.read_text() == ""
+
+
+def _settled(tmp_path: Path, env: dict, nccl: str = "") -> Path:
+    """A rendered script whose NIC settings are already applied on the fake sysfs."""
+    write_fake_sysfs(_root(env), NICS, ofed=True)
+    script = _script(tmp_path, "mlnx_qos", nccl=nccl)
+    applied = _run(script, env)
+    assert applied.returncode == 0, applied.stdout
+    return script
+
+
+def test_qos_reset_is_detected_and_repaired_per_interface(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    reset_nic_qos(_root(env), Path(env["FAKE_NIC_STATE"]), "ens2f0np0")
+    check = _run(script, env, "--check")
+    assert check.returncode == 1
+    assert _lines(check.stdout, "differs:") == [
+        "differs: ens2f0np0 trust: have 'pcp', want 'dscp'",
+        "differs: ens2f0np0 pfc: have '0,0,0,0,0,0,0,0', want '0,0,0,1,0,0,0,0'",
+        "differs: ens2f0np0 ecn roce_np priority 3: have '0', want '1'",
+        "differs: ens2f0np0 ecn roce_rp priority 3: have '0', want '1'",
+        "differs: ens2f0np0 cnp dscp: have '0', want '48'",
+        "differs: ens2f0np0 cnp priority: have '0', want '6'",
+        "differs: mlx5_1 roce tos: have '0', want '104'",
+        "differs: mlx5_1 traffic class: have 'unset', want '104'",
+    ]
+    # what the udev-started unit runs: ExecStart=... --interface %I
+    log.write_text("")
+    repaired = _run(script, env, "--interface", "ens2f0np0")
+    assert repaired.returncode == 0, repaired.stdout
+    assert len(_lines(repaired.stdout, "changed:")) == 8
+    assert _calls(log) == ["mlnx_qos -i ens2f0np0 --trust dscp", "mlnx_qos -i ens2f0np0 --pfc 0,0,0,1,0,0,0,0",
+                           "cma_roce_tos -d mlx5_1 -t 104"]
+    assert _run(script, env, "--check").returncode == 0
+
+
+def test_health_drains_only_when_something_differs(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    node = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
+
+    log.write_text("")
+    healthy = _run(script, env, "--health")
+    assert healthy.returncode == 0 and healthy.stdout.splitlines()[-1] == "summary: every setting in place"
+    assert "scontrol" not in log.read_text()
+
+    reset_nic_qos(_root(env), Path(env["FAKE_NIC_STATE"]), "ens1f0np0")
+    drained = _run(script, env, "--health")
+    assert drained.returncode == 1
+    n = len(_lines(drained.stdout, "differs:"))
+    assert n == 8 and drained.stdout.splitlines()[-1] == f"summary: {n} setting(s) differ"
+    assert [c for c in log.read_text().splitlines() if c.startswith("scontrol")] == [
+        f"scontrol update NodeName={node} State=DRAIN Reason=fabricgen-roce-qos: {n} setting(s) differ"]
+    assert f'changed: slurm node {node}: State=DRAIN Reason="fabricgen-roce-qos: {n} setting(s) differ"' \
+        in drained.stdout
+    assert _calls(log) == [f"scontrol update NodeName={node} State=DRAIN Reason=fabricgen-roce-qos: "
+                           f"{n} setting(s) differ"], "--health changes nothing on the NIC"
+
+    failing = _run(script, {**env, "FAKE_SCONTROL_FAIL": "1"}, "--health")
+    assert failing.returncode == 1
+    assert f"error: scontrol update NodeName={node} State=DRAIN failed: slurm_update error: Invalid node name " \
+           "specified" in failing.stdout
+    (Path(env["PATH"].split(":")[0]) / "scontrol").unlink()
+    no_slurm = _run(script, env, "--health")
+    assert no_slurm.returncode == 1 and "warning: scontrol not found: node not drained" in no_slurm.stdout
+
+
+def test_apply_with_interface_waits_for_the_rdma_device_and_gid(tmp_path, fake_env):
+    """udev starts the unit when the netdev appears; mlx5_ib registers the RDMA device and
+    networkd gives the rail its address (and so its RoCEv2 GID) a little later."""
+    env, _ = fake_env
+    script = _settled(tmp_path, env)
+    root = _root(env)
+    reset_nic_qos(root, Path(env["FAKE_NIC_STATE"]), "ens2f0np0")
+    remove_rdma_device(root, "mlx5_1")
+
+    now = _run(script, {**env, "FABRICGEN_WAIT": "0"}, "--interface", "ens2f0np0")
+    assert now.returncode == 1
+    assert f"error: mlx5_1: {root}/sys/class/infiniband/mlx5_1 missing: no RDMA device mlx5_1" in now.stdout
+
+    def driver_then_address():
+        time.sleep(1.5)
+        write_fake_sysfs(root, NICS, addresses={"ens2f0np0": []})     # mlx5_ib back, no address yet
+        time.sleep(1.5)
+        write_fake_gids(root, "mlx5_1", "ens2f0np0", 1, ["192.0.2.2"])
+
+    later = threading.Thread(target=driver_then_address)
+    later.start()
+    try:
+        waited = _run(script, {**env, "FABRICGEN_WAIT": "60"}, "--interface", "ens2f0np0")
+    finally:
+        later.join()
+    assert waited.returncode == 0, waited.stdout
+    assert "ok: mlx5_1 gid 3 = RoCE v2 192.0.2.2" in waited.stdout
+    assert _run(script, env, "--check").returncode == 0
+
+
+def test_runs_are_serialised_by_a_lock(tmp_path, fake_env):
+    env, _ = fake_env
+    script = _settled(tmp_path, env)
+    lock_dir = _root(env) / "run/lock"
+    lock_dir.mkdir(parents=True)
+    with (lock_dir / "fabricgen-roce-qos.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        blocked = _run(script, {**env, "FABRICGEN_LOCK_WAIT": "1"})
+        assert blocked.returncode == 1
+        assert blocked.stdout.splitlines() == [
+            f"error: another fabricgen-roce-qos run held {lock_dir}/fabricgen-roce-qos.lock for 1 s",
+            "summary: 1 action(s) failed"]
+    assert _run(script, env, "--check").returncode == 0
+
+
+def test_fake_mlxconfig_keeps_a_link_type_change_pending_until_a_firmware_reset(tmp_path, fake_env):
+    """The fake behaves as mstflint mlxconfig does (mlxconfig/mlxcfg_ui.cpp): a set value is
+    the next boot's, the port stays InfiniBand until the firmware is reset."""
+    env, log = fake_env
+    root = _root(env)
+    write_fake_sysfs(root, NICS, link_layer={"ens2f0np0": "InfiniBand"})
+    tool = str(Path(env["PATH"].split(":")[0]) / "mlxconfig")
+
+    def mlxconfig(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+        return subprocess.run([tool, *args], env=env, capture_output=True, text=True, input=stdin)
+
+    def row(out: str) -> list[str]:
+        return next(line for line in out.splitlines() if "LINK_TYPE_P1" in line).split()
+
+    assert row(mlxconfig("-d", "0000:09:00.0", "q", "LINK_TYPE_P1").stdout) == ["LINK_TYPE_P1", "IB(1)"]
+    assert row(mlxconfig("-d", "08:00.0", "q").stdout) == ["LINK_TYPE_P1", "ETH(2)"]
+    assert mlxconfig("-d", "0000:09:00.0", "set", "LINK_TYPE_P1=2").returncode == 2   # no -y, no answer
+    s = mlxconfig("-y", "-d", "0000:09:00.0", "set", "LINK_TYPE_P1=2")
+    assert s.returncode == 0 and "-I- Please reboot machine to load new configurations." in s.stdout
+    assert row(mlxconfig("-d", "0000:09:00.0", "q", "LINK_TYPE_P1").stdout) == ["LINK_TYPE_P1", "ETH(2)"]
+    assert row(mlxconfig("-e", "-d", "0000:09:00.0", "q", "LINK_TYPE_P1").stdout) == [
+        "*", "LINK_TYPE_P1", "IB(1)", "IB(1)", "ETH(2)"]
+    link_layer = root / "sys/class/infiniband/mlx5_1/ports/1/link_layer"
+    assert link_layer.read_text() == "InfiniBand\n"
+    firmware_reset(root, Path(env["FAKE_NIC_STATE"]), "0000:09:00.0")
+    assert link_layer.read_text() == "Ethernet\n"
+    assert row(mlxconfig("-e", "-d", "0000:09:00.0", "q", "LINK_TYPE_P1").stdout) == [
+        "*", "LINK_TYPE_P1", "IB(1)", "ETH(2)", "ETH(2)"]
+    r = mlxconfig("-d", "0000:42:00.0", "q")
+    assert (r.returncode, r.stdout.strip()) == (3, "-E- Failed to open the device")
+    assert log.read_text().splitlines()[0] == "mlxconfig -d 0000:09:00.0 q LINK_TYPE_P1"
+
+
+# --- the RDMA device and the GID NCCL will use ----------------------------------------
 # GID tables: write_fake_gids lays them out as the kernel does on a ConnectX port (0/1
 # link-local v1/v2, then a v1/v2 pair per address of the netdev in the order it got them).
 # The expected strings below come from show_gids' own sample (10.110.0.33 is
@@ -170,21 +485,8 @@ NEW_NCCL = "nccl: {min_version: 2.23.4}\n"
 OLD_NCCL = "nccl: {min_version: 2.18.3}\n"
 
 
-def _settled(tmp_path: Path, env: dict, nccl: str) -> Path:
-    """A rendered script whose NIC settings are already applied on the fake sysfs."""
-    write_fake_sysfs(Path(env["FABRICGEN_SYSROOT"]), ["ens1f0np0", "ens2f0np0"], ofed=True)
-    script = _script(tmp_path, "mlnx_qos", nccl=nccl)
-    applied = _run(script, env)
-    assert applied.returncode == 0, applied.stdout
-    return script
-
-
 def _gids(env: dict, rdma: str, netdev: str, nic: int, addresses: list[str], **kw) -> None:
-    write_fake_gids(Path(env["FABRICGEN_SYSROOT"]), rdma, netdev, nic, addresses, **kw)
-
-
-def _not_ok(out: str) -> list[str]:
-    return [line for line in out.splitlines() if line.startswith(("differs:", "error:"))]
+    write_fake_gids(_root(env), rdma, netdev, nic, addresses, **kw)
 
 
 @pytest.mark.parametrize("nccl", ["", OLD_NCCL])
@@ -248,8 +550,8 @@ def test_auto_selecting_nccl_needs_some_roce_v2_ipv4_gid(tmp_path, fake_env):
 
 def test_user_gid_index_is_the_one_checked(tmp_path, fake_env):
     env, _ = fake_env
-    write_fake_sysfs(Path(env["FABRICGEN_SYSROOT"]), ["ens1f0np0", "ens2f0np0"], ofed=True)
-    for i, ifc in enumerate(("ens1f0np0", "ens2f0np0")):
+    write_fake_sysfs(_root(env), NICS, ofed=True)
+    for i, ifc in enumerate(NICS):
         _gids(env, f"mlx5_{i}", ifc, i, ["2001:db8::7", f"10.0.0.{i}"])
     script = _script(tmp_path, "mlnx_qos", nccl="nccl: {settings: {NCCL_IB_GID_INDEX: 5}}\n")
     assert 'GID_INDEX="5"' in script.read_text()
@@ -263,12 +565,28 @@ def test_user_gid_index_is_the_one_checked(tmp_path, fake_env):
         "(NCCL_IB_GID_INDEX=5 in nccl.conf): give ens2f0np0 its rail IPv4 address, check show_gids"]
 
 
-def test_missing_rdma_device_is_reported(tmp_path, fake_env):
+def test_missing_rdma_device_is_reported_once(tmp_path, fake_env):
     env, _ = fake_env
     script = _settled(tmp_path, env, "")
-    shutil.rmtree(Path(env["FABRICGEN_SYSROOT"]) / "sys/class/infiniband/mlx5_1")
+    remove_rdma_device(_root(env), "mlx5_1")
     check = _run(script, env, "--check")
     assert check.returncode == 1
     assert _not_ok(check.stdout) == [
-        f"differs: mlx5_1 gid: cannot read ({env['FABRICGEN_SYSROOT']}/sys/class/infiniband/mlx5_1/ports/1/gids "
-        "missing: no RDMA device mlx5_1 (driver not loaded, or wrong hosts.rails rdma name))"]
+        f"differs: mlx5_1: cannot read ({env['FABRICGEN_SYSROOT']}/sys/class/infiniband/mlx5_1 missing: no RDMA "
+        "device mlx5_1 (mlx5_ib not loaded, or the rail's rdma name in hosts.rails or the discovery file is wrong))"]
+    _no_configfs_group(env)
+
+
+def test_rdma_device_of_another_netdev_is_reported(tmp_path, fake_env):
+    """The intent pairs ens1f0np0 with mlx5_0, but on this host the kernel put mlx5_1 on it
+    (and the other way round): NCCL_IB_HCA would pick the wrong port for each rail."""
+    env, _ = fake_env
+    write_fake_sysfs(_root(env), NICS, rdma=["mlx5_1", "mlx5_0"])
+    script = _script(tmp_path, "mlnx_qos")
+    check = _run(script, env, "--check")
+    assert [line for line in _not_ok(check.stdout) if "rdma device" in line] == [
+        f"differs: {ifc} rdma device: have '{have}', want '{want}' (nccl.conf NCCL_IB_HCA names {want}: "
+        "run fabricgen hosts discover and render again)"
+        for ifc, have, want in (("ens1f0np0", "mlx5_1", "mlx5_0"), ("ens2f0np0", "mlx5_0", "mlx5_1"))]
+    applied = _run(script, env)
+    assert applied.returncode == 1 and "error: ens1f0np0 rdma device: have 'mlx5_1'" in applied.stdout
