@@ -141,6 +141,7 @@ def test_mlnx_qos_mode_applies_once_and_check_reports(tmp_path, fake_env):
         assert (sys_ib / rdma / "tc/1/traffic_class").read_text().strip() == "136"
     assert "changed: ens1f0np0 trust: 'pcp' -> 'dscp' (mlnx_qos -i ens1f0np0 --trust dscp)" in applied.stdout
     assert "changed: mlx5_0 traffic class: 'unset' -> '136'" in applied.stdout
+    assert "changed: mlx5_1 roce tos: '0' -> '136' (cma_roce_tos -d mlx5_1 -t 136)" in applied.stdout
     assert applied.stdout.splitlines()[-1] == "summary: done"
     _no_configfs_group(env)
 
