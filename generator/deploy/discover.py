@@ -1,0 +1,265 @@
+"""`fabricgen hosts discover`: ask every GPU server which RDMA NICs it has and write the discovery file.
+
+playbooks/discover.yml runs playbooks/files/fabricgen_nics.py on each host (read-only, through
+ansible-runner with strict host keys, as the deploy does): netdev -> RDMA device -> PCI, port,
+link layer, state and rate from sysfs, and the GPUDirect RDMA path. The answers are written as
+the discovery file the intent's `hosts.discovered` names (format below, deterministic bytes: no
+timestamps, hosts and NICs sorted), and one line per host compares them with the rails the
+intent renders, so a DGX whose compute NICs are mlx5_0,3,4,5,6,9,10,11 shows up before NCCL
+falls back to TCP sockets.
+
+    # Written by `fabricgen hosts discover`: ...
+    version: 1
+    hosts:
+      gpu01:
+        gpudirect: nvidia-peermem        # nvidia-peermem | dmabuf | none
+        nics:                            # every netdev with an RDMA device, sorted by netdev
+          - {netdev: ens1f0np0, rdma: mlx5_0, pci: "0000:08:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
+
+A host that cannot be read keeps its entry from an existing file at --out (so one unreachable
+server in 500 does not lose what was known about it); the command then exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HEADER = ("# Written by `fabricgen hosts discover`: the rail NICs each host reported "
+          "(netdev -> RDMA device -> PCI).")
+VERSION = 1
+GPUDIRECT = ("nvidia-peermem", "dmabuf", "none")
+NIC_KEYS = ("netdev", "rdma", "pci", "port", "link_layer", "state", "rate_gbps")
+# YAML 1.1 reads these plain words as booleans or null: such a string is written quoted
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_PCI = re.compile(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
+# what a host may report: sysfs names, nothing that could break a line of the file
+_NAME = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")
+
+
+class DiscoveryError(ValueError):
+    """A host's answer is not what fabricgen_nics.py prints."""
+
+
+@dataclass
+class HostFinding:
+    name: str
+    entry: dict | None = None           # the discovery file entry (None: not read)
+    error: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    text = str(value)
+    if _PLAIN.fullmatch(text) and text.lower() not in _YAML_WORDS:
+        return text
+    return json.dumps(text)
+
+
+def parse_probe(stdout: str) -> dict:
+    """The discovery entry from fabricgen_nics.py's JSON, checked field by field."""
+    try:
+        data = json.loads((stdout or "").strip().splitlines()[-1] if stdout and stdout.strip() else "")
+    except (ValueError, IndexError):
+        raise DiscoveryError("the NIC probe printed no JSON") from None
+    if not isinstance(data, dict) or not isinstance(data.get("nics"), list):
+        raise DiscoveryError("the NIC probe's JSON has no `nics` list")
+    gpudirect = data.get("gpudirect")
+    if gpudirect not in GPUDIRECT:
+        raise DiscoveryError(f"gpudirect {gpudirect!r} is not one of {', '.join(GPUDIRECT)}")
+    nics = []
+    for nic in data["nics"]:
+        if not isinstance(nic, dict):
+            raise DiscoveryError("a NIC entry is not an object")
+        for key in ("netdev", "rdma"):
+            if not isinstance(nic.get(key), str) or not _NAME.fullmatch(nic[key]):
+                raise DiscoveryError(f"NIC {key} {nic.get(key)!r} is not a device name")
+        pci = nic.get("pci") or ""
+        if pci and not _PCI.fullmatch(str(pci)):
+            raise DiscoveryError(f"{nic['netdev']}: PCI address {pci!r} is not DDDD:BB:DD.F")
+        port = nic.get("port")
+        rate = nic.get("rate_gbps")
+        if not isinstance(port, int) or isinstance(port, bool) or port < 1:
+            raise DiscoveryError(f"{nic['netdev']}: port {port!r} is not a port number")
+        if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float))):
+            raise DiscoveryError(f"{nic['netdev']}: rate {rate!r} is not a number")
+        layer, state = str(nic.get("link_layer") or ""), str(nic.get("state") or "")
+        for what, text in (("link layer", layer), ("state", state)):
+            if text and not _NAME.fullmatch(text):
+                raise DiscoveryError(f"{nic['netdev']}: {what} {text!r} is not a sysfs word")
+        nics.append({"netdev": nic["netdev"], "rdma": nic["rdma"], "pci": str(pci), "port": port,
+                     "link_layer": layer, "state": state, "rate_gbps": rate})
+    return {"gpudirect": gpudirect, "nics": sorted(nics, key=lambda n: n["netdev"])}
+
+
+def discovery_text(hosts: dict[str, dict]) -> str:
+    """The discovery file for `hosts` (name -> entry): same input, same bytes."""
+    lines = [HEADER, f"version: {VERSION}", "hosts:" if hosts else "hosts: {}"]
+    for name in sorted(hosts):
+        entry = hosts[name]
+        lines += [f"  {_scalar(name)}:", f"    gpudirect: {_scalar(entry['gpudirect'])}"]
+        if not entry["nics"]:
+            lines.append("    nics: []")
+            continue
+        lines.append("    nics:")
+        for nic in sorted(entry["nics"], key=lambda n: n["netdev"]):
+            fields = ", ".join(f"{key}: {json.dumps(nic[key]) if key == 'pci' else _scalar(nic[key])}"
+                               for key in NIC_KEYS)
+            lines.append(f"      - {{{fields}}}")
+    return "\n".join(lines) + "\n"
+
+
+def previous_entries(path: Path) -> dict[str, dict]:
+    """Entries of an existing discovery file at `path` ({} when there is none or it is not one)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("hosts"), dict):
+        return {}
+    kept = {}
+    for name, entry in data["hosts"].items():
+        try:
+            kept[str(name)] = parse_probe(json.dumps(entry))
+        except DiscoveryError:
+            continue
+    return kept
+
+
+def compare(host, entry: dict) -> list[str]:
+    """What differs between the rails the plan renders for `host` and what it reported."""
+    by_netdev = {n["netdev"]: n for n in entry["nics"]}
+    notes = []
+    for nic in host.nics:
+        found = by_netdev.get(nic.netdev)
+        label = f"rail {nic.rail} {nic.netdev}"
+        if found is None:
+            notes.append(f"{label} not found")
+            continue
+        if found["rdma"] != nic.rdma:
+            notes.append(f"{label} is {found['rdma']}, the render says {nic.rdma}")
+        if found["link_layer"] != "Ethernet":
+            notes.append(f"{label} runs {found['link_layer'] or 'an unknown link layer'}")
+        elif found["state"] != "ACTIVE":
+            notes.append(f"{label} is {found['state'] or 'in an unknown state'}")
+    if entry["gpudirect"] == "none":
+        notes.append("no GPUDirect RDMA path")
+    return notes
+
+
+def _host_line(finding: HostFinding, kept: bool) -> str:
+    if finding.entry is None or finding.error:
+        tail = "; its entry from the previous file is kept" if kept else ""
+        return f"{finding.name}: not read: {finding.error}{tail}"
+    rails = ", ".join(finding.notes) if finding.notes else "rails as the render says"
+    return (f"{finding.name}: {len(finding.entry['nics'])} RDMA netdev(s), GPUDirect {finding.entry['gpudirect']}: "
+            f"{rails}")
+
+
+def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, limit: str | None = None,
+                 stdout=None, stderr=None) -> int:
+    """Exit 0: every host read and the file written; 1: a host could not be read (the file is still
+    written with what was read and kept), or nothing could be run."""
+    from generator.checks.runner import load_checked
+    from generator.deploy.credentials import endpoint_host_access
+    from generator.drift.report import write_atomic
+    from generator.render.inventory import render_inventory
+
+    out_stream = stdout or sys.stdout
+    err = stderr or sys.stderr
+    found = load_checked(intent_path, "discovering the hosts", err)
+    if found is None:
+        return 1
+    _, plan = found
+    if not plan.hosts:
+        print(f"error: {intent_path}: the plan has no hosts to discover", file=err)
+        return 1
+    section = None
+    if endpoints is not None:
+        try:
+            data = yaml.safe_load(Path(endpoints).read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            print(f"error: cannot read {endpoints}: {exc}", file=err)
+            return 1
+        if not isinstance(data, dict) or "hosts" not in data:
+            print(f"error: {endpoints} lists no hosts: add a `hosts:` section (user, ssh_key, extravars)", file=err)
+            return 1
+        section = data["hosts"]
+    extravars, ssh_key = endpoint_host_access(section, endpoints)
+    known_hosts = (Path(endpoints) if endpoints else Path(intent_path)).resolve().parent / "known_hosts"
+    try:
+        from generator.deploy.hosts import DISCOVER_TASK, run_discover_playbook
+    except ImportError as exc:
+        print(f"error: host discovery needs ansible-runner ({exc.name} is not installed)", file=err)
+        return 1
+
+    with tempfile.TemporaryDirectory(prefix="fabricgen-discover-") as tmp:
+        inventory = Path(tmp) / "inventory.yml"
+        inventory.write_text(render_inventory(plan), encoding="utf-8")
+        try:
+            run = run_discover_playbook(inventory, limit=limit, extravars=extravars, ssh_key=ssh_key,
+                                        known_hosts=known_hosts if known_hosts.is_file() else None,
+                                        private_data_dir=Path(tmp) / "runner")
+        except (OSError, RuntimeError) as exc:
+            print(f"error: discovery run failed: {exc}", file=err)
+            return 1
+
+    failures: dict[str, str] = {}
+    for host, _task, message in run.failures:
+        failures.setdefault(host, message)
+    reached = set(run.hosts)
+    findings = []
+    for host in plan.hosts:
+        if limit is not None and host.name not in reached:
+            continue            # outside --limit: its entry is kept as it is
+        finding = HostFinding(host.name)
+        res = run.results.get(host.name, {}).get(DISCOVER_TASK)
+        if host.name in failures:
+            finding.error = failures[host.name]
+        elif res is None:
+            finding.error = "not reached by the playbook run"
+        else:
+            try:
+                finding.entry = parse_probe(str(res.get("stdout") or ""))
+                finding.notes = compare(host, finding.entry)
+            except DiscoveryError as exc:
+                finding.error = str(exc)
+        findings.append(finding)
+
+    target = Path(out)
+    previous = previous_entries(target) if target.exists() else {}
+    names = {h.name for h in plan.hosts}
+    entries = {name: entry for name, entry in previous.items() if name in names}
+    for finding in findings:
+        if finding.entry is not None and not finding.error:
+            entries[finding.name] = finding.entry
+    for finding in findings:
+        line = _host_line(finding, kept=finding.name in entries)
+        print(line, file=err if finding.error else out_stream)
+    try:
+        write_atomic(target, discovery_text(entries))
+    except OSError as exc:
+        print(f"error: cannot write {out}: {exc.strerror}", file=err)
+        return 1
+    unread = sum(1 for f in findings if f.error)
+    differs = sum(1 for f in findings if f.notes)
+    print(f"wrote {out}: {len(entries)} host(s); {unread} not read, {differs} differ from the render"
+          + (" (name it in the intent as hosts.discovered and re-render)" if differs else ""), file=out_stream)
+    return 1 if unread else 0
+
+
+__all__ = ["run_discover", "discovery_text", "parse_probe", "compare", "previous_entries", "DiscoveryError"]

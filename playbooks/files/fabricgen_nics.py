@@ -1,0 +1,446 @@
+#!/usr/bin/python3
+"""fabricgen's NIC probe, run on a GPU server by playbooks/hosts.yml and playbooks/discover.yml
+(ansible.builtin.script, so nothing is installed). Python 3.7+ standard library only; PyYAML is
+used for the netplan check when the host has it (netplan itself depends on it).
+
+  fabricgen_nics.py discover    print JSON: the GPUDirect path and every netdev that has an RDMA
+                                device (netdev -> RDMA device -> PCI, port, link layer, state, rate)
+  fabricgen_nics.py preflight   check the rails of $FG_PREFLIGHT (JSON) before anything is changed:
+                                prints `ok: ...`, or ONE `error: <host>: ...` line and exits 1
+  fabricgen_nics.py roce        after the apply: every rail port ACTIVE at the planned rate with the
+                                planned RoCE MTU ($FG_ROCE, JSON); same output contract
+
+FABRICGEN_SYSROOT prefixes /sys and /proc/driver (tests point it at a fake tree).
+
+Where the values come from (Linux sysfs ABI, drivers/infiniband/core/sysfs.c):
+  /sys/class/net/<netdev>/device               -> the PCI function (its name is the PCI address)
+  /sys/class/net/<netdev>/device/infiniband/<rdma>   the RDMA device on that function
+  /sys/class/net/<netdev>/dev_port             0-based port of a multi-port function (mlx4)
+  /sys/class/infiniband/<rdma>/ports/<p>/{link_layer,state,phys_state,rate}
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+SYSROOT = os.environ.get("FABRICGEN_SYSROOT", "")
+SYS = SYSROOT + "/sys"
+
+# The RoCE MTUs an IB port can run (enum ib_mtu) and the headers the kernel takes off the
+# netdev MTU before picking one: GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 = 96
+# (iboe_get_mtu, include/rdma/ib_addr.h, torvalds/linux master; kernels before the UDP header
+# was counted take 88). mlx5_ib reports min(port max MTU, iboe_get_mtu(netdev MTU)).
+IB_MTUS = (4096, 2048, 1024, 512, 256)
+IBOE_HEADERS = 96
+
+
+def read(path: str, default: str = "") -> str:
+    try:
+        with open(path) as fh:
+            return fh.read().strip()
+    except OSError:
+        return default
+
+
+def iboe_mtu(netdev_mtu: int) -> int:
+    """The RoCE active MTU the kernel derives from a netdev MTU (0: too small for RoCE)."""
+    room = netdev_mtu - IBOE_HEADERS
+    return next((m for m in IB_MTUS if room >= m), 0)
+
+
+def rate_gbps(text: str) -> float | None:
+    """"400 Gb/sec (4X NDR)" -> 400.0; "2.5 Gb/sec (1X SDR)" -> 2.5 (sysfs `rate`)."""
+    m = re.match(r"\s*([0-9.]+)\s*Gb/sec", text)
+    return float(m.group(1)) if m else None
+
+
+def state_name(text: str) -> str:
+    """"4: ACTIVE" -> "ACTIVE" (sysfs `state`, `phys_state`)."""
+    return text.split(":", 1)[-1].strip() if text else ""
+
+
+def number(value: float | None):
+    if value is None:
+        return None
+    return int(value) if value == int(value) else value
+
+
+def ib_ports(rdma: str) -> list:
+    try:
+        return sorted(int(p) for p in os.listdir(f"{SYS}/class/infiniband/{rdma}/ports") if p.isdigit())
+    except OSError:
+        return []
+
+
+def port_info(rdma: str, port: int) -> dict:
+    base = f"{SYS}/class/infiniband/{rdma}/ports/{port}"
+    return {
+        "link_layer": read(base + "/link_layer"),
+        "state": state_name(read(base + "/state")),
+        "phys_state": state_name(read(base + "/phys_state")),
+        "rate_gbps": number(rate_gbps(read(base + "/rate"))),
+    }
+
+
+def pci_of(device_link: str) -> str:
+    """The PCI address a sysfs `device` link points at ("" when there is none)."""
+    if not os.path.exists(device_link):
+        return ""
+    name = os.path.basename(os.path.realpath(device_link))
+    return name if re.fullmatch(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]", name) else ""
+
+
+def netdev_rdma(netdev: str) -> tuple:
+    """(rdma device, ib port) of a netdev, or ("", 0). One RDMA device per PCI function on mlx5;
+    mlx4 puts two ports on one function and tells them apart by dev_port."""
+    try:
+        devices = sorted(os.listdir(f"{SYS}/class/net/{netdev}/device/infiniband"))
+    except OSError:
+        return "", 0
+    if not devices:
+        return "", 0
+    rdma = devices[0]
+    if len(devices) > 1:
+        # several RDMA devices on one function: the one whose GID table names this netdev
+        for dev in devices:
+            if glob.glob(f"{SYS}/class/infiniband/{dev}/ports/*/gid_attrs/ndevs/*") and any(
+                    read(p) == netdev for p in glob.glob(f"{SYS}/class/infiniband/{dev}/ports/*/gid_attrs/ndevs/*")):
+                rdma = dev
+                break
+    dev_port = read(f"{SYS}/class/net/{netdev}/dev_port", "0")
+    port = int(dev_port) + 1 if dev_port.isdigit() else 1
+    ports = ib_ports(rdma)
+    if ports and port not in ports:
+        port = ports[0]
+    return rdma, port
+
+
+def gpudirect() -> str:
+    """nvidia-peermem when that module (or its predecessor nv_peer_mem) is loaded; dmabuf when the
+    NVIDIA open kernel module runs on Linux >= 5.12 (GPUDirect RDMA over DMA-BUF, NVIDIA's
+    GPUDirect RDMA guide); else none."""
+    for module in ("nvidia_peermem", "nv_peer_mem"):
+        if os.path.isdir(f"{SYS}/module/{module}"):
+            return "nvidia-peermem"
+    version = read(SYSROOT + "/proc/driver/nvidia/version")
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    if "Open Kernel Module" in version and m and (int(m.group(1)), int(m.group(2))) >= (5, 12):
+        return "dmabuf"
+    return "none"
+
+
+def discover() -> dict:
+    nics = []
+    try:
+        names = sorted(os.listdir(f"{SYS}/class/net"))
+    except OSError:
+        names = []
+    for netdev in names:
+        rdma, port = netdev_rdma(netdev)
+        if not rdma:
+            continue
+        info = port_info(rdma, port)
+        nics.append({"netdev": netdev, "rdma": rdma, "pci": pci_of(f"{SYS}/class/net/{netdev}/device"),
+                     "port": port, "link_layer": info["link_layer"], "state": info["state"],
+                     "rate_gbps": info["rate_gbps"]})
+    return {"gpudirect": gpudirect(), "nics": nics}
+
+
+# --- netplan: does another file configure a rail NIC? ----------------------------------
+
+NETPLAN_DIRS = ("/lib/netplan", "/etc/netplan", "/run/netplan")   # netplan reads all three
+
+
+def _load_yaml(text: str):
+    try:
+        import yaml
+    except ImportError:
+        return None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
+def netplan_claims(path: str, netdev: str, mac: str, driver: str) -> list:
+    """Ids in netplan file `path` that configure `netdev`: an `ethernets` entry named after it
+    without `match`, or whose `match` (name / macaddress / driver, all must hold; netplan.io
+    doc "Properties for device type ethernets") selects it; or any device id equal to its name."""
+    text = read(path)
+    if netdev not in text and (not mac or mac.lower() not in text.lower()) and "match" not in text:
+        return []
+    data = _load_yaml(text)
+    if data is None:
+        # no PyYAML, or a file netplan itself would reject: a whole-word mention is enough to stop
+        return [f"mentions {netdev}"] if re.search(rf"(?<![\w.-]){re.escape(netdev)}(?![\w.-])", text) else []
+    network = data.get("network") if isinstance(data, dict) else None
+    if not isinstance(network, dict):
+        return []
+    claims = []
+    for section, devices in network.items():
+        if not isinstance(devices, dict):
+            continue
+        for dev_id, conf in devices.items():
+            conf = conf if isinstance(conf, dict) else {}
+            match = conf.get("match") if section == "ethernets" else None
+            if isinstance(match, dict) and match:
+                ok = True
+                if "name" in match:
+                    ok = ok and fnmatch.fnmatchcase(netdev, str(match["name"]))
+                if "macaddress" in match:
+                    ok = ok and bool(mac) and str(match["macaddress"]).lower() == mac.lower()
+                if "driver" in match:
+                    drivers = match["driver"] if isinstance(match["driver"], list) else [match["driver"]]
+                    ok = ok and bool(driver) and any(fnmatch.fnmatchcase(driver, str(d)) for d in drivers)
+                if ok:
+                    claims.append(f"{section}.{dev_id}")
+            elif str(dev_id) == netdev:
+                claims.append(f"{section}.{dev_id}")
+    return claims
+
+
+def other_netplan(root: str, ours: str, netdev: str) -> list:
+    """(file, ids) of every netplan file besides `ours` that configures `netdev`."""
+    mac = read(f"{SYS}/class/net/{netdev}/address")
+    drv = f"{SYS}/class/net/{netdev}/device/driver"
+    driver = os.path.basename(os.path.realpath(drv)) if os.path.exists(drv) else ""
+    found = []
+    for directory in NETPLAN_DIRS:
+        for path in sorted(glob.glob(root + directory + "/*.yaml")):
+            if os.path.realpath(path) == os.path.realpath(root + ours):
+                continue
+            claims = netplan_claims(path, netdev, mac, driver)
+            if claims:
+                found.append((path[len(root):], claims))
+    return found
+
+
+# --- pre-flight --------------------------------------------------------------------------
+
+def run(cmd: list, timeout: int) -> tuple:
+    """(exit code, stdout+stderr) of a command; (127, why) when it cannot start."""
+    try:
+        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return 127, str(exc)
+    return done.returncode, done.stdout
+
+
+def ip_link(netdev: str) -> dict:
+    """The kernel's own view of a netdev (`ip -j link show`), {} when it cannot be read."""
+    rc, out = run(["ip", "-j", "link", "show", "dev", netdev], 30)
+    try:
+        links = json.loads(out or "[]") if rc == 0 else []
+    except ValueError:
+        links = []
+    return links[0] if links and isinstance(links[0], dict) else {}
+
+
+def admin_up(netdev: str) -> bool:
+    """IFF_UP on the netdev: ip -j link, else sysfs flags."""
+    link = ip_link(netdev)
+    if link:
+        return "UP" in link.get("flags", [])
+    flags = read(f"{SYS}/class/net/{netdev}/flags")
+    return bool(flags) and int(flags, 16) & 0x1 == 1
+
+
+def mlxconfig_port(pci: str, ib_port: int) -> tuple:
+    """(PCI address to give mlxconfig, N of LINK_TYPE_P<N>). The adapter's settings are read and
+    written through its function 0; on a ConnectX with one function per port the port number is
+    the function number + 1 (mlx4: one function, its IB port numbers the ports)."""
+    base, fn = pci[:-1], int(pci[-1])
+    return base + "0", fn + ib_port
+
+
+def link_type(pci: str, n: int, check: bool, allowed: bool) -> tuple:
+    """(changed, text) for a port in InfiniBand mode. With `allowed` (and not check mode) set
+    LINK_TYPE_P<n>=2 (Ethernet) unless the next-boot value already is ETH; mlxconfig only
+    changes what the firmware loads next (NVIDIA MFT mlxconfig / VPI docs)."""
+    reset = f"`mlxfwreset -d {pci} reset -y` or a reboot"
+    setting = f"LINK_TYPE_P{n}=2"
+    if not allowed:
+        return False, (f"the port runs InfiniBand, the fabric needs Ethernet: run the playbook with "
+                       f"-e fabricgen_set_link_type=true (mlxconfig -y -d {pci} set {setting}), then {reset}")
+    rc, out = run(["mlxconfig", "-d", pci, "q", f"LINK_TYPE_P{n}"], 120)
+    if rc == 127:
+        return False, "the port runs InfiniBand and mlxconfig cannot run (install NVIDIA MFT), then run again"
+    m = re.search(rf"LINK_TYPE_P{n}\s+(\S+)", out)
+    if m and m.group(1).upper().startswith("ETH"):
+        return False, (f"the port runs InfiniBand; {setting} (Ethernet) is already set for the next firmware "
+                       f"load: {reset}, then run the playbook again")
+    if check:
+        return False, f"the port runs InfiniBand: a real run sets {setting} (mlxconfig), which then needs {reset}"
+    rc, out = run(["mlxconfig", "-y", "-d", pci, "set", setting], 300)
+    if rc != 0:
+        last = (out.strip().splitlines() or ["no output"])[-1]
+        return False, f"the port runs InfiniBand and `mlxconfig -y -d {pci} set {setting}` failed: {last}"
+    return True, (f"the port ran InfiniBand: set {setting} (Ethernet) with mlxconfig; it takes effect after "
+                  f"{reset}, then run the playbook again")
+
+
+def preflight(args: dict) -> tuple:
+    """(changed lines, problems) for the rails in `args`."""
+    problems, changed = [], []
+    speed = args.get("speed_gbps")
+    root = (args.get("root") or "").rstrip("/")
+    seen = ", ".join(n["netdev"] + "=" + n["rdma"] for n in discover()["nics"]) or "none"
+    for rail in args.get("rails", []):
+        r, netdev, want = rail.get("rail"), rail["netdev"], rail["rdma"]
+        label = f"rail {r} {netdev}"
+        exists = os.path.isdir(f"{SYS}/class/net/{netdev}")
+        rdma, port = netdev_rdma(netdev) if exists else ("", 0)
+        if not exists:
+            # an InfiniBand-mode port has an IPoIB netdev instead: recognise it by its RDMA device
+            ports = ib_ports(want)
+            if ports and port_info(want, ports[0])["link_layer"] == "InfiniBand":
+                rdma, port = want, ports[0]
+            else:
+                problems.append(f"{label} does not exist (RDMA netdevs here: {seen}): set hosts.rails "
+                                f"or run `fabricgen hosts discover` and re-render")
+                continue
+        if not rdma:
+            problems.append(f"{label} has no RDMA device (mlx5_ib not loaded, or not a ConnectX port): "
+                            f"load the RDMA driver or fix hosts.rails")
+            continue
+        if rdma != want:
+            problems.append(f"{label} is RDMA device {rdma}, the render says {want}: run `fabricgen hosts "
+                            f"discover` and re-render")
+            continue
+        info = port_info(rdma, port)
+        if info["link_layer"] == "InfiniBand":
+            device = f"{SYS}/class/net/{netdev}/device" if exists else f"{SYS}/class/infiniband/{rdma}/device"
+            pci = pci_of(device)
+            if not pci:
+                problems.append(f"{label} ({rdma}) port runs InfiniBand and its PCI address is unknown: "
+                                f"set LINK_TYPE to ETH with mlxconfig and reset the firmware")
+                continue
+            target, n = mlxconfig_port(pci, port)
+            did, text = link_type(target, n, bool(args.get("check")), bool(args.get("set_link_type")))
+            if did:
+                changed.append(f"changed: {label}: mlxconfig -y -d {target} set LINK_TYPE_P{n}=2")
+            problems.append(f"{label} ({rdma}, {pci}): {text}")
+            continue
+        if info["link_layer"] != "Ethernet":
+            problems.append(f"{label} ({rdma}) link layer is {info['link_layer'] or 'unknown'}, not Ethernet: "
+                            f"check the NIC's mode with mlxconfig")
+            continue
+        # a rail the playbook has yet to bring up is down by definition: its port is checked after the apply
+        if admin_up(netdev):
+            problem = port_problem(label, rdma, info, speed)
+            if problem:
+                problems.append(problem)
+                continue
+        for path, claims in other_netplan(root, args.get("netplan_ours", "/etc/netplan/60-fabricgen.yaml"),
+                                          netdev):
+            problems.append(f"{label} is also configured by {path} ({', '.join(claims)}): remove it there "
+                            f"(netplan merges the files, and another address moves the RoCE GID)")
+    if args.get("require_gpudirect", True) and gpudirect() == "none":
+        problems.append("no GPUDirect RDMA path (nvidia_peermem not loaded, and no NVIDIA open kernel module on "
+                        "Linux >= 5.12 for DMA-BUF): `modprobe nvidia-peermem`, or set "
+                        "deploy.hosts.require_gpudirect: false")
+    return changed, problems
+
+
+def port_problem(label: str, rdma: str, info: dict, speed) -> str:
+    if info["state"] != "ACTIVE":
+        return (f"{label} ({rdma}) port is {info['state'] or 'unknown'} ({info['phys_state'] or 'no phys_state'}): "
+                f"check the cable and the leaf port")
+    if speed and (info["rate_gbps"] or 0) < float(speed):
+        return (f"{label} ({rdma}) runs at {info['rate_gbps']} Gb/s, the plan needs {speed}: check the "
+                f"transceiver, the cable and the leaf port speed")
+    return ""
+
+
+def roce(args: dict) -> list:
+    """Problems after the apply: port ACTIVE (waiting up to `wait` s for a rail just brought up to
+    train), at the planned rate, with a RoCE active MTU of at least `roce_mtu`."""
+    problems = []
+    deadline = time.monotonic() + float(args.get("wait", 30))
+    speed, want_mtu = args.get("speed_gbps"), args.get("roce_mtu")
+    for rail in args.get("rails", []):
+        label, netdev = f"rail {rail.get('rail')} {rail['netdev']}", rail["netdev"]
+        rdma, port = netdev_rdma(netdev)
+        if not rdma:
+            problems.append(f"{label} has no RDMA device any more: check the NIC driver")
+            continue
+        info = port_info(rdma, port)
+        while info["state"] != "ACTIVE" and time.monotonic() < deadline:
+            time.sleep(1)
+            info = port_info(rdma, port)
+        problem = port_problem(label, rdma, info, speed)
+        if problem:
+            problems.append(problem + " (after the apply)")
+            continue
+        if want_mtu:
+            mtu, source = active_mtu(rdma, port, netdev)
+            if mtu is not None and mtu < int(want_mtu):
+                problems.append(f"{label} ({rdma}) RoCE active MTU is {mtu} ({source}), the plan needs {want_mtu}: "
+                                f"raise the netdev MTU (roce.mtu.host) or the port's max MTU")
+    return problems
+
+
+def active_mtu(rdma: str, port: int, netdev: str) -> tuple:
+    """(RoCE active MTU, where it was read): ibv_devinfo (rdma-core) when installed, else derived from
+    the netdev MTU as the kernel does."""
+    rc, out = run(["ibv_devinfo", "-d", rdma, "-i", str(port)], 60)
+    m = re.search(r"active_mtu:\s*(\d+)", out) if rc == 0 else None
+    if m:
+        return int(m.group(1)), "ibv_devinfo"
+    mtu = ip_link(netdev).get("mtu")
+    if mtu is None:
+        text = read(f"{SYS}/class/net/{netdev}/mtu")
+        mtu = int(text) if text.isdigit() else None
+    if mtu is None:
+        return None, "netdev MTU unreadable"
+    return iboe_mtu(int(mtu)), f"netdev MTU {mtu}"
+
+
+def _args(var: str) -> dict:
+    try:
+        data = json.loads(os.environ.get(var) or "{}")
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        print(f"error: ${var} is not a JSON object (the playbook passes it)")
+        sys.exit(2)
+    return data
+
+
+def main(argv: list) -> int:
+    mode = argv[1] if len(argv) > 1 else ""
+    if mode == "discover":
+        print(json.dumps(discover(), sort_keys=True))
+        return 0
+    if mode in ("preflight", "roce"):
+        args = _args("FG_PREFLIGHT" if mode == "preflight" else "FG_ROCE")
+        host = args.get("host") or os.uname().nodename
+        if mode == "preflight":
+            changed, problems = preflight(args)
+        else:
+            changed, problems = [], roce(args)
+        for line in changed:
+            print(line)
+        if problems:
+            # one line per host, whatever the count: the operator reads one line per host
+            print(f"error: {host}: " + "; ".join(problems))
+            return 1
+        print(f"ok: {host}: {len(args.get('rails', []))} rail(s) {'ready' if mode == 'preflight' else 'up'}")
+        return 0
+    print(f"usage: {os.path.basename(argv[0])} discover|preflight|roce", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except Exception as exc:  # noqa: BLE001 - a probe that breaks must not read as a NIC problem (exit 1)
+        print(f"probe failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(3)
