@@ -20,6 +20,8 @@ lab_app = typer.Typer(no_args_is_help=True, help="Simulated switches on loopback
 app.add_typer(lab_app, name="lab")
 lock_app = typer.Typer(no_args_is_help=True, help="The fabric's deploy lock (generator/deploy/lock.py).")
 app.add_typer(lock_app, name="lock")
+hosts_app = typer.Typer(no_args_is_help=True, help="GPU servers: what they have (playbooks/discover.yml).")
+app.add_typer(hosts_app, name="hosts")
 
 IntentArg = Annotated[str, typer.Argument(help="path of the intent (fabric.yaml)", show_default=False)]
 
@@ -448,6 +450,23 @@ def lock_break(
         _err(f"error: {exc}")
         raise typer.Exit(1) from None
     typer.echo(f"broke the deploy lock of fabric {fabric!r}: {holder.describe()} (was {path})")
+
+
+@hosts_app.command("discover")
+def hosts_discover(
+    intent: IntentArg,
+    out: Annotated[str, typer.Option("--out", help="discovery file to write (hosts.discovered in the intent)")],
+    endpoints: EndpointsOpt = None,
+    limit: Annotated[str | None, typer.Option("--limit", help="only hosts matching this Ansible pattern")] = None,
+) -> None:
+    """Read each host's RDMA NICs (netdev -> RDMA device -> PCI, link type, state) and GPUDirect path
+    over SSH, read-only; write them to --out and print one line per host against the render.
+
+    Exit 0 every host read, 1 a host could not be read (its previous entry is kept) or nothing ran.
+    """
+    from generator.deploy.discover import run_discover
+
+    raise typer.Exit(run_discover(intent, out=out, endpoints=endpoints, limit=limit))
 
 
 @app.command()

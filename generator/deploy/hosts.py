@@ -1,7 +1,12 @@
-"""Run playbooks/hosts.yml through ansible-runner and summarise the result per host.
+"""Run playbooks/hosts.yml (and discover.yml) through ansible-runner and summarise the result per host.
 
 SSH host keys are checked strictly by default: a GPU server whose key changed is
 refused rather than silently trusted. Pass `known_hosts` to use a dedicated file.
+
+Play keywords (`serial`, `max_fail_percentage`) are templated before Ansible reads any host
+or group variable, so the inventory's `hosts` group vars that carry them reach the play only
+as extra vars: they are read from the inventory here and passed on (a caller's extravars win).
+A check run reads every host at once (nothing changes, so there is nothing to batch).
 """
 
 from __future__ import annotations
@@ -15,8 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import ansible_runner
+import yaml
 
 PLAYBOOK_NAME = "hosts.yml"
+DISCOVER_PLAYBOOK = "discover.yml"
+DISCOVER_TASK = "Read the RDMA NICs from sysfs"      # playbooks/discover.yml
+APPLY_PLAY = "Install and apply the fabricgen host files, in batches"     # playbooks/hosts.yml, play 2
+# inventory `hosts` group vars that the playbook uses as play keywords
+PLAY_KEYWORD_VARS = ("fabricgen_hosts_serial", "fabricgen_hosts_max_fail_percentage")
+# a check run: every host in one batch, and no host's failure stops the others being read
+CHECK_PLAY_VARS = {"fabricgen_hosts_serial": 0, "fabricgen_hosts_max_fail_percentage": 100}
 
 
 @dataclass
@@ -36,6 +49,10 @@ class HostRunResult:
     failures: list[tuple[str, str, str]] = field(default_factory=list)   # (host, task, message)
     changes: list[tuple[str, str]] = field(default_factory=list)          # (host, task)
     stdout: str = ""
+    # (play, hosts) per play run in order: a play with `serial` runs once per batch
+    batches: list[tuple[str, list[str]]] = field(default_factory=list)
+    # host -> task -> module result, for the tasks named in `collect`
+    results: dict[str, dict[str, dict]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -47,16 +64,37 @@ class HostRunResult:
         return sum(s.changed for s in self.hosts.values())
 
 
-def playbook_path() -> Path:
-    """playbooks/hosts.yml: FABRICGEN_PLAYBOOKS, else next to the source tree."""
+def playbook_path(name: str = PLAYBOOK_NAME) -> Path:
+    """playbooks/<name>: FABRICGEN_PLAYBOOKS, else next to the source tree."""
     env = os.environ.get("FABRICGEN_PLAYBOOKS")
     candidates = [Path(env)] if env else []
     candidates.append(Path(__file__).resolve().parents[2] / "playbooks")
     for base in candidates:
-        if (base / PLAYBOOK_NAME).is_file():
-            return base / PLAYBOOK_NAME
-    raise FileNotFoundError(f"{PLAYBOOK_NAME} not found in {', '.join(map(str, candidates))}: "
+        if (base / name).is_file():
+            return base / name
+    raise FileNotFoundError(f"{name} not found in {', '.join(map(str, candidates))}: "
                             "set FABRICGEN_PLAYBOOKS to the playbooks directory")
+
+
+class _InventoryLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """inventory.yml as generator/render/inventory.py writes it: `!unsafe` marks a verbatim string."""
+
+
+_InventoryLoader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
+
+
+def inventory_play_vars(inventory: str | os.PathLike[str]) -> dict[str, Any]:
+    """PLAY_KEYWORD_VARS set in the inventory's `hosts` group vars ({} when it has none)."""
+    try:
+        with open(inventory, encoding="utf-8") as fh:
+            data = yaml.load(fh, Loader=_InventoryLoader)  # noqa: S506 - a SafeLoader subclass
+    except (OSError, yaml.YAMLError):
+        return {}   # ansible-playbook reports an unreadable inventory itself
+    group = (((data or {}).get("all") or {}).get("children") or {}).get("hosts") if isinstance(data, dict) else None
+    group_vars = group.get("vars") if isinstance(group, dict) else None
+    if not isinstance(group_vars, dict):
+        return {}
+    return {key: group_vars[key] for key in PLAY_KEYWORD_VARS if key in group_vars}
 
 
 def _message(res: dict[str, Any]) -> str:
@@ -81,27 +119,24 @@ def _message(res: dict[str, Any]) -> str:
     return "failed"
 
 
-def run_hosts_playbook(
-    render_dir: str | os.PathLike[str],
+def run_playbook(
+    playbook: Path,
     inventory: str | os.PathLike[str],
     *,
+    extravars: dict[str, Any] | None = None,
     limit: str | None = None,
     check: bool = False,
     diff: bool = False,
     private_data_dir: str | os.PathLike[str] | None = None,
-    extravars: dict[str, Any] | None = None,
     ssh_key: str | os.PathLike[str] | None = None,
     known_hosts: str | os.PathLike[str] | None = None,
+    verbosity: int = 0,
+    collect: tuple[str, ...] = (),
 ) -> HostRunResult:
-    """Apply the rendered host files in `render_dir` to the hosts of `inventory`.
+    """Run `playbook` over `inventory` with strict host keys; summarise per host.
 
-    `ssh_key` is a private key file; `known_hosts` replaces ~/.ssh/known_hosts (host
-    keys are still checked strictly). `extravars` may set fabricgen_root etc.
-    """
-    render_dir = Path(render_dir).resolve()
+    `collect`: task names whose module results are kept per host (HostRunResult.results)."""
     inventory = Path(inventory).resolve()
-    if not (render_dir / "hosts").is_dir():
-        raise FileNotFoundError(f"{render_dir}/hosts does not exist: run `fabricgen render INTENT -o {render_dir}`")
     if not inventory.is_file():
         raise FileNotFoundError(f"inventory {inventory} does not exist")
 
@@ -115,8 +150,6 @@ def run_hosts_playbook(
     ssh_args = ["-o StrictHostKeyChecking=yes"]
     if known_hosts is not None:
         ssh_args.append(f"-o UserKnownHostsFile={Path(known_hosts).resolve()}")
-    variables: dict[str, Any] = {"fabricgen_render_dir": str(render_dir)}
-    variables.update(extravars or {})
     envvars = {
         "ANSIBLE_HOST_KEY_CHECKING": "True",
         "ANSIBLE_SSH_COMMON_ARGS": " ".join(ssh_args),
@@ -139,12 +172,13 @@ def run_hosts_playbook(
     try:
         runner = ansible_runner.run(
             private_data_dir=str(pdd),
-            playbook=str(playbook_path()),
+            playbook=str(playbook),
             inventory=str(inventory),
-            extravars=variables,
+            extravars=dict(extravars or {}),
             envvars=envvars,
             limit=limit,
             cmdline=" ".join(cmdline) or None,
+            verbosity=verbosity or None,
             quiet=True,
         )
         result = HostRunResult(status=runner.status, rc=runner.rc)
@@ -165,11 +199,18 @@ def run_hosts_playbook(
             data = event.get("event_data") or {}
             host = data.get("host", "")
             task = data.get("task", "")
+            if kind == "playbook_on_play_start":
+                result.batches.append((str(data.get("play") or data.get("name") or ""), []))
+                continue
+            if host and kind.startswith("runner_on_") and result.batches and host not in result.batches[-1][1]:
+                result.batches[-1][1].append(host)
             if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
                 result.failures.append((host, task, _message(data.get("res") or {})))
             elif kind in ("runner_on_ok", "runner_item_on_ok") and (data.get("res") or {}).get("changed"):
                 if kind == "runner_on_ok":
                     result.changes.append((host, task))
+            if kind == "runner_on_ok" and task in collect:
+                result.results.setdefault(host, {})[task] = data.get("res") or {}
         stdout = runner.stdout.read() if runner.stdout else ""
         result.stdout = stdout
         return result
@@ -178,4 +219,51 @@ def run_hosts_playbook(
             shutil.rmtree(owned_dir, ignore_errors=True)
 
 
-__all__ = ["run_hosts_playbook", "HostRunResult", "HostStats", "playbook_path"]
+def run_hosts_playbook(
+    render_dir: str | os.PathLike[str],
+    inventory: str | os.PathLike[str],
+    *,
+    limit: str | None = None,
+    check: bool = False,
+    diff: bool = False,
+    private_data_dir: str | os.PathLike[str] | None = None,
+    extravars: dict[str, Any] | None = None,
+    ssh_key: str | os.PathLike[str] | None = None,
+    known_hosts: str | os.PathLike[str] | None = None,
+    verbosity: int = 0,
+) -> HostRunResult:
+    """Pre-flight, then apply the rendered host files in `render_dir` to the hosts of `inventory`,
+    in the batches its `hosts` group vars set.
+
+    `ssh_key` is a private key file; `known_hosts` replaces ~/.ssh/known_hosts (host
+    keys are still checked strictly). `extravars` may set fabricgen_root etc.
+    """
+    render_dir = Path(render_dir).resolve()
+    if not (render_dir / "hosts").is_dir():
+        raise FileNotFoundError(f"{render_dir}/hosts does not exist: run `fabricgen render INTENT -o {render_dir}`")
+    variables: dict[str, Any] = {"fabricgen_render_dir": str(render_dir)}
+    variables.update(CHECK_PLAY_VARS if check else inventory_play_vars(inventory))
+    variables.update(extravars or {})
+    return run_playbook(playbook_path(), inventory, extravars=variables, limit=limit, check=check, diff=diff,
+                        private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
+                        verbosity=verbosity)
+
+
+def run_discover_playbook(
+    inventory: str | os.PathLike[str],
+    *,
+    limit: str | None = None,
+    private_data_dir: str | os.PathLike[str] | None = None,
+    extravars: dict[str, Any] | None = None,
+    ssh_key: str | os.PathLike[str] | None = None,
+    known_hosts: str | os.PathLike[str] | None = None,
+) -> HostRunResult:
+    """playbooks/discover.yml (read-only): HostRunResult.results[host][DISCOVER_TASK]["stdout"] is
+    the host's JSON (playbooks/files/fabricgen_nics.py discover)."""
+    return run_playbook(playbook_path(DISCOVER_PLAYBOOK), inventory, extravars=extravars, limit=limit,
+                        private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
+                        collect=(DISCOVER_TASK,))
+
+
+__all__ = ["run_hosts_playbook", "run_discover_playbook", "run_playbook", "inventory_play_vars",
+           "HostRunResult", "HostStats", "playbook_path", "APPLY_PLAY", "DISCOVER_TASK"]
