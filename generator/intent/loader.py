@@ -11,12 +11,15 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
 
 from generator.intent.model import Intent
+
+if TYPE_CHECKING:
+    from generator.intent.discovery import Discovery
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,8 @@ class LoadedIntent:
     file: str
     lines: dict[str, int]      # key path -> 1-based line
     text: str
+    # the discovery file hosts.discovered names, read and checked (generator/intent/discovery.py)
+    discovered: Discovery | None = None
 
     def line_of(self, path: str) -> int | None:
         """Line of the deepest key on `path` that exists in the file."""
@@ -323,4 +328,10 @@ def load_intent(path: str | Path) -> LoadedIntent:
     text = _read_intent(p, file)
     data, lines = parse_yaml(text, file)
     intent = validate_data(data, lines, file)
-    return LoadedIntent(intent=intent, file=file, lines=lines, text=text)
+    discovered = None
+    if intent.hosts.discovered is not None:
+        from generator.intent.discovery import discovery_path, read_discovery
+
+        discovered = read_discovery(discovery_path(p, intent.hosts.discovered),
+                                    named_at=(file, lines.get("hosts.discovered")))
+    return LoadedIntent(intent=intent, file=file, lines=lines, text=text, discovered=discovered)

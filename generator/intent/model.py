@@ -13,7 +13,7 @@ import re
 import string
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from generator.intent.units import Ratio, SizeBytes, SpeedG
 
@@ -209,11 +209,22 @@ class Hosts(_Strict):
     mgmt_interface: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.-]{1,15}$")] = "eno1"
     rails: list[HostRail] | None = None
     nic_tooling: Literal["mlnx_qos", "dcb"] = "mlnx_qos"
+    # the discovery file `fabricgen hosts discover` writes, relative to the intent file: per host,
+    # the RDMA device behind each rail netdev (generator/intent/discovery.py reads it)
+    discovered: Annotated[str, Field(min_length=1, max_length=4096,
+                                     description="discovery file, relative to this intent file")] | None = None
 
     @field_validator("mgmt_interface")
     @classmethod
     def _mgmt(cls, value: str) -> str:
         return _ifname(value)
+
+    @field_validator("discovered")
+    @classmethod
+    def _discovered(cls, value: str | None) -> str | None:
+        if value is not None and (not value.isprintable() or value != value.strip()):
+            raise ValueError(f"{value!r} is not a plain file path: no control characters or surrounding spaces")
+        return value
 
     @field_validator("name")
     @classmethod
@@ -271,6 +282,53 @@ class Workload(_Strict):
         return value
 
 
+# Jinja delimiters: a drain command is written into inventory.yml, which Ansible templates
+_JINJA = ("{{", "}}", "{%", "%}", "{#", "#}")
+_BATCH_PERCENT = re.compile(r"([1-9][0-9]?|100)%")
+
+
+def _host_hook(value: str | None) -> str | None:
+    """A drain/undrain shell command template: one printable line with {host} in it."""
+    if value is None:
+        return None
+    if not value.isprintable():
+        raise ValueError("must be one line of printable characters: the playbook runs it as one shell command")
+    if "{host}" not in value:
+        raise ValueError(f"{value!r} must contain {{host}}, replaced by each host's inventory name, "
+                         "e.g. scontrol update NodeName={host} State=DRAIN Reason=fabricgen")
+    if any(d in value for d in _JINJA):
+        raise ValueError(f"{value!r} contains a Jinja delimiter ({{{{ }}}} {{% %}} {{# #}}): write the "
+                         "command plainly; only {host} is replaced")
+    return value
+
+
+def _batch(value: object) -> int | str:
+    """Ansible `serial` after the canary: a host count >= 1 or a percentage "1%".."100%"."""
+    if (isinstance(value, int) and not isinstance(value, bool) and value >= 1) or \
+            (isinstance(value, str) and _BATCH_PERCENT.fullmatch(value)):
+        return value
+    raise ValueError(f"{value!r} is neither a host count >= 1 (e.g. 8) nor a percentage 1%-100% (e.g. \"10%\")")
+
+
+class DeployHosts(_Strict):
+    """How playbooks/hosts.yml rolls out to the GPU servers (inventory.yml `hosts` group vars)."""
+
+    # a login name only, as deploy.user (issue 15, finding 3): it lands in inventory.yml
+    user: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$",
+                               description="SSH login name on the hosts (letters, digits, _ and -)")] = "root"
+    canary: Annotated[int, Field(ge=0, le=1000, description="hosts in the first batch alone (0: none)")] = 1
+    batch: Annotated[int | str, BeforeValidator(_batch)] = "10%"
+    max_fail_percentage: Annotated[int, Field(ge=0, le=100)] = 0
+    drain: Annotated[str, Field(max_length=1024)] | None = None
+    undrain: Annotated[str, Field(max_length=1024)] | None = None
+    require_gpudirect: bool = True
+
+    @field_validator("drain", "undrain")
+    @classmethod
+    def _hooks(cls, value: str | None) -> str | None:
+        return _host_hook(value)
+
+
 class Deploy(_Strict):
     # a login name only: the value is written into inventory.yml, where Ansible would evaluate
     # "{{ lookup('pipe', ...) }}" on the bastion (issue 15, finding 3)
@@ -278,6 +336,7 @@ class Deploy(_Strict):
                                description="switch login name (letters, digits, _ and -)")] = "cumulus"
     confirm_timeout: Annotated[int, Field(ge=30, le=3600)] = 300
     concurrency: Annotated[int, Field(ge=1, le=1024)] = 32
+    hosts: DeployHosts = DeployHosts()
 
 
 _USER_NAME = r"^[a-z_][a-z0-9_-]{0,31}$"
