@@ -120,10 +120,14 @@ def plan(netdev: str, want: dict) -> list:
         for r in at:
             if not same(r):
                 steps.append(rule_del(r))
-        for _ in ours[1:]:          # duplicates left by an earlier run: keep one
-            steps.append(["rule", "del", "priority", str(prio), "from", str(src), "table", str(table)])
-        if not ours:
-            steps.append(["rule", "add", "from", str(src), "table", str(table), "priority", str(prio)])
+        # The kernel keeps two otherwise equal rules whose protocols differ: the duplicates an
+        # earlier release left beside networkd's go, and the one rule left is added as networkd
+        # adds it (protocol static), so a later `networkctl reconfigure` finds it and adds none
+        add = ["rule", "add", "from", str(src), "table", str(table), "priority", str(prio), "protocol", "static"]
+        if len(ours) > 1:
+            steps += [["rule", "del", "priority", str(prio), "from", str(src), "table", str(table)] for _ in ours]
+        if len(ours) != 1:
+            steps.append(add)
     return steps
 
 
