@@ -62,7 +62,7 @@ def _run_checks(loaded: LoadedIntent) -> CheckResult:
     result.findings += _run("intent", ctx, loaded)
     if not any(f.severity == ERROR for f in result.findings):
         try:
-            result.plan = compile_plan(loaded.intent)
+            result.plan = compile_plan(loaded.intent, loaded.discovered)
         except CompileError as exc:
             result.findings.append(Finding(exc.code, ERROR, exc.path, exc.message, loaded.line_of(exc.path),
                                            loaded.file))

@@ -6,9 +6,11 @@ import math
 import re
 from functools import cache
 
+from generator.intent.discovery import Discovery
 from generator.intent.model import Intent
 from generator.plan import addressing
 from generator.plan.headroom import lanes_for, port_headroom
+from generator.plan.hosts import discovered_rdma, host_nccl_plans, host_rollout
 from generator.plan.management import build_management, build_routing
 from generator.plan.model import (
     ROLE_LEAF,
@@ -77,7 +79,9 @@ def _asns(intent: Intent, nodes: list[SwitchNode]) -> dict[str, int]:
     return out
 
 
-def compile_plan(intent: Intent) -> FabricPlan:
+def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPlan:
+    """The plan of INTENT; DISCOVERY (hosts.discovered, read by the loader: LoadedIntent.discovered)
+    gives each host's rail NICs their discovered RDMA device names."""
     topo = build_topology(intent)
     t = intent.topology
     qos = build_qos(intent.roce)
@@ -120,16 +124,19 @@ def compile_plan(intent: Intent) -> FabricPlan:
     # host-facing ports, in node then rail order
     rail_nics = intent.rail_nics()
     host_len, host_cable = cable_for(intent, TIER_HOST_LEAF)
+    discovered = discovery.hosts if discovery is not None else None
     hosts = []
     for h_i, slot in enumerate(topo.hosts):
         name = intent.hosts.name.format(n=slot.index)
+        found = discovered.get(name) if discovered is not None else None
         nics = []
         for r in range(t.rails):
             leaf_name, lport = topo.attachments[(slot.index, r)]
             host_ip, leaf_ip = addressing.host_link(rail_pool, t.rails, t.nodes, r, slot.index)
             leaf = by_name[leaf_name]
             nic = rail_nics[r]
-            nics.append(Nic(rail=r, netdev=nic.netdev, rdma=nic.rdma, ip=f"{host_ip}/31", gateway=leaf_ip,
+            rdma = nic.rdma if found is None else discovered_rdma(found, nic)
+            nics.append(Nic(rail=r, netdev=nic.netdev, rdma=rdma, ip=f"{host_ip}/31", gateway=leaf_ip,
                             switch=leaf_name, port=lport.name))
             ports[leaf_name].append(Port(
                 device=leaf_name, port=lport.name, physical=lport.physical, breakout=lport.breakout,
@@ -165,6 +172,7 @@ def compile_plan(intent: Intent) -> FabricPlan:
         raise CompileError("hosts.name", f"host name {sorted(clash)[0]!r} equals a switch name: change hosts.name",
                            "FG402")
 
+    nccl = build_nccl(intent, qos)
     plan = FabricPlan(
         fabric=intent.fabric.name, description=intent.fabric.description, kind=t.kind,
         switch_os=intent.switch_os.name, switch_os_version=intent.switch_os.version_tuple(),
@@ -174,9 +182,12 @@ def compile_plan(intent: Intent) -> FabricPlan:
         fabric_link_pool=None if fabric_pool is None else intent.addressing.fabric_links,
         mgmt_pool=intent.addressing.management, mgmt_interface=intent.hosts.mgmt_interface,
         nic_tooling=intent.hosts.nic_tooling, deploy_user=intent.deploy.user,
-        nccl=build_nccl(intent, qos),
+        nccl=nccl,
         management=build_management(intent),
         routing=build_routing(intent, switches, ports_by_device),
+        host_rollout=host_rollout(intent),
+        discovery=discovery,
+        host_nccl={} if discovery is None else host_nccl_plans(intent, qos, hosts, nccl),
         _ports_by_device=ports_by_device,
     )
     return plan

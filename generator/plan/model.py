@@ -8,8 +8,12 @@ intent. Every value a renderer or check needs is computed once, here.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from generator.plan.headroom import Headroom
+
+if TYPE_CHECKING:
+    from generator.intent.discovery import Discovery
 
 ROLE_LEAF = "leaf"
 ROLE_SPINE = "spine"
@@ -145,6 +149,23 @@ class NcclPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class HostRollout:
+    """`deploy.hosts`: how playbooks/hosts.yml rolls out (inventory.yml `hosts` group vars)."""
+
+    user: str = "root"
+    canary: int = 1                   # hosts in the first batch alone; 0: no canary batch
+    batch: int | str = "10%"          # Ansible serial after the canary: a count or "N%"
+    max_fail_percentage: int = 0
+    drain: str = ""                   # shell command template run on the controller, {host} replaced
+    undrain: str = ""
+    require_gpudirect: bool = True
+
+    def serial(self) -> list[int | str]:
+        """Ansible `serial`: the canary batch, then batches of `batch` (the last one repeats)."""
+        return [self.canary, self.batch] if self.canary else [self.batch]
+
+
+@dataclass(frozen=True, slots=True)
 class MgmtUser:
     name: str
     role: str                 # system-admin | nvue-admin | nvue-monitor
@@ -200,8 +221,19 @@ class FabricPlan:
     nccl: NcclPlan | None = None
     management: ManagementPlan | None = None
     routing: RoutingPlan | None = None
+    host_rollout: HostRollout = HostRollout()
+    # hosts.discovered, read: per host, the RDMA device of each rail netdev (None: no file)
+    discovery: Discovery | None = field(default=None, compare=False, repr=False)
+    # hosts whose NCCL settings differ from `nccl` (their discovered RDMA names differ from
+    # hosts.rails): host name -> its own NcclPlan. Empty without a discovery file.
+    host_nccl: dict[str, NcclPlan] = field(default_factory=dict, hash=False, repr=False)
     # device name -> indexes, filled by compile for O(1) lookups in renderers
     _ports_by_device: dict[str, tuple[Port, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def nccl_of(self, host: Host) -> NcclPlan | None:
+        """The NCCL settings of HOST's nccl.conf / nccl.env (per host only when discovery gave it
+        other RDMA names)."""
+        return self.host_nccl.get(host.name, self.nccl) if self.host_nccl else self.nccl
 
     def ports_of(self, device: str) -> tuple[Port, ...]:
         return self._ports_by_device.get(device, ())

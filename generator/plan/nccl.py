@@ -5,8 +5,16 @@ Choices (ROCE.md §1, §6):
   `mlx5_1` also selects mlx5_10..mlx5_19 on 16-NIC servers. Port 1 of every rail NIC.
 - `NCCL_IB_TC` is the ToS byte (DSCP << 2) from the QoS plan, so NCCL marks exactly
   the DSCP the switches classify into the lossless priority.
-- `NCCL_SOCKET_IFNAME==<mgmt>`: bootstrap stays on the management interface instead
-  of whichever interface NCCL finds first (often a rail /31 that cannot reach peers).
+- `NCCL_IB_HCA` per host when `hosts.discovered` gives that host other RDMA names than
+  hosts.rails (inbox drivers name devices rocep..., a DGX H100's compute NICs are
+  mlx5_0,3,4,5,6,9,10,11): `build_nccl(..., rdma=...)`, kept in FabricPlan.host_nccl.
+- `NCCL_SOCKET_IFNAME==<mgmt>,eth0`: bootstrap stays on the management interface instead
+  of whichever interface NCCL finds first (often a rail /31 that cannot reach peers), and
+  the same file works inside a container, whose network namespace has eth0 and no <mgmt>.
+  NCCL splits the list at ',' (parseStringList) and, with the leading '=', matches each
+  entry exactly (matchIfList with matchExact; src/misc/utils.cc, called from
+  ncclFindInterfaces in src/misc/socket.cc), so `eth0` never also selects eth01 and an
+  interface missing from one namespace is simply not found there.
 - `NCCL_CROSS_NIC=0` wherever leaves are rail-aligned (rail-optimized, three-tier
   pods and dragonfly-plus groups are all built from per-rail leaves): a ring that
   hops rails would cross the spine tier for traffic that one leaf could carry.
@@ -33,6 +41,7 @@ Nothing here raises on bad user input: FG3xx rules report unknown keys and value
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 
@@ -90,13 +99,26 @@ def gid_check_index(nccl: NcclPlan) -> int | None:
     return value if value is not None and value >= 0 else None
 
 
-def build_nccl(intent: Intent, qos: QosPlan) -> NcclPlan:
-    nics = intent.rail_nics()
+# The interface a container (Kubernetes pod, Docker bridge) sees as its own: NCCL bootstrap
+# inside the pod's network namespace, where the host's management interface does not exist
+CONTAINER_IFNAME = "eth0"
+
+
+def socket_ifname(mgmt_interface: str) -> str:
+    """NCCL_SOCKET_IFNAME: exactly the management interface, or a container's eth0."""
+    names = [mgmt_interface] if mgmt_interface == CONTAINER_IFNAME else [mgmt_interface, CONTAINER_IFNAME]
+    return "=" + ",".join(names)
+
+
+def build_nccl(intent: Intent, qos: QosPlan, rdma: Sequence[str] | None = None) -> NcclPlan:
+    """nccl.conf's settings; RDMA, the RDMA device of each rail on one host (discovered), replaces
+    the hosts.rails names in NCCL_IB_HCA."""
+    names = [nic.rdma for nic in intent.rail_nics()] if rdma is None else list(rdma)
     kind = intent.topology.kind
     out: dict[str, str] = {
-        "NCCL_IB_HCA": "=" + ",".join(f"{nic.rdma}:1" for nic in nics),
+        "NCCL_IB_HCA": "=" + ",".join(f"{name}:1" for name in names),
         "NCCL_IB_TC": str(qos.tos),
-        "NCCL_SOCKET_IFNAME": "=" + intent.hosts.mgmt_interface,
+        "NCCL_SOCKET_IFNAME": socket_ifname(intent.hosts.mgmt_interface),
     }
     if kind in RAIL_ALIGNED_KINDS:
         out["NCCL_CROSS_NIC"] = "0"
@@ -109,6 +131,6 @@ def build_nccl(intent: Intent, qos: QosPlan) -> NcclPlan:
     return NcclPlan(settings=tuple(out.items()))
 
 
-__all__ = ["build_nccl", "nccl_param_names", "setting_text", "nccl_auto_selects_gid", "gid_check_index", "c_int",
+__all__ = ["build_nccl", "socket_ifname", "CONTAINER_IFNAME", "nccl_param_names", "setting_text", "nccl_auto_selects_gid", "gid_check_index", "c_int",
            "RAIL_ALIGNED_KINDS", "ECMP_QPS_PER_CONNECTION", "AUTO_GID_NCCL", "ROCE_V2_IPV4_GID_INDEX",
            "LINK_LOCAL_GID_INDEXES"]

@@ -72,7 +72,8 @@ def test_rendered_nccl_conf_parses_with_nccl_rules(name):
     rdma = [nic.rdma for nic in plan.hosts[0].nics]
     assert env["NCCL_IB_HCA"] == "=" + ",".join(f"{r}:1" for r in rdma)
     assert env["NCCL_IB_TC"] == str(plan.qos.roce_dscp << 2) == "104"
-    assert env["NCCL_SOCKET_IFNAME"] == "=eno1"
+    # exact names (leading '='): the host's management interface, or a container's eth0
+    assert env["NCCL_SOCKET_IFNAME"] == "=eno1,eth0"
     # the examples pin no NCCL version, so the RoCEv2/IPv4 index is written for NCCL < 2.21
     assert env["NCCL_IB_GID_INDEX"] == "3"
 
