@@ -99,6 +99,11 @@ def _value_problem(key: str, raw: object) -> str | None:
                 "write plain ASCII")
     if text != text.strip():
         return f"has leading or trailing spaces: NCCL reads everything after '=' verbatim ({text!r})"
+    if any(ch in text for ch in "\"'\\"):
+        # nccl.env carries the same value: systemd's EnvironmentFile= removes quotes and
+        # backslashes (systemd.exec(5)), docker --env-file and NCCL keep them
+        return (f"contains a quote or backslash ({text!r}): nccl.env readers disagree on them (systemd "
+                "EnvironmentFile= removes them, docker --env-file and nccl.conf keep them); write the value plainly")
     if text == "":
         return "is empty: NCCL treats an empty value as unset; remove the key instead"
     if key in INT_RANGES:
@@ -145,7 +150,10 @@ def invalid_nccl_value(ctx: CheckContext) -> Finding:
     "seven" becomes 0, and out-of-range values reach the verbs layer (a retry count
     above 7 does not fit the 3-bit QP field; a timeout above 31 does not fit 5 bits).
     nccl.conf takes every character after '=' verbatim, so spaces and line breaks
-    change the value, and values must be printable ASCII (a NUL ends a C string early). Known ranges: NCCL_IB_RETRY_CNT 0-7, NCCL_IB_TIMEOUT 1-31,
+    change the value, and values must be printable ASCII (a NUL ends a C string early).
+    nccl.env repeats every value for systemd EnvironmentFile=, docker --env-file and
+    Kubernetes, which treat quotes and backslashes differently: values carry neither.
+    Known ranges: NCCL_IB_RETRY_CNT 0-7, NCCL_IB_TIMEOUT 1-31,
     NCCL_IB_QPS_PER_CONNECTION 1-128, NCCL_IB_TC 0-255, NCCL_IB_SL 0-15,
     NCCL_CROSS_NIC 0-2, NCCL_NTHREADS 64-512 in steps of 64."""
     names = nccl_param_names()
@@ -336,16 +344,25 @@ def nccl_hca_mismatch(ctx: CheckContext) -> Finding:
     value = _nccl(ctx).get("NCCL_IB_HCA")
     if value is None:
         return
-    rdma = [nic.rdma for nic in ctx.plan.hosts[0].nics] if ctx.plan.hosts else []
     if value.startswith("^"):
         yield "nccl.settings.NCCL_IB_HCA", f"{value!r} excludes devices: list the rail NICs with '=' instead"
         return
     if not value.startswith("="):
         yield "nccl.settings.NCCL_IB_HCA", f"{value!r} matches by prefix: start it with '=' for exact names"
     listed = {item.split(":")[0] for item in value.lstrip("=").split(",")}
-    missing = [r for r in rdma if r not in listed]
+    missing = [nic.rdma for nic in ctx.intent.rail_nics() if nic.rdma not in listed]
     if missing:
         yield "nccl.settings.NCCL_IB_HCA", f"{value!r} leaves out rail device(s) {', '.join(missing)}"
+    elif ctx.plan.host_nccl or ctx.plan.discovery is None or "NCCL_IB_HCA" not in ctx.intent.nccl.settings:
+        return      # fabricgen wrote each host's own list (FabricPlan.host_nccl)
+    # nccl.settings pins one list for every host: it must also hold each host's discovered names
+    for host in ctx.plan.hosts:
+        missing = [nic.rdma for nic in host.nics if nic.rdma not in listed]
+        if missing:
+            yield "nccl.settings.NCCL_IB_HCA", (f"{value!r} leaves out {host.name}'s discovered rail device(s) "
+                                                f"{', '.join(missing)} (and maybe other hosts'): remove the key to "
+                                                "get each host's own list")
+            return
 
 
 @rule("FG316", WARNING, "NCCL_CROSS_NIC allows cross-rail rings on a rail-aligned fabric", stage="plan")

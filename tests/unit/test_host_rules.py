@@ -36,7 +36,9 @@ def _fg3(result):
 def test_examples_have_no_host_findings():
     for name in ("small", "medium", "large"):
         result = run_checks(load_intent(REPO / "inventories" / name / "fabric.yaml"))
-        assert not _fg3(result), [f.one_line() for f in result.findings]
+        # large leaves hosts.rails out: its rail names are the ConnectX guess (FG308)
+        expected = {("FG308", "hosts.rails")} if name == "large" else set()
+        assert _fg3(result) == expected, [f.one_line() for f in result.findings]
 
 
 def test_every_rule_has_a_code_title_and_explanation():
