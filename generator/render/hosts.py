@@ -1,8 +1,11 @@
-"""Per-host render: netplan, sysctl drop-in, NIC QoS script and its unit, nccl.conf.
+"""Per-host render: netplan, sysctl drop-in, NIC QoS script, its per-NIC unit and udev rule,
+nccl.conf and nccl.env.
 
 Pure and deterministic. Every value comes from the plan; the templates only lay it
 out. Templates are compiled once per process, and files that are the same on every
-host (nccl.conf) are rendered once per plan.
+host (the QoS unit, nccl.conf/nccl.env, the udev rule for one set of rail netdevs) are
+rendered once per plan: a host with discovered RDMA names of its own (FabricPlan.host_nccl)
+is the only one whose nccl.conf/nccl.env are rendered for it.
 """
 
 from __future__ import annotations
@@ -11,35 +14,80 @@ from generator.plan.model import FabricPlan, Host
 from generator.plan.nccl import gid_check_index
 from generator.render.environment import template
 
-# Where playbooks/hosts.yml installs each file (below fabricgen_root).
+# Where playbooks/hosts.yml installs each file (below fabricgen_root), and with which mode.
 SCRIPT_PATH = "/usr/local/sbin/fabricgen-roce-qos"
-UNIT_NAME = "fabricgen-roce-qos.service"
+UNIT_PREFIX = "fabricgen-roce-qos"
+UNIT_NAME = f"{UNIT_PREFIX}@.service"            # a template: one instance per rail netdev
+UDEV_RULES = "70-fabricgen-roce-qos.rules"
+NCCL_ENV_PATH = "/etc/fabricgen/nccl.env"
+# The single unit earlier releases rendered (After=network-online.target): no longer rendered;
+# the playbook disables and removes an installed one.
+OLD_UNIT_NAME = f"{UNIT_PREFIX}.service"
 INSTALL_PATHS = {
     "netplan.yaml": "/etc/netplan/60-fabricgen.yaml",
     "sysctl.conf": "/etc/sysctl.d/90-fabricgen.conf",
     "roce-qos.sh": SCRIPT_PATH,
     UNIT_NAME: f"/etc/systemd/system/{UNIT_NAME}",
+    UDEV_RULES: f"/etc/udev/rules.d/{UDEV_RULES}",
     "nccl.conf": "/etc/nccl.conf",
+    "nccl.env": NCCL_ENV_PATH,
+}
+INSTALL_MODES = {
+    "netplan.yaml": 0o600,          # netplan generate warns when others can read a config (routes, keys)
+    "sysctl.conf": 0o644,
+    "roce-qos.sh": 0o755,
+    UNIT_NAME: 0o644,
+    UDEV_RULES: 0o644,
+    "nccl.conf": 0o644,
+    "nccl.env": 0o644,
 }
 HOST_FILES = tuple(INSTALL_PATHS)
 
 # Socket buffer ceiling for NCCL bootstrap / socket transport: 64 MiB covers the
 # bandwidth-delay product of a 100G management path at datacenter RTTs.
 TCP_BUFFER_MAX = 64 * 1024 * 1024
+# The QoS unit's start timeout: mlnx_qos/dcb/cma_roce_tos on 1-2 NICs take seconds; a
+# wedged device (firmware reset in progress) must fail the unit, not hold the boot.
+START_TIMEOUT_S = 90
 
+# rendered per host
 _TEMPLATES = {
     "netplan.yaml": "host/netplan.yaml.j2",
     "sysctl.conf": "host/sysctl.conf.j2",
     "roce-qos.sh": "host/roce-qos.sh.j2",
-    UNIT_NAME: "host/fabricgen-roce-qos.service.j2",
 }
+
+# systemd's unit_name_escape() (src/basic/unit-name.c, do_escape): letters, digits, ':', '_'
+# and '.' stay, '/' becomes '-', everything else (and a leading '.') becomes \xNN
+_UNIT_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.")
+
+
+def systemd_escape(name: str) -> str:
+    """NAME as `systemd-escape NAME` prints it: the instance of fabricgen-roce-qos@.service, and
+    the escaped netdev in the device unit sys-subsystem-net-devices-<it>.device."""
+    out = []
+    for i, ch in enumerate(name):
+        if ch == "/":
+            out.append("-")
+        elif ch in _UNIT_SAFE and not (i == 0 and ch == "."):
+            out.append(ch)
+        else:
+            out.append("".join(f"\\x{b:02x}" for b in ch.encode("utf-8")))
+    return "".join(out)
+
 
 # Rendered once per plan object; keyed by id() with the plan kept alive alongside so
 # the id cannot be reused by another plan while cached.
-_shared_cache: dict[int, tuple[FabricPlan, dict[str, str]]] = {}
+_shared_cache: dict[int, tuple[FabricPlan, dict]] = {}
 
 
-def _shared(plan: FabricPlan) -> dict[str, str]:
+def _nccl_files(plan: FabricPlan, settings, host: Host | None) -> dict[str, str]:
+    ctx = {"plan": plan, "settings": settings, "host": host, "env_path": NCCL_ENV_PATH}
+    return {"nccl.conf": template("nccl/nccl.conf.j2").render(ctx),
+            "nccl.env": template("nccl/nccl.env.j2").render(ctx)}
+
+
+def _shared(plan: FabricPlan) -> dict:
     hit = _shared_cache.get(id(plan))
     if hit is not None and hit[0] is plan:
         return hit[1]
@@ -47,14 +95,28 @@ def _shared(plan: FabricPlan) -> dict[str, str]:
         raise ValueError("plan.nccl is not set: compile_plan must fill it with generator.plan.nccl.build_nccl")
     qos = plan.qos
     shared = {
-        "nccl.conf": template("nccl/nccl.conf.j2").render(plan=plan, settings=plan.nccl.settings),
+        **_nccl_files(plan, plan.nccl.settings, None),
+        UNIT_NAME: template("host/fabricgen-roce-qos@.service.j2").render(
+            plan=plan, unit_path=INSTALL_PATHS[UNIT_NAME], udev_rules=UDEV_RULES, script_path=SCRIPT_PATH,
+            start_timeout_s=START_TIMEOUT_S),
         "pfc_vector": ",".join("1" if p in qos.pfc_priorities else "0" for p in range(8)),
         # the GID index nccl.conf pins, which roce-qos.sh --check verifies ("" = NCCL auto-selects)
         "gid_index": "" if (index := gid_check_index(plan.nccl)) is None else str(index),
+        "udev": {},                 # rail netdevs (the same on every host of a plan) -> rules file
     }
     _shared_cache.clear()
     _shared_cache[id(plan)] = (plan, shared)
     return shared
+
+
+def _udev_rules(plan: FabricPlan, shared: dict, host: Host) -> str:
+    netdevs = tuple(nic.netdev for nic in host.nics)
+    text = shared["udev"].get(netdevs)
+    if text is None:
+        text = shared["udev"][netdevs] = template("host/70-fabricgen-roce-qos.rules.j2").render(
+            plan=plan, rules_path=INSTALL_PATHS[UDEV_RULES], unit_name=UNIT_NAME, unit_prefix=UNIT_PREFIX,
+            instances=[(netdev, systemd_escape(netdev)) for netdev in netdevs])
+    return text
 
 
 def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
@@ -70,10 +132,16 @@ def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
         "script_path": SCRIPT_PATH,
         "script_name": SCRIPT_PATH.rsplit("/", 1)[-1],
         "unit_name": UNIT_NAME,
+        "udev_rules": UDEV_RULES,
     }
     base = f"hosts/{host.name}/"
     out = {base + name: template(tpl).render(ctx) for name, tpl in _TEMPLATES.items()}
-    out[base + "nccl.conf"] = shared["nccl.conf"]
+    out[base + UNIT_NAME] = shared[UNIT_NAME]
+    out[base + UDEV_RULES] = _udev_rules(plan, shared, host)
+    own = plan.host_nccl.get(host.name) if plan.host_nccl else None
+    nccl = shared if own is None else _nccl_files(plan, own.settings, host)
+    out[base + "nccl.conf"] = nccl["nccl.conf"]
+    out[base + "nccl.env"] = nccl["nccl.env"]
     return dict(sorted(out.items()))
 
 
@@ -85,4 +153,5 @@ def render_hosts(plan: FabricPlan) -> dict[str, str]:
     return out
 
 
-__all__ = ["render_host", "render_hosts", "HOST_FILES", "INSTALL_PATHS", "SCRIPT_PATH", "UNIT_NAME"]
+__all__ = ["render_host", "render_hosts", "systemd_escape", "HOST_FILES", "INSTALL_PATHS", "INSTALL_MODES",
+           "SCRIPT_PATH", "UNIT_NAME", "UNIT_PREFIX", "OLD_UNIT_NAME", "UDEV_RULES", "NCCL_ENV_PATH"]

@@ -21,13 +21,24 @@ from __future__ import annotations
 import json
 import re
 
-from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE, FabricPlan, Host, Switch
+from generator.checks.qos_rules import roce_active_mtu
+from generator.plan.model import (
+    ROLE_LEAF,
+    ROLE_SPINE,
+    ROLE_SUPER_SPINE,
+    FabricPlan,
+    Host,
+    HostRollout,
+    Switch,
+)
+from generator.plan.nccl import gid_check_index
 
 ROLE_GROUPS = ((ROLE_LEAF, "leaf"), (ROLE_SPINE, "spine"), (ROLE_SUPER_SPINE, "super_spine"))
 
 
-# No Jinja delimiter ({{ {% {#), no quote, space or control character: nothing Ansible templates
-_PLAIN = re.compile(r"[A-Za-z0-9_.:/,=+@-]*")
+# No Jinja delimiter ({{ {% {#), no quote, space or control character: nothing Ansible templates.
+# '%' alone forms no delimiter without '{' or '}' (a serial batch such as "10%").
+_PLAIN = re.compile(r"[A-Za-z0-9_.:/,=+@%-]*")
 
 
 def _s(value: object) -> str:
@@ -66,6 +77,26 @@ def _host_vars(host: Host, pad: str) -> list[str]:
     return out
 
 
+def _gid_index(plan: FabricPlan) -> str:
+    """The GID index nccl.conf pins as text, "" when NCCL auto-selects (as roce-qos.sh's GID_INDEX)."""
+    index = gid_check_index(plan.nccl) if plan.nccl is not None else None
+    return "" if index is None else str(index)
+
+
+def _rollout_vars(rollout: HostRollout, pad: str) -> list[str]:
+    """deploy.hosts as the `hosts` group's vars: the deploy user and what playbooks/hosts.yml
+    reads for serial, max_fail_percentage, the drain hooks and the GPUDirect pre-flight."""
+    serial = ", ".join(_s(v) for v in rollout.serial())
+    return [f"{pad}vars:",
+            f"{pad}  ansible_user: {_s(rollout.user)}",
+            f"{pad}  fabricgen_hosts_serial: [{serial}]",
+            f"{pad}  fabricgen_hosts_max_fail_percentage: {rollout.max_fail_percentage}",
+            # shell command templates run on the controller, {host} = the inventory name
+            f"{pad}  fabricgen_hosts_drain: {_s(rollout.drain)}",
+            f"{pad}  fabricgen_hosts_undrain: {_s(rollout.undrain)}",
+            f"{pad}  fabricgen_require_gpudirect: {_s(rollout.require_gpudirect)}"]
+
+
 def _names(names: list[str], pad: str) -> list[str]:
     return [f"{pad}{_s(n)}: {{}}" for n in names]
 
@@ -81,6 +112,11 @@ def render_inventory(plan: FabricPlan) -> str:
              f"    fabricgen_rail_pool: {_s(plan.rail_pool)}",
              f"    fabricgen_host_mtu: {plan.qos.host_mtu}",
              f"    fabricgen_nic_tooling: {_s(plan.nic_tooling)}",
+             # what the host pre-flight expects of every rail port: its speed, the RoCE active
+             # MTU the host MTU gives (kernel iboe_get_mtu) and the GID index nccl.conf pins
+             f"    fabricgen_nic_speed_gbps: {plan.nic_speed_g}",
+             f"    fabricgen_roce_mtu: {roce_active_mtu(plan.qos.host_mtu) or 0}",
+             f"    fabricgen_gid_index: {_s(_gid_index(plan))}",
              "  children:"]
 
     by_role = {role: [sw for sw in plan.switches if sw.role == role] for role, _ in ROLE_GROUPS}
@@ -112,7 +148,7 @@ def render_inventory(plan: FabricPlan) -> str:
             lines += _names(members[value], "        ")
 
     if plan.hosts:
-        lines += ["    hosts:", "      hosts:"]
+        lines += ["    hosts:"] + _rollout_vars(plan.host_rollout, "      ") + ["      hosts:"]
         for host in plan.hosts:
             lines += _host_vars(host, "        ")
     return "\n".join(lines) + "\n"

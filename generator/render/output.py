@@ -65,17 +65,23 @@ def render_files(plan: FabricPlan, intent_text: str) -> dict[str, str]:
         for rel, content in target(plan):
             files[rel] = content
     hashes = {rel: hashlib.sha256(content.encode()).hexdigest() for rel, content in files.items()}
-    files["manifest.json"] = manifest_text(plan.fabric, intent_text, hashes)
+    files["manifest.json"] = manifest_text(plan.fabric, intent_text, hashes, _discovered_sha256(plan))
     return files
 
 
-def manifest_text(fabric: str, intent_text: str, hashes: dict[str, str]) -> str:
+def _discovered_sha256(plan: FabricPlan) -> str | None:
+    return plan.discovery.sha256 if plan.discovery is not None else None
+
+
+def manifest_text(fabric: str, intent_text: str, hashes: dict[str, str], discovered_sha256: str | None = None) -> str:
     """manifest.json: json.dumps(manifest, indent=1, sort_keys=True) + newline, byte for byte,
-    written directly (json's indenting encoder is pure Python: ~0.5 s for 65k files)."""
+    written directly (json's indenting encoder is pure Python: ~0.5 s for 65k files). With a
+    discovery file (hosts.discovered), its sha256 too, as `discovered_sha256`: the render depends on it."""
     from json.encoder import encode_basestring_ascii as enc
 
     rows = ",\n".join(f"  {enc(rel)}: {enc(hashes[rel])}" for rel in sorted(hashes))
-    return (f'{{\n "fabric": {enc(fabric)},\n "files": ' + (f"{{\n{rows}\n }}" if rows else "{}")
+    found = "" if discovered_sha256 is None else f' "discovered_sha256": {enc(discovered_sha256)},\n'
+    return (f'{{\n{found} "fabric": {enc(fabric)},\n "files": ' + (f"{{\n{rows}\n }}" if rows else "{}")
             + f',\n "generator": {enc(f"fabricgen {__version__}")},\n'
             f' "intent_sha256": "{hashlib.sha256(intent_text.encode()).hexdigest()}"\n}}\n')
 
@@ -230,7 +236,8 @@ def write_render(plan: FabricPlan, intent_text: str, out_dir: str | Path,
             return written
 
         hashes = dict(write_devices(plan, tmp, fabric_wide, workers, stats))
-        (tmp / MANIFEST).write_text(manifest_text(plan.fabric, intent_text, hashes), encoding="utf-8")
+        (tmp / MANIFEST).write_text(manifest_text(plan.fabric, intent_text, hashes, _discovered_sha256(plan)),
+                                    encoding="utf-8")
         count = len(hashes) + 1
 
     return _replace_atomically(out_dir, fill), count

@@ -85,9 +85,9 @@ def test_roce_qos_script_carries_the_qos_plan():
     assert 'DSCP_MAP="26:3 48:6"' in script and 'PFC_PRIOS="3"' in script
     assert 'PFC_VECTOR="0,0,0,1,0,0,0,0"' in script
     assert "NICS=\"" + " ".join(f"{n.netdev}:{n.rdma}" for n in host.nics) + '"' in script
-    unit = files[f"hosts/{host.name}/fabricgen-roce-qos.service"]
-    assert "Type=oneshot" in unit and "After=network-online.target" in unit
-    assert "ExecStart=/usr/local/sbin/fabricgen-roce-qos" in unit and "WantedBy=multi-user.target" in unit
+    unit = files[f"hosts/{host.name}/fabricgen-roce-qos@.service"]
+    assert "Type=oneshot" in unit and "BindsTo=sys-subsystem-net-devices-%i.device" in unit
+    assert "ExecStart=/usr/local/sbin/fabricgen-roce-qos --interface %I" in unit and "\n[Install]" not in unit
 
 
 def _with_nccl(nccl: dict):
