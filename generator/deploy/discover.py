@@ -35,14 +35,10 @@ import yaml
 HEADER = ("# Written by `fabricgen hosts discover`: the rail NICs each host reported "
           "(netdev -> RDMA device -> PCI).")
 VERSION = 1
-GPUDIRECT = ("nvidia-peermem", "dmabuf", "none")
 NIC_KEYS = ("netdev", "rdma", "pci", "port", "link_layer", "state", "rate_gbps")
 # YAML 1.1 reads these plain words as booleans or null: such a string is written quoted
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-_PCI = re.compile(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
-# what a host may report: sysfs names, nothing that could break a line of the file
-_NAME = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")
 
 
 class DiscoveryError(ValueError):
@@ -71,39 +67,39 @@ def _scalar(value: Any) -> str:
 
 
 def parse_probe(stdout: str) -> dict:
-    """The discovery entry from fabricgen_nics.py's JSON, checked field by field."""
+    """The discovery entry from fabricgen_nics.py's JSON (its last line), in the file's key order;
+    generator/intent/discovery.py judges the values (check_entry)."""
     try:
-        data = json.loads((stdout or "").strip().splitlines()[-1] if stdout and stdout.strip() else "")
+        data = json.loads((stdout or "").strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise DiscoveryError("the NIC probe printed no JSON") from None
     if not isinstance(data, dict) or not isinstance(data.get("nics"), list):
         raise DiscoveryError("the NIC probe's JSON has no `nics` list")
-    gpudirect = data.get("gpudirect")
-    if gpudirect not in GPUDIRECT:
-        raise DiscoveryError(f"gpudirect {gpudirect!r} is not one of {', '.join(GPUDIRECT)}")
     nics = []
     for nic in data["nics"]:
-        if not isinstance(nic, dict):
-            raise DiscoveryError("a NIC entry is not an object")
-        for key in ("netdev", "rdma"):
-            if not isinstance(nic.get(key), str) or not _NAME.fullmatch(nic[key]):
-                raise DiscoveryError(f"NIC {key} {nic.get(key)!r} is not a device name")
-        pci = nic.get("pci") or ""
-        if pci and not _PCI.fullmatch(str(pci)):
-            raise DiscoveryError(f"{nic['netdev']}: PCI address {pci!r} is not DDDD:BB:DD.F")
-        port = nic.get("port")
-        rate = nic.get("rate_gbps")
-        if not isinstance(port, int) or isinstance(port, bool) or port < 1:
-            raise DiscoveryError(f"{nic['netdev']}: port {port!r} is not a port number")
-        if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float))):
-            raise DiscoveryError(f"{nic['netdev']}: rate {rate!r} is not a number")
-        layer, state = str(nic.get("link_layer") or ""), str(nic.get("state") or "")
-        for what, text in (("link layer", layer), ("state", state)):
-            if text and not _NAME.fullmatch(text):
-                raise DiscoveryError(f"{nic['netdev']}: {what} {text!r} is not a sysfs word")
-        nics.append({"netdev": nic["netdev"], "rdma": nic["rdma"], "pci": str(pci), "port": port,
-                     "link_layer": layer, "state": state, "rate_gbps": rate})
-    return {"gpudirect": gpudirect, "nics": sorted(nics, key=lambda n: n["netdev"])}
+        if not isinstance(nic, dict) or not isinstance(nic.get("netdev"), str):
+            raise DiscoveryError("a NIC entry without a netdev name")
+        nics.append({key: nic.get(key) for key in NIC_KEYS})
+        nics[-1]["pci"] = str(nic.get("pci") or "")
+    return {"gpudirect": data.get("gpudirect"), "nics": sorted(nics, key=lambda n: n["netdev"])}
+
+
+def check_entry(name: str, entry: dict) -> None:
+    """Raise DiscoveryError unless the reader of the file (generator/intent/discovery.py) accepts
+    `entry` for host `name`: the file never holds what the intent loader would refuse."""
+    from generator.intent.discovery import parse_discovery
+    from generator.intent.loader import IntentError
+
+    try:
+        text = discovery_text({name: entry})
+    except (KeyError, TypeError) as exc:
+        raise DiscoveryError(f"the NIC probe's answer lacks {exc}") from None
+    try:
+        parse_discovery(text, "(reply)")
+    except IntentError as exc:
+        problem = exc.problems[0]
+        where = problem.path.removeprefix(f"hosts.{name}.") if problem.path else ""
+        raise DiscoveryError(f"the host reported {where + ': ' if where else ''}{problem.message}") from None
 
 
 def discovery_text(hosts: dict[str, dict]) -> str:
@@ -135,8 +131,9 @@ def previous_entries(path: Path) -> dict[str, dict]:
     for name, entry in data["hosts"].items():
         try:
             kept[str(name)] = parse_probe(json.dumps(entry))
-        except DiscoveryError:
-            continue
+            check_entry(str(name), kept[str(name)])
+        except (DiscoveryError, TypeError, ValueError):
+            kept.pop(str(name), None)
     return kept
 
 
@@ -235,6 +232,7 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
         else:
             try:
                 finding.entry = parse_probe(str(res.get("stdout") or ""))
+                check_entry(host.name, finding.entry)
                 finding.notes = compare(host, finding.entry)
             except DiscoveryError as exc:
                 finding.error = str(exc)
@@ -262,4 +260,5 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
     return 1 if unread else 0
 
 
-__all__ = ["run_discover", "discovery_text", "parse_probe", "compare", "previous_entries", "DiscoveryError"]
+__all__ = ["run_discover", "discovery_text", "parse_probe", "check_entry", "compare", "previous_entries",
+           "DiscoveryError"]
