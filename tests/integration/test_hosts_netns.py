@@ -1,22 +1,34 @@
-"""playbooks/hosts.yml through ansible-runner over real SSH into namespace hosts."""
+"""playbooks/hosts.yml through ansible-runner over real SSH into namespace hosts (issue 16).
+
+Three GPU hosts, each a network namespace with its own sshd (tests/integration/netns.py), rail
+NICs as veths whose leaf side sits in a shared fabric namespace, and a fake /sys tree plus the
+fake NIC tools of tests/integration/fake_nic.py (the one stand-in the test plan allows: there
+are no ConnectX NICs here). The playbook runs as it does for `fabricgen deploy`: the batch
+settings come from the intent's deploy.hosts through the inventory, `become: true` (sudo).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import shlex
 import stat
 from pathlib import Path
 
 import pytest
-from netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: F401  (fixture)
 
-from generator.deploy.hosts import run_hosts_playbook
-from generator.intent.loader import parse_yaml, validate_data
-from generator.plan.compile import compile_plan
-from generator.render.hosts import render_host
-from generator.render.inventory import render_inventory
+pytest.importorskip("ansible_runner", reason="the host playbook runs through ansible-runner")
 
-pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(300)]
+from fake_nic import reset_nic_qos  # noqa: E402
+from netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
+
+from generator.checks.runner import run_checks  # noqa: E402
+from generator.deploy.hosts import APPLY_PLAY, run_hosts_playbook  # noqa: E402
+from generator.intent.loader import load_intent  # noqa: E402
+from generator.render.output import render_files, write_tree  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(600)]
 
 INTENT = """
 fabric: {{name: nstest}}
@@ -38,40 +50,67 @@ hosts:
     - {{netdev: ens1f0np0, rdma: mlx5_0}}
     - {{netdev: ens2f0np0, rdma: mlx5_1}}
   nic_tooling: mlnx_qos
+{extra}
+"""
+
+HOOK = """#!/bin/sh
+echo "$*" >> {log}
 """
 
 
-def _render(plan, out: Path) -> None:
-    for host in plan.hosts:
-        for rel, text in render_host(plan, host).items():
-            path = out / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    (out / "inventory.yml").write_text(render_inventory(plan))
-
-
-def test_playbook_configures_namespace_hosts_idempotently(netns_hosts, tmp_path):  # noqa: F811
+def _plan(tmp_path: Path, extra: str = ""):
     octet = random.randrange(1, 250)
-    data, lines = parse_yaml(INTENT.format(octet=octet), "nstest.yaml")
-    plan = compile_plan(validate_data(data, lines, "nstest.yaml"))
-    render = tmp_path / "out"
-    _render(plan, render)
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT.format(octet=octet, extra=extra))
+    loaded = load_intent(intent)
+    plan = run_checks(loaded).plan
+    assert plan is not None
+    render = write_tree(render_files(plan, loaded.text), tmp_path / "render")
+    return intent, plan, render, f"198.18.{octet}.254"
 
-    lab = netns_hosts(plan, f"198.18.{octet}.254")
-    fakes = write_fake_nic_tools(lab.directory / "fakebin")
-    for host in plan.hosts:
-        write_fake_sysfs(lab.directory / "sys" / host.name, [n.netdev for n in host.nics])
-    nic_log = lab.directory / "nic.log"
-    extravars = {
+
+def _lab_vars(lab, fakes: Path) -> dict:
+    """What the namespace hosts need: files under a per-host root, the fake /sys and NIC tools."""
+    return {
         **lab.extravars(),
         "fabricgen_root": f"{lab.directory}/root/{{{{ inventory_hostname }}}}",
         "fabricgen_qos_environment": {
             "PATH": f"{fakes}:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
             "FABRICGEN_SYSROOT": f"{lab.directory}/sys/{{{{ inventory_hostname }}}}",
             "FAKE_NIC_STATE": f"{lab.directory}/nicstate/{{{{ inventory_hostname }}}}",
-            "FAKE_NIC_LOG": str(nic_log),
+            "FAKE_NIC_LOG": str(lab.directory / "nic.log"),
         },
     }
+
+
+def _host_env(lab, fakes: Path, name: str) -> str:
+    """The same environment for a command run by hand inside a host namespace."""
+    env = {"PATH": f"{fakes}:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
+           "FABRICGEN_SYSROOT": f"{lab.directory}/sys/{name}",
+           "FAKE_NIC_STATE": f"{lab.directory}/nicstate/{name}",
+           "FAKE_NIC_LOG": str(lab.directory / "nic.log")}
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+
+
+def _apply_batches(result) -> list[list[str]]:
+    return [hosts for play, hosts in result.batches if play == APPLY_PLAY]
+
+
+def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_path):  # noqa: F811
+    hook_log = tmp_path / "hooks.log"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(HOOK.format(log=hook_log))
+    hook.chmod(0o755)
+    intent, plan, render, gateway = _plan(tmp_path, extra=(
+        "deploy:\n  hosts:\n    canary: 1\n    batch: 2\n"
+        f"    drain: \"{hook} drain {{host}}\"\n    undrain: \"{hook} undrain {{host}}\"\n"))
+    names = [h.name for h in plan.hosts]
+    lab = netns_hosts(plan, gateway)
+    fakes = write_fake_nic_tools(lab.directory / "fakebin")
+    for host in plan.hosts:
+        write_fake_sysfs(lab.directory / "sys" / host.name, [n.netdev for n in host.nics])
+    nic_log = lab.directory / "nic.log"
+    extravars = _lab_vars(lab, fakes)
 
     def run(**kw):
         return run_hosts_playbook(render, render / "inventory.yml", extravars=extravars, ssh_key=lab.key,
@@ -79,8 +118,15 @@ def test_playbook_configures_namespace_hosts_idempotently(netns_hosts, tmp_path)
 
     first = run()
     assert first.ok, (first.failures, first.stdout[-4000:])
-    assert set(first.hosts) == {h.name for h in plan.hosts}
+    assert set(first.hosts) == set(names)
     assert all(s.changed > 0 for s in first.hosts.values())
+    # deploy.hosts canary 1, batch 2: the apply play ran on one host, then on the other two
+    assert _apply_batches(first) == [names[:1], names[1:]], first.batches
+    # the hooks ran on the controller around each host's changes, batch after batch
+    hooks = hook_log.read_text().splitlines()
+    assert hooks[:2] == [f"drain {names[0]}", f"undrain {names[0]}"], hooks
+    assert sorted(hooks[2:4]) == [f"drain {n}" for n in names[1:]] and \
+        sorted(hooks[4:]) == [f"undrain {n}" for n in names[1:]], hooks
 
     for ph in plan.hosts:
         h = lab.hosts[ph.name]
@@ -88,31 +134,34 @@ def test_playbook_configures_namespace_hosts_idempotently(netns_hosts, tmp_path)
             table = 100 + nic.rail
             link = h.sh(f"ip -o link show dev {nic.netdev}").stdout
             assert " mtu 4200 " in link and "UP" in link
-            assert f"inet {nic.ip} " in h.sh(f"ip -o -4 addr show dev {nic.netdev}").stdout
+            addrs = h.sh(f"ip -o -4 addr show dev {nic.netdev}").stdout
+            assert f"inet {nic.ip} " in addrs and addrs.count(" inet ") == 1
             rule = h.sh(f"ip -4 rule show priority {table}").stdout.split()
-            assert rule == [f"{table}:", "from", nic.ip.split("/")[0], "lookup", str(table)]
+            # added as systemd-networkd adds it (proto static): one rule whoever comes second
+            assert rule == [f"{table}:", "from", nic.ip.split("/")[0], "lookup", str(table), "proto", "static"]
             route = h.sh(f"ip -4 route show table {table}").stdout
             assert f"{plan.rail_pool} via {nic.gateway} dev {nic.netdev}" in route
             for key, want in (("arp_ignore", "1"), ("arp_announce", "2"), ("rp_filter", "2")):
                 assert h.sysctl(f"net.ipv4.conf.{nic.netdev}.{key}") == want
             # the leaf side answers through the rail's own table
             assert h.sh(f"ip -4 route get {nic.gateway} from {nic.ip.split('/')[0]}").returncode == 0
-        assert h.sysctl("net.ipv4.conf.all.arp_ignore") == "1"
-        assert h.sysctl("net.ipv4.conf.all.rp_filter") == "2"
         assert h.sysctl("net.ipv4.tcp_rmem") == "4096 131072 67108864"
         # management interface untouched
         mgmt = h.sh("ip -o -4 addr show dev eno1").stdout
         assert f"inet {ph.mgmt_ip}/32" in mgmt and mgmt.count(" inet ") == 1
         assert " mtu 1500 " in h.sh("ip -o link show dev eno1").stdout
-        # files under fabricgen_root, byte for byte, with their modes
+        # files under fabricgen_root, byte for byte, with their modes (the contract's table)
         rendered = render / "hosts" / ph.name
         for src, dest, mode in (("netplan.yaml", "etc/netplan/60-fabricgen.yaml", 0o600),
                                 ("sysctl.conf", "etc/sysctl.d/90-fabricgen.conf", 0o644),
                                 ("roce-qos.sh", "usr/local/sbin/fabricgen-roce-qos", 0o755),
-                                ("fabricgen-roce-qos.service", "etc/systemd/system/fabricgen-roce-qos.service", 0o644),
-                                ("nccl.conf", "etc/nccl.conf", 0o644)):
+                                ("fabricgen-roce-qos@.service", "etc/systemd/system/fabricgen-roce-qos@.service",
+                                 0o644),
+                                ("70-fabricgen-roce-qos.rules", "etc/udev/rules.d/70-fabricgen-roce-qos.rules", 0o644),
+                                ("nccl.conf", "etc/nccl.conf", 0o644),
+                                ("nccl.env", "etc/fabricgen/nccl.env", 0o644)):
             installed = h.root / dest
-            assert installed.read_bytes() == (rendered / src).read_bytes()
+            assert installed.read_bytes() == (rendered / src).read_bytes(), dest
             assert stat.S_IMODE(installed.stat().st_mode) == mode, dest
         assert (lab.directory / "sys" / ph.name / "sys/class/net/ens1f0np0/ecn/roce_np/enable/3").read_text() == "1\n"
     calls = nic_log.read_text().splitlines()
@@ -120,23 +169,61 @@ def test_playbook_configures_namespace_hosts_idempotently(netns_hosts, tmp_path)
     assert "mlnx_qos -i ens2f0np0 --pfc 0,0,0,1,0,0,0,0" in calls
     assert "cma_roce_tos -d mlx5_1 -t 104" in calls
 
+    hook_log.write_text("")
     second = run()
     assert second.ok, second.failures
-    assert {n: s.changed for n, s in second.hosts.items()} == {h.name: 0 for h in plan.hosts}, second.changes
+    assert {n: s.changed for n, s in second.hosts.items()} == {n: 0 for n in names}, second.changes
+    assert hook_log.read_text() == "", "a host with nothing to change is not drained"
 
-    # drift on one host: check mode reports it and changes nothing
-    victim = lab.hosts[plan.hosts[0].name]
+    # a check run: nothing to change, everything read at once; verbose, to see the privilege escalation
+    hook_log.write_text("")
+    checked = run(check=True, diff=True, verbosity=3)
+    assert checked.ok, checked.failures
+    assert {n: s.changed for n, s in checked.hosts.items()} == {n: 0 for n in names}, checked.changes
+    assert _apply_batches(checked) == [names]
+    assert hook_log.read_text() == "", "no drain in check mode"
+    # become: true with the default become_method: every task on the hosts runs through sudo as root
+    assert "sudo -H -S -n  -u root" in checked.stdout or "sudo -H -S -n -u root" in checked.stdout
+
+    # drift on one host: check mode reports it and changes nothing; a real run repairs it
+    victim = lab.hosts[names[0]]
     victim.sh("ip link set dev ens1f0np0 mtu 1500 && ip rule del priority 101")
     (victim.root / "etc/nccl.conf").write_text("NCCL_IB_HCA=mlx5\n")
-    checked = run(check=True, diff=True)
-    assert checked.ok, checked.failures
-    assert checked.hosts[victim.name].changed >= 2
-    assert all(s.changed == 0 for n, s in checked.hosts.items() if n != victim.name), checked.changes
+    drifted = run(check=True, diff=True)
+    assert drifted.ok, drifted.failures
+    assert drifted.hosts[victim.name].changed >= 2
+    assert all(s.changed == 0 for n, s in drifted.hosts.items() if n != victim.name), drifted.changes
     assert " mtu 1500 " in victim.sh("ip -o link show dev ens1f0np0").stdout
     assert victim.sh("ip -4 rule show priority 101").stdout.strip() == ""
-    assert "--- before" in checked.stdout or "+++ after" in checked.stdout      # --diff of nccl.conf
-
+    assert "--- before" in drifted.stdout or "+++ after" in drifted.stdout      # --diff of nccl.conf
+    hook_log.write_text("")
     repaired = run()
     assert repaired.ok and repaired.hosts[victim.name].changed >= 2
+    # its rail was about to change: that host alone was drained, and undrained once it got through
+    assert hook_log.read_text().splitlines() == [f"drain {victim.name}", f"undrain {victim.name}"]
     assert " mtu 4200 " in victim.sh("ip -o link show dev ens1f0np0").stdout
-    assert os.path.getsize(victim.root / "etc/nccl.conf") == (render / "hosts" / victim.name / "nccl.conf").stat().st_size
+    assert (victim.root / "etc/nccl.conf").read_bytes() == (render / "hosts" / victim.name / "nccl.conf").read_bytes()
+
+    # a driver reload on one NIC of another host puts its QoS back to the defaults (PCP trust):
+    # the installed script's --check sees it; the unit's own command, as udev would start it
+    # for the re-added netdev, repairs it
+    reset = lab.hosts[names[1]]
+    sysroot = lab.directory / "sys" / reset.name
+    reset_nic_qos(sysroot, lab.directory / "nicstate" / reset.name, "ens2f0np0")
+    env = _host_env(lab, fakes, reset.name)
+    script = reset.root / "usr/local/sbin/fabricgen-roce-qos"
+    found = reset.sh(f"{env} {script} --check", check=False)
+    assert found.returncode == 1, found.stdout
+    assert any(line.startswith("differs: ens2f0np0 trust") for line in found.stdout.splitlines()), found.stdout
+    unit = (reset.root / "etc/systemd/system/fabricgen-roce-qos@.service").read_text()
+    exec_start = next(line.split("=", 1)[1] for line in unit.splitlines() if line.startswith("ExecStart="))
+    argv = shlex.split(exec_start.replace("%I", "ens2f0np0"))
+    assert argv[0] == "/usr/local/sbin/fabricgen-roce-qos"      # the installed script, below fabricgen_root here
+    argv[0] = str(reset.root) + argv[0]
+    fixed = reset.sh(f"{env} {shlex.join(argv)}", check=False)
+    assert fixed.returncode == 0, fixed.stdout
+    assert "changed: ens2f0np0 trust" in fixed.stdout, fixed.stdout
+    assert reset.sh(f"{env} {script} --check", check=False).returncode == 0
+    state = json.loads((lab.directory / "nicstate" / reset.name / "mlnx_qos-ens2f0np0.json").read_text())
+    assert state["trust"] == "dscp"
+    assert os.path.exists(sysroot / "sys/class/net/ens2f0np0")

@@ -1,0 +1,200 @@
+"""playbooks/files/fabricgen_nics.py run as the playbooks run it, against fake /sys trees.
+
+The trees come from tests/integration/fake_nic.py (the kernel's sysfs layout: netdev ->
+PCI function -> RDMA device, ports/1/{link_layer,state,rate}); mlxconfig is the fake of
+the same module. Expected values are the kernel's and the tools' formats, not the probe's
+output copied back.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from fake_nic import firmware_reset, write_fake_nic_tools, write_fake_sysfs  # noqa: E402
+
+PROBE = Path(__file__).resolve().parents[2] / "playbooks/files/fabricgen_nics.py"
+RAILS = [{"rail": 0, "netdev": "ens1f0np0", "rdma": "mlx5_0"}, {"rail": 1, "netdev": "ens2f0np0", "rdma": "mlx5_1"}]
+
+
+def _probe_module():
+    spec = importlib.util.spec_from_file_location("fabricgen_nics", PROBE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def probe(root: Path, mode: str, args: dict | None = None, *, tools: Path | None = None,
+          state: Path | None = None) -> subprocess.CompletedProcess:
+    env = {"PATH": (f"{tools}:" if tools else "") + os.environ.get("PATH", ""), "FABRICGEN_SYSROOT": str(root),
+           "FAKE_NIC_STATE": str(state or root / "state"), "FAKE_NIC_LOG": str(root / "nic.log")}
+    if args is not None:
+        env["FG_PREFLIGHT" if mode == "preflight" else "FG_ROCE"] = json.dumps(args)
+    return subprocess.run([sys.executable, str(PROBE), mode], capture_output=True, text=True, env=env, timeout=60)
+
+
+def preflight_args(**kw) -> dict:
+    return {"host": "gpu02", "rails": RAILS, "speed_gbps": 400, "require_gpudirect": True,
+            "set_link_type": False, "check": False, "root": "", **kw}
+
+
+@pytest.mark.parametrize(("mtu", "active"), [(4200, 4096), (4192, 4096), (4191, 2048), (9000, 4096),
+                                             (1500, 1024), (1120, 1024), (1119, 512), (300, 0)])
+def test_roce_active_mtu_is_the_kernels(mtu, active):
+    # iboe_get_mtu (include/rdma/ib_addr.h): mtu - (GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4),
+    # then the largest IB MTU (4096/2048/1024/512/256) that fits
+    assert _probe_module().iboe_mtu(mtu) == active
+
+
+def test_discover_reads_the_device_model(tmp_path):
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "ens2f0np0", "ens3f0np0"], rdma=["mlx5_0", "mlx5_3", "mlx5_4"],
+                     pci=["0000:08:00.0", "0000:18:00.0", "0000:29:00.1"], state={"ens3f0np0": "DOWN"},
+                     rate_gbps={"ens2f0np0": 200}, link_layer={"ens3f0np0": "InfiniBand"})
+    (tmp_path / "sys/class/net/eno1").mkdir(parents=True)         # management NIC: no RDMA device
+    done = probe(tmp_path, "discover")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"gpudirect": "nvidia-peermem", "nics": [
+        {"netdev": "ens1f0np0", "rdma": "mlx5_0", "pci": "0000:08:00.0", "port": 1, "link_layer": "Ethernet",
+         "state": "ACTIVE", "rate_gbps": 400},
+        {"netdev": "ens2f0np0", "rdma": "mlx5_3", "pci": "0000:18:00.0", "port": 1, "link_layer": "Ethernet",
+         "state": "ACTIVE", "rate_gbps": 200},
+        {"netdev": "ens3f0np0", "rdma": "mlx5_4", "pci": "0000:29:00.1", "port": 1, "link_layer": "InfiniBand",
+         "state": "DOWN", "rate_gbps": 400}]}
+
+
+@pytest.mark.parametrize(("flavour", "expected"), [("nvidia-peermem", "nvidia-peermem"), ("none", "none"),
+                                                   ("dmabuf", "dmabuf")])
+def test_discover_gpudirect_path(tmp_path, flavour, expected):
+    release = tuple(int(x) for x in os.uname().release.split(".")[:2] if x.isdigit())
+    if flavour == "dmabuf" and release < (5, 12):
+        expected = "none"           # DMA-BUF needs Linux >= 5.12 (NVIDIA GPUDirect RDMA guide)
+    write_fake_sysfs(tmp_path, ["ens1f0np0"], gpudirect=flavour)
+    assert json.loads(probe(tmp_path, "discover").stdout)["gpudirect"] == expected
+
+
+def test_preflight_passes_a_host_as_rendered(tmp_path):
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "ens2f0np0"])
+    done = probe(tmp_path, "preflight", preflight_args())
+    assert (done.returncode, done.stdout) == (0, "ok: gpu02: 2 rail(s) ready\n"), done.stderr
+
+
+def test_preflight_one_line_for_another_rdma_device(tmp_path):
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "ens2f0np0"], rdma=["mlx5_0", "mlx5_7"])
+    done = probe(tmp_path, "preflight", preflight_args())
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "error: gpu02: rail 1 ens2f0np0 is RDMA device mlx5_7, the render says mlx5_1: run `fabricgen hosts "
+        "discover` and re-render"]
+
+
+def test_preflight_missing_netdev_names_what_is_there(tmp_path):
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "enp9s0f0np0"], rdma=["mlx5_0", "mlx5_1"])
+    done = probe(tmp_path, "preflight", preflight_args())
+    assert done.returncode == 1
+    # the netdevs that have an RDMA device, sorted by name
+    assert done.stdout == ("error: gpu02: rail 1 ens2f0np0 does not exist (RDMA netdevs here: enp9s0f0np0=mlx5_1, "
+                           "ens1f0np0=mlx5_0): set hosts.rails or run `fabricgen hosts discover` and re-render\n")
+
+
+def test_preflight_gpudirect(tmp_path):
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "ens2f0np0"], gpudirect="none")
+    done = probe(tmp_path, "preflight", preflight_args())
+    assert done.returncode == 1 and "no GPUDirect RDMA path" in done.stdout
+    assert len(done.stdout.splitlines()) == 1
+    assert probe(tmp_path, "preflight", preflight_args(require_gpudirect=False)).returncode == 0
+
+
+def test_preflight_port_state_and_rate_once_the_link_is_up(tmp_path):
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "ens2f0np0"], state={"ens1f0np0": "DOWN"},
+                     rate_gbps={"ens2f0np0": 200})
+    # admin down (a fresh host; no such link in this namespace, sysfs flags 0x1002): judged after the apply
+    for netdev in ("ens1f0np0", "ens2f0np0"):
+        (tmp_path / f"sys/class/net/{netdev}/flags").write_text("0x1002\n")
+    assert probe(tmp_path, "preflight", preflight_args()).returncode == 0
+    for netdev in ("ens1f0np0", "ens2f0np0"):
+        (tmp_path / f"sys/class/net/{netdev}/flags").write_text("0x1003\n")      # IFF_UP
+    done = probe(tmp_path, "preflight", preflight_args())
+    assert done.returncode == 1
+    assert done.stdout == ("error: gpu02: rail 0 ens1f0np0 (mlx5_0) port is DOWN (Disabled): check the cable and "
+                           "the leaf port; rail 1 ens2f0np0 (mlx5_1) runs at 200 Gb/s, the plan needs 400: check "
+                           "the transceiver, the cable and the leaf port speed\n")
+
+
+def test_preflight_other_netplan_file_claiming_a_rail(tmp_path):
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "ens2f0np0"])
+    (tmp_path / "sys/class/net/ens2f0np0/address").write_text("0c:42:a1:00:00:01\n")
+    netplan = tmp_path / "etc/netplan"
+    netplan.mkdir(parents=True)
+    (netplan / "60-fabricgen.yaml").write_text("network: {version: 2, ethernets: {ens1f0np0: {dhcp4: false}}}\n")
+    (netplan / "01-mgmt.yaml").write_text("network: {version: 2, ethernets: {eno1: {dhcp4: true}}}\n")
+    assert probe(tmp_path, "preflight", preflight_args(root=str(tmp_path))).returncode == 0
+    (netplan / "50-cloud-init.yaml").write_text(
+        "network:\n  version: 2\n  ethernets:\n    ens1f0np0:\n      addresses: [10.1.1.1/24]\n"
+        "    rail2:\n      match: {macaddress: '0C:42:A1:00:00:01'}\n      set-name: ens2f0np0\n")
+    done = probe(tmp_path, "preflight", preflight_args(root=str(tmp_path) + "/"))
+    assert done.returncode == 1
+    assert done.stdout == (
+        "error: gpu02: rail 0 ens1f0np0 is also configured by /etc/netplan/50-cloud-init.yaml (ethernets.ens1f0np0): "
+        "remove it there (netplan merges the files, and another address moves the RoCE GID); rail 1 ens2f0np0 is "
+        "also configured by /etc/netplan/50-cloud-init.yaml (ethernets.rail2): remove it there (netplan merges the "
+        "files, and another address moves the RoCE GID)\n")
+    (netplan / "50-cloud-init.yaml").write_text(
+        "network:\n  version: 2\n  ethernets:\n    all-en:\n      match: {name: 'en*'}\n      dhcp4: true\n")
+    done = probe(tmp_path, "preflight", preflight_args(root=str(tmp_path)))
+    assert done.returncode == 1 and done.stdout.count("(ethernets.all-en)") == 2
+
+
+def test_preflight_infiniband_port_needs_the_flag_and_a_firmware_reset(tmp_path):
+    tools = write_fake_nic_tools(tmp_path / "bin")
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "ens2f0np0"], link_layer={"ens2f0np0": "InfiniBand"})
+    done = probe(tmp_path, "preflight", preflight_args(), tools=tools)
+    assert done.returncode == 1
+    assert done.stdout == (
+        "error: gpu02: rail 1 ens2f0np0 (mlx5_1, 0000:09:00.0): the port runs InfiniBand, the fabric needs "
+        "Ethernet: run the playbook with -e fabricgen_set_link_type=true (mlxconfig -y -d 0000:09:00.0 set "
+        "LINK_TYPE_P1=2), then `mlxfwreset -d 0000:09:00.0 reset -y` or a reboot\n")
+    assert not (tmp_path / "nic.log").exists(), "no mlxconfig without the flag"
+
+    # check mode with the flag: a query, no set
+    done = probe(tmp_path, "preflight", preflight_args(set_link_type=True, check=True), tools=tools)
+    assert done.returncode == 1 and "a real run sets LINK_TYPE_P1=2" in done.stdout
+    assert "set" not in (tmp_path / "nic.log").read_text()
+
+    done = probe(tmp_path, "preflight", preflight_args(set_link_type=True), tools=tools)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "changed: rail 1 ens2f0np0: mlxconfig -y -d 0000:09:00.0 set LINK_TYPE_P1=2",
+        "error: gpu02: rail 1 ens2f0np0 (mlx5_1, 0000:09:00.0): the port ran InfiniBand: set LINK_TYPE_P1=2 "
+        "(Ethernet) with mlxconfig; it takes effect after `mlxfwreset -d 0000:09:00.0 reset -y` or a reboot, "
+        "then run the playbook again"]
+    assert "mlxconfig -y -d 0000:09:00.0 set LINK_TYPE_P1=2" in (tmp_path / "nic.log").read_text().splitlines()
+
+    # pending until the firmware reset: asked again, nothing is set twice
+    done = probe(tmp_path, "preflight", preflight_args(set_link_type=True), tools=tools)
+    assert done.returncode == 1 and "already set for the next firmware load" in done.stdout
+    assert (tmp_path / "nic.log").read_text().count(" set ") == 1
+
+    firmware_reset(tmp_path, tmp_path / "state", "0000:09:00.0")
+    done = probe(tmp_path, "preflight", preflight_args(set_link_type=True), tools=tools)
+    assert done.returncode == 0, done.stdout
+
+
+def test_roce_check_after_the_apply(tmp_path):
+    write_fake_sysfs(tmp_path, ["ens1f0np0", "ens2f0np0"])
+    args = {"host": "gpu02", "rails": RAILS, "speed_gbps": 400, "roce_mtu": 4096, "wait": 0}
+    for netdev in ("ens1f0np0", "ens2f0np0"):      # no such link in this namespace: sysfs mtu
+        (tmp_path / f"sys/class/net/{netdev}/mtu").write_text("4200\n")
+    done = probe(tmp_path, "roce", args)
+    assert (done.returncode, done.stdout) == (0, "ok: gpu02: 2 rail(s) up\n"), done.stderr
+    (tmp_path / "sys/class/net/ens2f0np0/mtu").write_text("1500\n")
+    done = probe(tmp_path, "roce", args)
+    assert done.returncode == 1
+    assert done.stdout == ("error: gpu02: rail 1 ens2f0np0 (mlx5_1) RoCE active MTU is 1024 (netdev MTU 1500), "
+                           "the plan needs 4096: raise the netdev MTU (roce.mtu.host) or the port's max MTU\n")
