@@ -99,11 +99,6 @@ def _value_problem(key: str, raw: object) -> str | None:
                 "write plain ASCII")
     if text != text.strip():
         return f"has leading or trailing spaces: NCCL reads everything after '=' verbatim ({text!r})"
-    if any(ch in text for ch in "\"'\\"):
-        # nccl.env carries the same value: systemd's EnvironmentFile= removes quotes and
-        # backslashes (systemd.exec(5)), docker --env-file and NCCL keep them
-        return (f"contains a quote or backslash ({text!r}): nccl.env readers disagree on them (systemd "
-                "EnvironmentFile= removes them, docker --env-file and nccl.conf keep them); write the value plainly")
     if text == "":
         return "is empty: NCCL treats an empty value as unset; remove the key instead"
     if key in INT_RANGES:
@@ -151,8 +146,6 @@ def invalid_nccl_value(ctx: CheckContext) -> Finding:
     above 7 does not fit the 3-bit QP field; a timeout above 31 does not fit 5 bits).
     nccl.conf takes every character after '=' verbatim, so spaces and line breaks
     change the value, and values must be printable ASCII (a NUL ends a C string early).
-    nccl.env repeats every value for systemd EnvironmentFile=, docker --env-file and
-    Kubernetes, which treat quotes and backslashes differently: values carry neither.
     Known ranges: NCCL_IB_RETRY_CNT 0-7, NCCL_IB_TIMEOUT 1-31,
     NCCL_IB_QPS_PER_CONNECTION 1-128, NCCL_IB_TC 0-255, NCCL_IB_SL 0-15,
     NCCL_CROSS_NIC 0-2, NCCL_NTHREADS 64-512 in steps of 64."""
@@ -163,6 +156,24 @@ def invalid_nccl_value(ctx: CheckContext) -> Finding:
         problem = _value_problem(key, raw)
         if problem:
             yield _settings_path(key), f"{key}: {problem}"
+
+
+@rule("FG331", WARNING, "NCCL value that nccl.env readers read differently", stage="intent")
+def nccl_env_quoting(ctx: CheckContext) -> Finding:
+    """A value in nccl.settings with a quote or a backslash.
+
+    nccl.conf and nccl.env carry the same KEY=VALUE lines. NCCL, `docker run --env-file`
+    and a Kubernetes ConfigMap from an env file take the value verbatim; systemd's
+    EnvironmentFile= treats quotes and backslashes as shell-like quoting and removes them
+    (systemd.exec(5)); a Slurm TaskProlog that prints "export KEY=VALUE" hands the line to
+    a shell. The job then sees another value depending on how nccl.env reached it.
+    Write the value without quotes and backslashes (a path without an apostrophe)."""
+    names = nccl_param_names()
+    for key, raw in ctx.intent.nccl.settings.items():
+        text = setting_text(raw)
+        if key in names and any(ch in text for ch in "\"'\\"):
+            yield _settings_path(key), (f"{key}: {text!r} has a quote or backslash: systemd EnvironmentFile= removes "
+                                        "them from nccl.env, docker --env-file and nccl.conf keep them")
 
 
 @rule("FG303", WARNING, "NCCL tuning parameter forced", stage="intent")
