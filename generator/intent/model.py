@@ -317,11 +317,15 @@ class DeployHosts(_Strict):
     user: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$",
                                description="SSH login name on the hosts (letters, digits, _ and -)")] = "root"
     canary: Annotated[int, Field(ge=0, le=1000, description="hosts in the first batch alone (0: none)")] = 1
-    batch: Annotated[int | str, BeforeValidator(_batch)] = "10%"
-    max_fail_percentage: Annotated[int, Field(ge=0, le=100)] = 0
-    drain: Annotated[str, Field(max_length=1024)] | None = None
-    undrain: Annotated[str, Field(max_length=1024)] | None = None
-    require_gpudirect: bool = True
+    batch: Annotated[int | str, BeforeValidator(_batch),
+                     Field(description='hosts per batch after the canary: a count or "N%"')] = "10%"
+    max_fail_percentage: Annotated[int, Field(ge=0, le=100, description="failed hosts a batch may have, %")] = 0
+    drain: Annotated[str, Field(max_length=1024, description="command run on the controller before a batch, "
+                                                             "{host} = inventory name")] | None = None
+    undrain: Annotated[str, Field(max_length=1024, description="command run on the controller after a batch, "
+                                                               "{host} = inventory name")] | None = None
+    require_gpudirect: Annotated[bool, Field(description="pre-flight stops a host without nvidia-peermem or "
+                                                         "DMA-BUF")] = True
 
     @field_validator("drain", "undrain")
     @classmethod
