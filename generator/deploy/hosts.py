@@ -132,6 +132,8 @@ def run_playbook(
     known_hosts: str | os.PathLike[str] | None = None,
     verbosity: int = 0,
     collect: tuple[str, ...] = (),
+    tags: str | None = None,
+    skip_tags: str | None = None,
 ) -> HostRunResult:
     """Run `playbook` over `inventory` with strict host keys; summarise per host.
 
@@ -179,6 +181,8 @@ def run_playbook(
             limit=limit,
             cmdline=" ".join(cmdline) or None,
             verbosity=verbosity or None,
+            tags=tags,
+            skip_tags=skip_tags,
             quiet=True,
         )
         result = HostRunResult(status=runner.status, rc=runner.rc)
@@ -231,12 +235,15 @@ def run_hosts_playbook(
     ssh_key: str | os.PathLike[str] | None = None,
     known_hosts: str | os.PathLike[str] | None = None,
     verbosity: int = 0,
+    tags: str | None = None,
+    skip_tags: str | None = None,
 ) -> HostRunResult:
     """Pre-flight, then apply the rendered host files in `render_dir` to the hosts of `inventory`,
     in the batches its `hosts` group vars set.
 
     `ssh_key` is a private key file; `known_hosts` replaces ~/.ssh/known_hosts (host
-    keys are still checked strictly). `extravars` may set fabricgen_root etc.
+    keys are still checked strictly). `extravars` may set fabricgen_root etc. `tags` /
+    `skip_tags`: the playbook's feature tags (preflight, netplan, sysctl, qos, nccl, units).
     """
     render_dir = Path(render_dir).resolve()
     if not (render_dir / "hosts").is_dir():
@@ -246,7 +253,7 @@ def run_hosts_playbook(
     variables.update(extravars or {})
     return run_playbook(playbook_path(), inventory, extravars=variables, limit=limit, check=check, diff=diff,
                         private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
-                        verbosity=verbosity)
+                        verbosity=verbosity, tags=tags, skip_tags=skip_tags)
 
 
 def run_discover_playbook(

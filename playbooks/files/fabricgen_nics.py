@@ -383,7 +383,7 @@ def roce(args: dict) -> list:
             mtu, source = active_mtu(rdma, port, netdev)
             if mtu is not None and mtu < int(want_mtu):
                 problems.append(f"{label} ({rdma}) RoCE active MTU is {mtu} ({source}), the plan needs {want_mtu}: "
-                                f"raise the netdev MTU (roce.mtu.host) or the port's max MTU")
+                                f"give the rail the rendered MTU (roce.mtu.host; the playbook's netplan tag sets it)")
     return problems
 
 

@@ -197,4 +197,5 @@ def test_roce_check_after_the_apply(tmp_path):
     done = probe(tmp_path, "roce", args)
     assert done.returncode == 1
     assert done.stdout == ("error: gpu02: rail 1 ens2f0np0 (mlx5_1) RoCE active MTU is 1024 (netdev MTU 1500), "
-                           "the plan needs 4096: raise the netdev MTU (roce.mtu.host) or the port's max MTU\n")
+                           "the plan needs 4096: give the rail the rendered MTU (roce.mtu.host; the playbook's netplan tag sets "
+                           "it)\n")
