@@ -167,21 +167,50 @@ def _host_line(finding: HostFinding, kept: bool) -> str:
             f"{rails}")
 
 
+def _plan(intent_path: str, err):
+    """The plan to discover for, or None after one line per problem. An intent whose hosts.discovered
+    file is missing or unreadable (the first discovery; or the file this run replaces) is planned with
+    its own rails instead, with a note: the file's own error tells the operator to run this command."""
+    from generator.checks.runner import run_checks
+    from generator.intent.loader import IntentError, LoadedIntent, load_intent, parse_yaml, validate_data
+
+    try:
+        loaded = load_intent(intent_path)
+    except IntentError as exc:
+        try:
+            text = Path(intent_path).read_text(encoding="utf-8")
+            data, lines = parse_yaml(text, intent_path)
+            intent = validate_data(data, lines, intent_path)
+        except (IntentError, OSError, UnicodeDecodeError):
+            intent = None
+        if intent is None or intent.hosts.discovered is None:
+            for problem in exc.problems:
+                print(f"error: {problem}", file=err)
+            return None
+        print(f"note: {exc.problems[0]}; discovering against the intent's own rails", file=err)
+        loaded = LoadedIntent(intent=intent, file=intent_path, lines=lines, text=text, discovered=None)
+    checked = run_checks(loaded)
+    if checked.errors or checked.plan is None:
+        for finding in checked.errors:
+            print(f"error: {finding.one_line()}", file=err)
+        print(f"error: {intent_path}: the intent does not validate; fix it before discovering the hosts", file=err)
+        return None
+    return checked.plan
+
+
 def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, limit: str | None = None,
                  stdout=None, stderr=None) -> int:
     """Exit 0: every host read and the file written; 1: a host could not be read (the file is still
     written with what was read and kept), or nothing could be run."""
-    from generator.checks.runner import load_checked
     from generator.deploy.credentials import endpoint_host_access
     from generator.drift.report import write_atomic
     from generator.render.inventory import render_inventory
 
     out_stream = stdout or sys.stdout
     err = stderr or sys.stderr
-    found = load_checked(intent_path, "discovering the hosts", err)
-    if found is None:
+    plan = _plan(intent_path, err)
+    if plan is None:
         return 1
-    _, plan = found
     if not plan.hosts:
         print(f"error: {intent_path}: the plan has no hosts to discover", file=err)
         return 1

@@ -99,9 +99,15 @@ def test_preflight_stops_mismatched_hosts_and_discovery_fixes_the_render(netns_h
     endpoints.write_text(yaml.safe_dump({"hosts": {"user": lab.user, "ssh_key": lab.key.name,
                                                     "extravars": _lab_vars(lab, fakes)}}))
     discovered = tmp_path / "discovered.yaml"
+    # the operator names the file in the intent first: it does not exist yet, and discovery still runs
+    data = yaml.safe_load(intent.read_text())
+    data["hosts"]["discovered"] = "discovered.yaml"
+    intent.write_text(yaml.safe_dump(data, sort_keys=False))
     out, err = io.StringIO(), io.StringIO()
     assert run_discover(str(intent), out=str(discovered), endpoints=str(endpoints), stdout=out, stderr=err) == 0, \
         err.getvalue()
+    assert err.getvalue().startswith("note: ") and "file not found" in err.getvalue()
+    assert err.getvalue().endswith("; discovering against the intent's own rails\n")
     assert out.getvalue().splitlines() == [
         f"{gpu01}: 2 RDMA netdev(s), GPUDirect nvidia-peermem: rails as the render says",
         f"{gpu02}: 2 RDMA netdev(s), GPUDirect nvidia-peermem: rail 1 ens2f0np0 is mlx5_7, the render says mlx5_1",
@@ -112,14 +118,14 @@ def test_preflight_stops_mismatched_hosts_and_discovery_fixes_the_render(netns_h
     assert found.nic(gpu02, "ens2f0np0").rdma == "mlx5_7" and found.nic(gpu02, "ens2f0np0").pci == "0000:09:00.0"
     assert found.nic(gpu03, "ens1f0np0").link_layer == "Ethernet"
     first_bytes = discovered.read_bytes()
-    assert run_discover(str(intent), out=str(discovered), endpoints=str(endpoints), stdout=io.StringIO(),
+    # again, now that the intent reads the file: the render already says mlx5_7, and the bytes stay
+    out = io.StringIO()
+    assert run_discover(str(intent), out=str(discovered), endpoints=str(endpoints), stdout=out,
                         stderr=io.StringIO()) == 0
     assert discovered.read_bytes() == first_bytes, "same hosts, same bytes"
+    assert out.getvalue().splitlines()[-1] == f"wrote {discovered}: 3 host(s); 0 not read, 0 differ from the render"
 
-    # the intent names the file; the re-render takes gpu02's real device name everywhere
-    data = yaml.safe_load(intent.read_text())
-    data["hosts"]["discovered"] = "discovered.yaml"
-    intent.write_text(yaml.safe_dump(data, sort_keys=False))
+    # the re-render takes gpu02's real device name everywhere
     plan2, render2 = _render(intent, tmp_path / "render2")
     assert [n.rdma for n in plan2.hosts[1].nics] == ["mlx5_0", "mlx5_7"]
     assert "mlx5_7" in (render2 / "hosts" / gpu02 / "nccl.env").read_text()
