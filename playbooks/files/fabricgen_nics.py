@@ -377,7 +377,7 @@ def roce(args: dict) -> list:
             info = port_info(rdma, port)
         problem = port_problem(label, rdma, info, speed)
         if problem:
-            problems.append(problem + " (after the apply)")
+            problems.append(problem)
             continue
         if want_mtu:
             mtu, source = active_mtu(rdma, port, netdev)

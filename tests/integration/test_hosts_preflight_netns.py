@@ -138,3 +138,28 @@ def test_preflight_stops_mismatched_hosts_and_discovery_fixes_the_render(netns_h
     for name in (gpu02, gpu03):
         assert (lab.hosts[name].root / "etc/fabricgen/nccl.env").read_bytes() == \
             (render2 / "hosts" / name / "nccl.env").read_bytes()
+
+
+def test_a_failed_canary_stops_the_rollout(netns_hosts, tmp_path):  # noqa: F811
+    """The canary's rail trains at 200 Gb/s: pre-flight cannot tell while the rail is still down
+    (a fresh host), the check after the apply does, and max_fail_percentage 0 ends the rollout
+    there: the other hosts are not touched."""
+    octet = random.randrange(1, 250)
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT.format(octet=octet, extra="deploy: {hosts: {canary: 1, batch: 2}}"))
+    plan, render = _render(intent, tmp_path / "render")
+    canary, *rest = (h.name for h in plan.hosts)
+    lab = netns_hosts(plan, f"198.18.{octet}.254")
+    fakes = write_fake_nic_tools(lab.directory / "fakebin")
+    for host in plan.hosts:
+        write_fake_sysfs(lab.directory / "sys" / host.name, ["ens1f0np0", "ens2f0np0"],
+                         rate_gbps={"ens2f0np0": 200} if host.name == canary else 400)
+    result = run_hosts_playbook(render, render / "inventory.yml", extravars=_lab_vars(lab, fakes), ssh_key=lab.key,
+                                known_hosts=lab.known_hosts, private_data_dir=tmp_path / "runner")
+    assert not result.ok
+    assert result.failures == [(canary, "Rail port check failed",
+                                f"{canary}: rail 1 ens2f0np0 (mlx5_1) runs at 200 Gb/s, the plan needs 400: check the "
+                                "transceiver, the cable and the leaf port speed")]
+    assert [hosts for play, hosts in result.batches if play == APPLY_PLAY] == [[canary]]
+    for name in rest:
+        assert result.hosts[name].changed == 0 and not (lab.hosts[name].root / "etc").exists()
