@@ -93,7 +93,8 @@ def _host_env(lab, fakes: Path, name: str) -> str:
 
 
 def _apply_batches(result) -> list[list[str]]:
-    return [hosts for play, hosts in result.batches if play == APPLY_PLAY]
+    """The hosts of each run of the apply play, in run order (within a batch hosts run in parallel)."""
+    return [sorted(hosts) for play, hosts in result.batches if play == APPLY_PLAY]
 
 
 def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_path):  # noqa: F811
