@@ -18,7 +18,7 @@ from generator.render.environment import template
 SCRIPT_PATH = "/usr/local/sbin/fabricgen-roce-qos"
 UNIT_PREFIX = "fabricgen-roce-qos"
 UNIT_NAME = f"{UNIT_PREFIX}@.service"            # a template: one instance per rail netdev
-UDEV_RULES = "70-fabricgen-roce-qos.rules"
+UDEV_RULES = "81-fabricgen-roce-qos.rules"
 NCCL_ENV_PATH = "/etc/fabricgen/nccl.env"
 # The single unit earlier releases rendered (After=network-online.target): no longer rendered;
 # the playbook disables and removes an installed one.
@@ -113,7 +113,7 @@ def _udev_rules(plan: FabricPlan, shared: dict, host: Host) -> str:
     netdevs = tuple(nic.netdev for nic in host.nics)
     text = shared["udev"].get(netdevs)
     if text is None:
-        text = shared["udev"][netdevs] = template("host/70-fabricgen-roce-qos.rules.j2").render(
+        text = shared["udev"][netdevs] = template("host/81-fabricgen-roce-qos.rules.j2").render(
             plan=plan, rules_path=INSTALL_PATHS[UDEV_RULES], unit_name=UNIT_NAME, unit_prefix=UNIT_PREFIX,
             instances=[(netdev, systemd_escape(netdev)) for netdev in netdevs])
     return text

@@ -158,7 +158,7 @@ def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_pa
                                 ("roce-qos.sh", "usr/local/sbin/fabricgen-roce-qos", 0o755),
                                 ("fabricgen-roce-qos@.service", "etc/systemd/system/fabricgen-roce-qos@.service",
                                  0o644),
-                                ("70-fabricgen-roce-qos.rules", "etc/udev/rules.d/70-fabricgen-roce-qos.rules", 0o644),
+                                ("81-fabricgen-roce-qos.rules", "etc/udev/rules.d/81-fabricgen-roce-qos.rules", 0o644),
                                 ("nccl.conf", "etc/nccl.conf", 0o644),
                                 ("nccl.env", "etc/fabricgen/nccl.env", 0o644)):
             installed = h.root / dest

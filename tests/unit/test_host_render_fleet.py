@@ -65,7 +65,7 @@ def test_install_table_is_the_contract():
         "sysctl.conf": "/etc/sysctl.d/90-fabricgen.conf",
         "roce-qos.sh": "/usr/local/sbin/fabricgen-roce-qos",
         "fabricgen-roce-qos@.service": "/etc/systemd/system/fabricgen-roce-qos@.service",
-        "70-fabricgen-roce-qos.rules": "/etc/udev/rules.d/70-fabricgen-roce-qos.rules",
+        "81-fabricgen-roce-qos.rules": "/etc/udev/rules.d/81-fabricgen-roce-qos.rules",
         "nccl.conf": "/etc/nccl.conf",
         "nccl.env": "/etc/fabricgen/nccl.env",
     }
@@ -127,11 +127,17 @@ def _rules(text: str) -> list[list[tuple[str, str, str]]]:
 def test_udev_rule_wants_one_instance_per_rail_netdev():
     plan = _plan("medium")
     host = plan.hosts[3]
-    rules = _rules(render_host(plan, host)[f"hosts/{host.name}/70-fabricgen-roce-qos.rules"])
-    assert rules == [[("ACTION", "==", "add"), ("SUBSYSTEM", "==", "net"), ("KERNEL", "==", nic.netdev),
-                      ("DRIVERS", "==", "mlx5_core"), ("TAG", "+=", "systemd"),
-                      ("ENV{SYSTEMD_WANTS}", "+=", f"fabricgen-roce-qos@{nic.netdev}.service")]
-                     for nic in host.nics]
+    rules = _rules(render_host(plan, host)[f"hosts/{host.name}/81-fabricgen-roce-qos.rules"])
+    # udev renames after all rules ran: the final name (NAME, set by 80-net-setup-link.rules) is
+    # matched, and the kernel name only when no rule names the netdev
+    tail = [("DRIVERS", "==", "mlx5_core"), ("TAG", "+=", "systemd")]
+    want = []
+    for nic in host.nics:
+        wants = ("ENV{SYSTEMD_WANTS}", "+=", f"fabricgen-roce-qos@{nic.netdev}.service")
+        want.append([("ACTION", "==", "add"), ("SUBSYSTEM", "==", "net"), ("NAME", "==", nic.netdev), *tail, wants])
+        want.append([("ACTION", "==", "add"), ("SUBSYSTEM", "==", "net"), ("NAME", "==", ""),
+                     ("KERNEL", "==", nic.netdev), *tail, wants])
+    assert rules == want
 
 
 NAMES = ["ens1f0np0", "eth-1", ".hidden", "a.b", "ens1f0np0.100", "rail_0", "x:y", "-lead", "a-b-c", "é", "a b",
@@ -151,9 +157,9 @@ def test_netdev_with_a_dash_is_escaped_in_the_rule_and_warned_about(tmp_path):
     rails = [{"netdev": "rail-0", "rdma": "mlx5_0"}, {"netdev": "ens2f0np0", "rdma": "mlx5_1"}]
     _, result = _checked(_write(tmp_path, **{"hosts.rails": rails}))
     host = result.plan.hosts[0]
-    rules = _rules(render_host(result.plan, host)[f"hosts/{host.name}/70-fabricgen-roce-qos.rules"])
-    assert rules[0][2] == ("KERNEL", "==", "rail-0")
-    assert rules[0][5] == ("ENV{SYSTEMD_WANTS}", "+=", "fabricgen-roce-qos@rail\\x2d0.service")
+    rules = _rules(render_host(result.plan, host)[f"hosts/{host.name}/81-fabricgen-roce-qos.rules"])
+    assert rules[0][2] == ("NAME", "==", "rail-0") and rules[1][3] == ("KERNEL", "==", "rail-0")
+    assert rules[0][5] == rules[1][6] == ("ENV{SYSTEMD_WANTS}", "+=", "fabricgen-roce-qos@rail\\x2d0.service")
     fg330 = [f for f in result.warnings if f.code == "FG330"]
     assert [f.path for f in fg330] == ["hosts.rails[0].netdev"] and "rail\\x2d0" in fg330[0].message
 
@@ -385,5 +391,5 @@ def test_shared_host_files_are_rendered_once_per_plan():
     plan = dataclasses.replace(plan, hosts=hosts)
     first = render_host(plan, plan.hosts[0])
     last = render_host(plan, plan.hosts[-1])
-    for rel in ("nccl.conf", "nccl.env", "fabricgen-roce-qos@.service", "70-fabricgen-roce-qos.rules"):
+    for rel in ("nccl.conf", "nccl.env", "fabricgen-roce-qos@.service", "81-fabricgen-roce-qos.rules"):
         assert first[f"hosts/gpu0001/{rel}"] is last[f"hosts/gpu0256/{rel}"], rel
