@@ -22,7 +22,8 @@ from generator.plan.model import FabricPlan
 
 
 def rendered_nccl_conf(plan: FabricPlan) -> str:
-    """/etc/nccl.conf exactly as `fabricgen render` writes it (the same on every host)."""
+    """/etc/nccl.conf exactly as `fabricgen render` writes it for the first host (the same on
+    every host but for the keys of `per_host_keys`)."""
     from generator.render.hosts import render_host
 
     host = plan.hosts[0]
@@ -120,8 +121,21 @@ def mpirun_script(plan: FabricPlan, runset: RunSet, env: list[tuple[str, str]], 
     return "".join(out)
 
 
+def per_host_keys(plan: FabricPlan) -> frozenset[str]:
+    """NCCL keys whose value differs between hosts: with a discovery file (issue 16) a host
+    may have RDMA names of its own, so NCCL_IB_HCA is right only in that host's nccl.conf /
+    nccl.env. Exporting the first host's value to every rank would override the others'
+    files (the environment wins), so such keys are left to each host's files."""
+    if plan.nccl is None or not plan.host_nccl:
+        return frozenset()
+    default = dict(plan.nccl.settings)
+    return frozenset(key for own in plan.host_nccl.values() for key, value in own.settings
+                     if default.get(key) != value)
+
+
 def script_files(plan: FabricPlan, runset: RunSet, version: str) -> dict[str, str]:
-    env = nccl_env(rendered_nccl_conf(plan))
+    differ = per_host_keys(plan)
+    env = [(k, v) for k, v in nccl_env(rendered_nccl_conf(plan)) if k not in differ]
     files = {hostfile_name(run): hostfile(run) for run in runset.runs}
     files["nccl.env"] = env_file(env)
     files["acceptance.sbatch"] = slurm_script(plan, runset, env, version)

@@ -393,3 +393,22 @@ def test_shared_host_files_are_rendered_once_per_plan():
     last = render_host(plan, plan.hosts[-1])
     for rel in ("nccl.conf", "nccl.env", "fabricgen-roce-qos@.service", "81-fabricgen-roce-qos.rules"):
         assert first[f"hosts/gpu0001/{rel}"] is last[f"hosts/gpu0256/{rel}"], rel
+
+
+def test_acceptance_scripts_leave_per_host_nccl_keys_to_each_hosts_files(tmp_path):
+    """A job exporting the first host's NCCL_IB_HCA would override gpu02's own names (the
+    environment wins over nccl.conf): keys that differ per host are not exported."""
+    from generator.acceptance.runs import plan_runs
+    from generator.acceptance.scripts import per_host_keys, script_files
+
+    entries = {"gpu02": {"gpudirect": "nvidia-peermem", "nics": [_nic("ens1f0np0", "mlx5_4"),
+                                                                  _nic("ens2f0np0", "mlx5_7")]}}
+    _, result = _checked(_discovered(tmp_path, entries))
+    assert per_host_keys(result.plan) == {"NCCL_IB_HCA"}
+    files = script_files(result.plan, plan_runs(result.plan, 8), "test")
+    assert "NCCL_IB_HCA" not in files["nccl.env"] and "NCCL_IB_TC=" in files["nccl.env"]
+    assert "NCCL_IB_HCA" not in files["acceptance.sbatch"] + files["run-mpi.sh"]
+    base = load_intent(example("small"))
+    assert per_host_keys(run_checks(base).plan) == frozenset()
+    assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1" in script_files(run_checks(base).plan,
+                                                             plan_runs(run_checks(base).plan, 8), "t")["nccl.env"]
