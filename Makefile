@@ -38,7 +38,7 @@ test-unit: setup
 	$(BIN)/pytest -q -p no:cacheprovider tests/unit
 
 lint: setup
-	$(BIN)/ruff check generator tests bench napalm_nvue napalm_sonic_fabric
+	$(BIN)/ruff check generator tests bench napalm_nvue napalm_sonic_fabric playbooks/files
 	@# the playbooks at ansible-lint's strictest profile; PATH so it finds the venv's ansible
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/ansible-lint --offline --profile production playbooks/
 

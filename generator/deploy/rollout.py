@@ -748,6 +748,8 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
         err.print(f"error: hosts: {_message(exc)}", markup=False)
         return 1
     for host, task, message in result.failures:
+        # the pre-flight lines name their host already ("gpu02: rail 1 ...")
+        message = message.removeprefix(f"{host}: ")
         err.print(f"hosts: {host}: {task}: {message}", markup=False)
     out.print(f"hosts: {result.status}: {len(result.hosts)} host(s), {result.changed} change(s)", markup=False)
     return 0 if result.ok else 1
