@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # upstream release cannot change what `make setup` installs on a bastion overnight.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup lock render test test-unit lint golden bench bench-deploy bench-drift deploy drift report clean
+.PHONY: setup lock render test test-unit lint golden bench bench-deploy bench-drift bench-pyavd deploy drift report clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ bench-deploy: setup
 
 bench-drift: setup
 	$(BIN)/python bench/drift_scale.py
+
+# fabricgen and pyavd side by side in one run (issue 14); pyavd goes into its own venv,
+# bench/.venv-pyavd, made on first use: never a dependency of fabricgen. GPUS=2048 for 112 switches.
+bench-pyavd: setup
+	$(BIN)/python bench/pyavd_compare.py $(if $(GPUS),--gpus $(GPUS),)
 
 deploy: setup
 	$(BIN)/fabricgen deploy inventories/$(FABRIC)/fabric.yaml $(if $(ENDPOINTS),--endpoints $(ENDPOINTS),) $(DEPLOY_ARGS)
