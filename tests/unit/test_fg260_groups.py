@@ -33,7 +33,7 @@ def test_a_changed_port_value_splits_its_switch_off() -> None:
     plan = compile_plan(load_intent(example("large")).intent)
     leaf = next(sw for sw in plan.switches if sw.role == "leaf")
     ports = plan.ports_of(leaf.name)
-    changed = (dataclasses.replace(ports[0], speed_g=100),) + ports[1:]
+    changed = (ports[0]._replace(speed_g=100),) + ports[1:]             # Port is a tuple row
     odd = dataclasses.replace(plan, _ports_by_device={**plan._ports_by_device, leaf.name: changed})
     got = [[sw.name for sw in members] for members in shape_groups(odd)]
     assert got == _direct(odd)

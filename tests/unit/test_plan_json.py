@@ -53,8 +53,8 @@ def test_scalars_the_examples_do_not_hold() -> None:
     """Non-ASCII and quote-bearing names, exponent floats, None where ints usually are, empty lists."""
     plan = _plan("small")
     sw = dataclasses.replace(plan.switches[0], name='leaf-"ü"\\1', rail=None, unit=7, asn=4_294_967_294)
-    port = dataclasses.replace(plan.ports[0], cable_m=1e-05, device="gpü\t")
-    link = dataclasses.replace(plan.links[0], length_m=1e16 + 2.5)
+    port = plan.ports[0]._replace(cable_m=1e-05, device="gpü\t")       # Port and Link are tuple rows
+    link = plan.links[0]._replace(length_m=1e16 + 2.5)
     host = dataclasses.replace(plan.hosts[0], nics=(), group=3)
     odd = dataclasses.replace(plan, fabric="fäbric", switches=(sw,), ports=(port, plan.ports[1]),
                               links=(link,), hosts=(host,))
