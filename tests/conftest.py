@@ -22,8 +22,16 @@ def shared_dir() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def _session_cache_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def _private_state_dir(tmp_path_factory, monkeypatch):
+def _private_state_dir(tmp_path_factory, monkeypatch, _session_cache_dir):
     """Deploy locks (generator/deploy/lock.py) in a directory of this test, never the user's
     ~/.local/state or a bastion's /var/lib/fabricgen."""
     monkeypatch.setenv("FABRICGEN_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    # FG260's model verdicts (generator/render/nvue_model_cache.py): one directory per session,
+    # never the user's ~/.cache
+    monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(_session_cache_dir))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.checks.registry import ERROR, CheckContext, rule
+from generator.plan.model import Port
 
 Finding = Iterator[tuple[str, str]]
 
@@ -51,7 +52,31 @@ def _digits_out(cache: dict[str, str], text: str) -> str:
     return out
 
 
-_DIGITS = b"0123456789"
+_SEP = "\n"
+_F = {name: i for i, name in enumerate(Port._fields)}     # column of each Port field
+# the ports' columns switch_context reads: kept as they are / identity values, digit-stripped
+_EXACT = tuple(_F[f] for f in ("port", "physical", "breakout", "speed_g", "cable_m", "lossless"))
+_NAMES = (_F["peer_device"], _F["peer_port"])
+_IP, _PEER_IP, _PEER_ASN = _F["ip"], _F["peer_ip"], _F["peer_asn"]
+_NONE = type(None)
+
+
+def _digits_out_column(column: tuple) -> tuple[tuple[type, ...] | None, str | tuple[str, ...]]:
+    """COLUMN's values without their digits: (None, the values joined by _SEP with the digits
+    taken out) in C when every value is a string without _SEP in it; else (each value's type, each
+    str(value) without digits), value by value (the types tell a None from a "None")."""
+    try:
+        joined = _SEP.join(column)
+        if joined.count(_SEP) == max(len(column) - 1, 0):
+            return None, joined.translate(_NO_DIGITS)
+    except TypeError:               # a None (an unnumbered port's address) or another non-string
+        pass
+    return tuple(map(type, column)), tuple([str(v).translate(_NO_DIGITS) for v in column])
+
+
+def _each(texts: str | tuple[str, ...], n: int) -> tuple[str, ...] | list[str]:
+    """The N values of a _digits_out_column result, one by one."""
+    return texts if not isinstance(texts, str) else texts.split(_SEP) if n else []
 
 
 def input_key(plan, sw, stripped: dict[str, str]):
@@ -61,27 +86,21 @@ def input_key(plan, sw, stripped: dict[str, str]):
     strips them); everything else in the context is plan-wide. Numbered neighbors are sorted by
     address, so their order follows digits: a switch whose neighbor entries are not all alike in
     shape gets a key of its own (its name). Cheap: no context, no walk (issue 14: FG260 built and
-    walked ~1,200 dicts per 128-port switch, 5 s at 98k GPUs)."""
-    strip = stripped.get
-    ports = []
-    neighbor_shapes = set()
-    for p in plan.ports_of(sw.name):
-        # addresses are unique per port, so no cache: their UTF-8 bytes without digit bytes (equal
-        # exactly when the digit-stripped strings are; bytes.translate deletes in C, ~2x str's)
-        ip, peer_ip = p.ip, p.peer_ip
-        if peer_ip is not None:
-            peer_ip = peer_ip.encode().translate(None, _DIGITS)
-        ports.append((p.port, p.physical, p.breakout, p.speed_g, p.cable_m, p.lossless,
-                      strip(p.peer_device) or _digits_out(stripped, p.peer_device),
-                      strip(p.peer_port) or _digits_out(stripped, p.peer_port),
-                      None if ip is None else ip.encode().translate(None, _DIGITS),
-                      type(p.peer_asn), peer_ip))
-        if p.peer_asn is not None and p.ip is not None:
-            neighbor_shapes.add((peer_ip, type(p.peer_asn)))
-    if len(neighbor_shapes) > 1:
+    walked ~1,200 dicts per 128-port switch, 5 s at 98k GPUs), and column by column: the ports
+    (tuple rows) transposed by zip and each column keyed in C, not port by port."""
+    cols = tuple(zip(*plan.ports_of(sw.name), strict=True)) or ((),) * len(_F)
+    peer_ips = _digits_out_column(cols[_PEER_IP])
+    asn_types = tuple(map(type, cols[_PEER_ASN]))
+    ip_types = tuple(map(type, cols[_IP]))
+    # numbered neighbors (a peer ASN and an address of their own): all alike, or a key of its own
+    peer_ip_types = peer_ips[0] or (str,) * len(asn_types)
+    kinds = set(zip(_each(peer_ips[1], len(asn_types)), peer_ip_types, asn_types, ip_types, strict=True))
+    if len({k[:3] for k in kinds if k[2] is not _NONE and k[3] is not _NONE}) > 1:
         return ("own", sw.name)
     return (_digits_out(stripped, sw.name), type(sw.asn), _digits_out(stripped, str(sw.asn)),
-            _digits_out(stripped, sw.loopback), _digits_out(stripped, sw.mgmt_ip), tuple(ports))
+            _digits_out(stripped, sw.loopback), _digits_out(stripped, sw.mgmt_ip),
+            tuple(cols[i] for i in _EXACT), tuple(_digits_out_column(cols[i]) for i in _NAMES),
+            _digits_out_column(cols[_IP]), peer_ips, asn_types)
 
 
 def shape_groups(plan) -> list[list]:
@@ -116,7 +135,10 @@ def nvue_values_rejected(ctx: CheckContext) -> Finding:
     `on` stays `on`) and validates it against the `nvueschema` package's model of
     `switch_os.version` (pydantic models generated from NVIDIA's OpenAPI spec, 5.0-5.18; a
     newer release is checked against the newest model and says so). A key the model does not
-    know is reported too (the models ignore unknown keys; a round trip finds them).
+    know is reported too (the models ignore unknown keys; a round trip finds them). Verdicts are
+    kept in ~/.cache/fabricgen/nvue-model (FABRICGEN_CACHE_DIR; `off` turns it off), keyed by the
+    document, the model and the validating code and libraries, so only new documents pay the
+    model's import (~0.75 s).
 
     Each finding names the switch, the key path in the `set` tree and what the model allows.
     The values come from fabricgen's templates and the intent: change the intent value the
@@ -127,7 +149,8 @@ def nvue_values_rejected(ctx: CheckContext) -> Finding:
     if plan is None or plan.switch_os != "cumulus" or not plan.switches:
         return
     from generator.render.nvue import render_switch
-    from generator.render.nvue_model import model_release, validate_nvue
+    from generator.render.nvue_model import model_release
+    from generator.render.nvue_model_cache import validate_nvue_cached
 
     try:
         release = model_release(plan.switch_os_version)
@@ -138,7 +161,7 @@ def nvue_values_rejected(ctx: CheckContext) -> Finding:
     for members in shape_groups(plan):
         sw = members[0]
         others = f" (and {len(members) - 1} switch(es) of the same shape)" if len(members) > 1 else ""
-        for problem in validate_nvue(render_switch(plan, sw), version):
+        for problem in validate_nvue_cached(render_switch(plan, sw), version):
             yield ("switch_os.version",
                    f"{sw.name}{others}: startup.yaml {problem.line()} [{checked}]; "
                    "NVUE refuses the whole file: change the intent value behind this key, or report a "

@@ -38,3 +38,23 @@ def test_a_changed_port_value_splits_its_switch_off() -> None:
     got = [[sw.name for sw in members] for members in shape_groups(odd)]
     assert got == _direct(odd)
     assert [leaf.name] in got
+
+
+@pytest.mark.parametrize("field, value", [
+    ("peer_port", "swp1\ns0"),      # the column separator inside a value: value by value
+    ("peer_port", "swp99"),         # another port number: digits only
+])
+def test_input_key_columns_keep_the_groups(field: str, value) -> None:
+    """input_key reads the ports column by column (one join/translate per column; medium's
+    unnumbered ports mix None and strings in the address column); a value that forces its
+    value-by-value path, or differs only in digits, still gives shape_key's groups."""
+    plan = compile_plan(load_intent(example("large")).intent)
+    spine = next(sw for sw in plan.switches if sw.role == "spine")
+    ports = plan.ports_of(spine.name)
+    i = next(i for i, p in enumerate(ports) if p.peer_asn is not None)
+    changed = ports[:i] + (ports[i]._replace(**{field: value}),) + ports[i + 1:]
+    odd = dataclasses.replace(plan, _ports_by_device={**plan._ports_by_device, spine.name: changed})
+    got = [[sw.name for sw in members] for members in shape_groups(odd)]
+    assert got == _direct(odd)
+    if "\n" in value:
+        assert [spine.name] in got
