@@ -7,19 +7,21 @@ probability) are judged here so each has a code and an explanation.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 
 from generator.checks.registry import ERROR, WARNING, CheckContext, rule
 from generator.checks.topology_rules import SWITCH_TIERS
 from generator.plan.budget import Budget, switch_budgets
 from generator.plan.headroom import model_pools
-from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE
+from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE, Port
 
 # rdma-core/kernel iboe_get_mtu(): GRH 40 + UDP 8 + BTH 12 + XRC ext 4 + AtomicETH 28 + ICRC 4
 ROCE_OVERHEAD_BYTES = 96
 IB_MTUS = (256, 512, 1024, 2048, 4096)
 BUDGET_WARN_PERCENT = 80
 _ROLE_TIER = {ROLE_LEAF: "leaf", ROLE_SPINE: "spine", ROLE_SUPER_SPINE: "super_spine"}
+_LOSSLESS_ROOM = operator.itemgetter(Port._fields.index("lossless"), Port._fields.index("headroom"))
 
 
 def roce_active_mtu(host_mtu: int) -> int | None:
@@ -94,12 +96,16 @@ def ecn_after_xoff(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     the switch vendor's tuning for that speed says otherwise."""
     if not _lossless(ctx) or not ctx.intent.roce.ecn.enabled:
         return
-    lossless = [p for p in ctx.plan.ports if p.lossless and p.headroom is not None]
-    if not lossless:
+    ports = ctx.plan.ports
+    # the few distinct (lossless, headroom) pairs first, in C; the ports only when one warns
+    rooms = [room for lossless, room in set(map(_LOSSLESS_ROOM, ports)) if lossless and room is not None]
+    if not rooms:
         return
-    low = min(lossless, key=lambda p: (p.headroom.xoff, p.device, p.port))
+    xoff = min(room.xoff for room in rooms)
     ecn_min = ctx.intent.roce.ecn.min_threshold
-    if ecn_min >= low.headroom.xoff:
+    if ecn_min >= xoff:
+        low = min((p for p in ports if p.lossless and p.headroom is not None and p.headroom.xoff == xoff),
+                  key=lambda p: (p.device, p.port))
         yield "roce.ecn.min_threshold", (f"{ecn_min} B is not below the smallest PFC xoff {low.headroom.xoff} B "
                                          f"({low.device} {low.port}, {low.speed_g}G {low.cable_m:g} m): ECN would "
                                          "mark only after PFC pauses; lower the min threshold")

@@ -18,11 +18,17 @@ Pure function of the plan; the FG2xx budget rules and any report read it.
 
 from __future__ import annotations
 
+import operator
+import weakref
+from collections import Counter
 from dataclasses import dataclass
 
 from generator.plan.headroom import model_pools
 from generator.plan.model import FabricPlan, Port, Switch
 from generator.plan.sonic_catalog import SkuBuffers, SonicDataError, sku_buffers, switch_hwsku
+
+# what a port's budget share depends on (Port is a tuple row)
+_KIND = operator.itemgetter(*map(Port._fields.index, ("tier", "speed_g", "cable_m", "lossless", "headroom")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +73,20 @@ def _sonic_sku(plan: FabricPlan, sw: Switch) -> SkuBuffers | None:
         return None             # FG252/FG254 report the missing data
 
 
+# the last plan's budgets: FG220 and FG221 both read them (issue 14: ~0.15 s each at 98k GPUs);
+# weakly, so a plan that is gone takes its budgets along
+_last: tuple[weakref.ref, tuple[Budget, ...]] | None = None
+
+
 def switch_budgets(plan: FabricPlan) -> list[Budget]:
     """One Budget per switch of the plan, in plan order."""
+    global _last
+    if _last is None or _last[0]() is not plan:
+        _last = (weakref.ref(plan), tuple(_switch_budgets(plan)))
+    return list(_last[1])
+
+
+def _switch_budgets(plan: FabricPlan) -> list[Budget]:
     # every lossless port holds one PG per PFC priority; the plan has one today
     pgs_per_port = max(1, len(plan.qos.pfc_priorities))
     pools: dict[str, int | None] = {}
@@ -79,18 +97,14 @@ def switch_budgets(plan: FabricPlan) -> list[Budget]:
         pgs = 0
         by_tier: dict[str, int] = {}
         longest: dict[str, float] = {}
-        ports: tuple[Port, ...] = plan.ports_of(sw.name)
-        # ports alike in what the sum reads counted first: a switch has ~128 ports of a few kinds
-        # (issue 14: ~590k ports at 98k GPUs, summed twice); integer sums, so the order is free
-        alike: dict[tuple, int] = {}
-        for p in ports:
-            if p.lossless and p.headroom is not None:
-                key = (p.tier, p.speed_g, p.cable_m, p.headroom.size)
-                alike[key] = alike.get(key, 0) + 1
-        for (tier, speed_g, cable_m, headroom_size), count in alike.items():
+        # ports alike in what the sum reads counted first, in C: a switch has ~128 ports of a few
+        # kinds (issue 14: ~590k ports at 98k GPUs); integer sums, so the order is free
+        for (tier, speed_g, cable_m, lossless, room), count in Counter(map(_KIND, plan.ports_of(sw.name))).items():
+            if not lossless or room is None:
+                continue
             # SONiC: the table row the render uses (a cable with no row is FG254's; the formula stands in)
             row = sku.row(speed_g, cable_m) if sku is not None else None
-            size = (row.size if row is not None else headroom_size) * pgs_per_port * count
+            size = (row.size if row is not None else room.size) * pgs_per_port * count
             used += size
             pgs += pgs_per_port * count
             by_tier[tier] = by_tier.get(tier, 0) + size

@@ -18,14 +18,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 
-@dataclass(frozen=True, slots=True)
-class Headroom:
-    xoff: int   # bytes
+class Headroom(NamedTuple):
+    """One lossless priority group's headroom, in bytes. A tuple (issue 14): every lossless
+    Port holds one, and checks count ports by kind (tier, speed, cable, headroom) with C-level
+    hashing, where a dataclass's generated __hash__ ran in Python per port."""
+
+    xoff: int
     xon: int
     size: int
 

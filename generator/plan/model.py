@@ -199,7 +199,8 @@ class RoutingPlan:
     widest_ecmp: int          # the largest equal-cost next-hop set the topology builds
 
 
-@dataclass(frozen=True, slots=True)
+# weakref_slot: results derived from a plan are kept beside it, weakly (generator/plan/budget.py)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class FabricPlan:
     fabric: str
     description: str
