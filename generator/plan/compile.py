@@ -6,6 +6,7 @@ import math
 import operator
 import re
 from functools import cache
+from itertools import chain
 
 from generator.intent.discovery import Discovery
 from generator.intent.model import Intent
@@ -133,11 +134,11 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
     # Port and Link rows built by tuple.__new__ itself: a NamedTuple's __new__ is a Python function
     # around this same call, ~0.2 us per row of ~885k at 98k GPUs (issue 14)
     row = tuple.__new__
-    ipv4 = addressing.ipv4_formatter()
 
     # host-facing ports, in node then rail order
     rail_nics = intent.rail_nics()
-    rail_base = [addressing.rail_base(rail_pool, t.rails, r) for r in range(t.rails)]
+    # every rail's /31s in one run each (addressing.host_link: node n's leaf 2(n-1), its host 2(n-1)+1)
+    rail_ips = [addressing.ipv4_run(addressing.rail_base(rail_pool, t.rails, r), 2 * t.nodes) for r in range(t.rails)]
     host_len, host_cable = cable_for(intent, TIER_HOST_LEAF)
     discovered = discovery.hosts if discovery is not None else None
     attachments = topo.attachments
@@ -148,10 +149,10 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
         name = name_format.format(n=node)
         found = discovered.get(name) if discovered is not None else None
         nics = []
+        at = 2 * (node - 1)
         for r in range(t.rails):
             leaf_name, lport = attachments[(node, r)]
-            leaf_v = rail_base[r] + 2 * (node - 1)        # addressing.host_link: leaf even, host odd
-            host_ip, leaf_ip = ipv4(leaf_v + 1), ipv4(leaf_v)
+            leaf_ip, host_ip = rail_ips[r][at], rail_ips[r][at + 1]
             nic = rail_nics[r]
             rdma = nic.rdma if found is None else discovered_rdma(found, nic)
             nics.append(Nic(r, nic.netdev, rdma, f"{host_ip}/31", leaf_ip, leaf_name, lport.name))
@@ -163,14 +164,16 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
                                     host_cable)))
         hosts.append(Host(name, node, host_mgmt[h_i], slot.unit, slot.group, tuple(nics)))
 
+    # addressing.fabric_link: link i's a end 2i, its b end 2i+1 of the pool, all in one run
+    fabric_ips = [] if fabric_pool is None else addressing.ipv4_run(fabric_pool.network, 2 * len(topo.links))
+    fabric_cidrs = [f"{ip}/31" for ip in fabric_ips]
     cables: dict[str, tuple[float, str]] = {}           # per tier: ~200k links, 4 tiers
     for i, raw in enumerate(topo.links):
         length, cable = cables.get(raw.tier) or cables.setdefault(raw.tier, cable_for(intent, raw.tier))
         a_ip = b_ip = a_cidr = b_cidr = None
-        if fabric_pool is not None:
-            a_v = fabric_pool.network + 2 * i             # addressing.fabric_link: a even, b odd
-            a_ip, b_ip = ipv4(a_v), ipv4(a_v + 1)
-            a_cidr, b_cidr = f"{a_ip}/31", f"{b_ip}/31"
+        if fabric_ips:
+            a_ip, b_ip = fabric_ips[2 * i], fabric_ips[2 * i + 1]
+            a_cidr, b_cidr = fabric_cidrs[2 * i], fabric_cidrs[2 * i + 1]
         a, b, a_port, b_port, tier = raw.a, raw.b, raw.a_port, raw.b_port, raw.tier
         a_lanes, a_room = port_kind(asic_of[a], length)
         b_lanes, b_room = port_kind(asic_of[b], length)
@@ -181,7 +184,7 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
         links.append(row(Link, (a, a_port.name, b, b_port.name, tier, speed, length, cable)))
 
     ports_by_device = {name: _in_port_order(p) for name, p in ports.items()}
-    all_ports = tuple(p for sw in switches for p in ports_by_device[sw.name])
+    all_ports = tuple(chain.from_iterable(ports_by_device[sw.name] for sw in switches))
 
     names = [h.name for h in hosts]
     clash = set(names) & set(by_name)
