@@ -135,7 +135,7 @@ def test_plan_rules_see_a_port_that_is_not_lossless():
     intent = load_intent(REPO / "inventories/small/fabric.yaml").intent
     plan = compile_plan(intent)
     nic = plan.hosts[0].nics[0]
-    ports = tuple(dataclasses.replace(p, lossless=False, headroom=None) if p.port == nic.port else p
+    ports = tuple(p._replace(lossless=False, headroom=None) if p.port == nic.port else p     # a tuple row
                   for p in plan.ports_of(nic.switch))
     broken = dataclasses.replace(plan, _ports_by_device={**plan._ports_by_device, nic.switch: ports})
     found = list(RULES["FG314"].func(_ctx(broken, intent)))
