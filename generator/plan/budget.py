@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import operator
 import weakref
-from collections import Counter
 from dataclasses import dataclass
+from itertools import groupby
 
 from generator.plan.headroom import model_pools
 from generator.plan.model import FabricPlan, Port, Switch
@@ -97,9 +97,13 @@ def _switch_budgets(plan: FabricPlan) -> list[Budget]:
         pgs = 0
         by_tier: dict[str, int] = {}
         longest: dict[str, float] = {}
-        # ports alike in what the sum reads counted first, in C: a switch has ~128 ports of a few
-        # kinds (issue 14: ~590k ports at 98k GPUs); integer sums, so the order is free
-        for (tier, speed_g, cable_m, lossless, room), count in Counter(map(_KIND, plan.ports_of(sw.name))).items():
+        # ports alike in what the sum reads counted first: a switch has ~128 ports of a few kinds,
+        # in runs (host ports, then uplinks), compared in C (issue 14: ~590k ports at 98k GPUs);
+        # integer sums, so the order is free
+        kinds: dict[tuple, int] = {}
+        for kind, run in groupby(map(_KIND, plan.ports_of(sw.name))):
+            kinds[kind] = kinds.get(kind, 0) + len(list(run))
+        for (tier, speed_g, cable_m, lossless, room), count in kinds.items():
             if not lossless or room is None:
                 continue
             # SONiC: the table row the render uses (a cable with no row is FG254's; the formula stands in)
