@@ -92,8 +92,12 @@ def _write(path: Path, problems: list[ModelProblem]) -> None:
     text = json.dumps({"problems": [[list(p.path), p.message, p.kind] for p in problems]})
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
+        # the user's own: a refused value (a hashed password, say) is quoted in its problem
+        path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
         os.replace(tmp, path)                   # whole entries only, also with concurrent runs
     except OSError:
         with contextlib.suppress(OSError):

@@ -44,6 +44,8 @@ def test_a_miss_stores_the_models_verdict_and_a_hit_returns_it(small_text, cache
     assert expected and all(p.kind == "value" for p in expected)
     assert cache.validate_nvue_cached(bad, "5.11") == expected
     (entry,) = cache_dir.iterdir()
+    assert entry.stat().st_mode & 0o777 == 0o600
+    assert cache_dir.stat().st_mode & 0o777 == cache_dir.parent.stat().st_mode & 0o777 == 0o700
     stored = json.loads(entry.read_text())["problems"]
     assert [(tuple(p), m, k) for p, m, k in stored] == [(p.path, p.message, p.kind) for p in expected]
     assert cache.validate_nvue_cached(bad, "5.11") == expected          # the hit
