@@ -11,6 +11,7 @@ on the number of workers). Workers: len(os.sched_getaffinity(0)), or FABRICGEN_W
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import os
@@ -42,14 +43,33 @@ def worker_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _write(root: Path, rel: str, content: str, made: set[str]) -> str:
-    """Write one file below ROOT (new, never followed through a link); its sha256."""
+def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[str, bool], str]) -> str:
+    """Write one file below ROOT (new, never followed through a link); its sha256.
+
+    A file whose bytes and mode this worker has written before becomes a hard link to that
+    first copy. Most host files are the same on every host (the QoS unit, the udev rule, nccl.conf,
+    nccl.env and sysctl.conf wherever hosts share their rail names): at 98k GPUs that is ~60k of
+    ~90k files. A link adds a directory entry but no inode, and inode allocation is what file
+    creation costs on ext4 after a large delete (the allocator skips recently freed inodes one by
+    one, `recently_deleted()` in fs/ext4/ialloc.c); a re-render deletes the previous tree, so
+    every render but the first meets that. Readers see plain files with the same bytes; an
+    in-place edit of one (rather than a rewrite) would show in its twins."""
     data = content.encode("utf-8")
+    digest = hashlib.sha256(data).hexdigest()
     parent = rel.rpartition("/")[0]
     if parent and parent not in made:
         (root / parent).mkdir(parents=True, exist_ok=True)
         made.add(parent)
     path = f"{root}/{rel}"                  # no Path per file (65k at 98k GPUs): REL is our own relative name
+    script = rel.endswith(".sh")
+    first = seen.get((digest, script))
+    if first is not None:
+        try:
+            os.link(first, path, follow_symlinks=False)
+            return digest
+        except OSError as exc:
+            if exc.errno != errno.EMLINK:   # ext4 allows 65,000 links to an inode: start a new copy
+                raise
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)   # as open()
     try:
         view = memoryview(data)
@@ -57,9 +77,10 @@ def _write(root: Path, rel: str, content: str, made: set[str]) -> str:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
-    if rel.endswith(".sh"):
+    if script:
         os.chmod(path, 0o755)                   # as write_tree: scripts executable whatever the umask
-    return hashlib.sha256(data).hexdigest()
+    seen[(digest, script)] = path
+    return digest
 
 
 def _device_jobs(plan: FabricPlan) -> list[Callable[[], Iterable[tuple[str, str]]]]:
@@ -98,6 +119,7 @@ def _warm(plan: FabricPlan) -> None:
 def _run_jobs(jobs, root: Path, stats: dict[str, float]) -> list[tuple[str, str]]:
     """Render and write JOBS; STATS gets the seconds spent rendering and writing."""
     made: set[str] = set()
+    seen: dict[tuple[str, bool], str] = {}
     out = []
     rendering = writing = 0.0
     clock = time.perf_counter
@@ -106,7 +128,7 @@ def _run_jobs(jobs, root: Path, stats: dict[str, float]) -> list[tuple[str, str]
         files = job()
         t1 = clock()
         for rel, content in files:
-            out.append((rel, _write(root, rel, content, made)))
+            out.append((rel, _write(root, rel, content, made, seen)))
         rendering += t1 - t0
         writing += clock() - t1
     stats["render_s"] = stats.get("render_s", 0.0) + rendering

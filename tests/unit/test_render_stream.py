@@ -4,6 +4,7 @@ write_tree(render_files(...)) writes, whatever the number of workers."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -65,3 +66,48 @@ def test_an_unwritable_target_is_an_output_error(tmp_path) -> None:
     (tmp_path / "taken").write_text("not a directory")
     with pytest.raises(OutputError):
         write_render(compile_plan(loaded.intent), loaded.text, tmp_path / "taken", 2)
+
+
+def test_identical_files_of_a_worker_share_one_inode(tmp_path) -> None:
+    """Host files the same on every host are hard links to one copy per worker (no inode each);
+    files that differ, and files of another mode, are copies of their own."""
+    loaded = load_intent(example("medium"))
+    plan = compile_plan(loaded.intent)
+    out, _ = write_render(plan, loaded.text, tmp_path / "out", 1)
+    hosts = [h.name for h in plan.hosts]
+    for rel in ("nccl.conf", "nccl.env", "fabricgen-roce-qos@.service"):
+        first = out / "hosts" / hosts[0] / rel
+        assert first.stat().st_nlink == len(hosts), rel
+        assert all((out / "hosts" / h / rel).samefile(first) for h in hosts), rel
+    for rel in ("netplan.yaml", "roce-qos.sh"):         # the host's name and addresses are in them
+        assert len({(out / "hosts" / h / rel).stat().st_ino for h in hosts}) == len(hosts), rel
+        assert (out / "hosts" / hosts[0] / rel).stat().st_nlink == 1
+
+
+def test_a_full_inode_starts_a_new_copy(tmp_path, monkeypatch) -> None:
+    """EMLINK (ext4: 65,000 links to one inode) makes the next identical file a copy of its own,
+    which later twins link to; any other link error is an error."""
+    seen: dict = {}
+    made: set = set()
+    calls = []
+    real_link = os.link
+
+    def link(src, dst, **kw):
+        calls.append(dst)
+        if len(calls) == 1:
+            raise OSError(errno.EMLINK, "Too many links", dst)
+        return real_link(src, dst, **kw)
+
+    monkeypatch.setattr(stream.os, "link", link)
+    for n in range(4):
+        stream._write(tmp_path, f"h{n}/nccl.conf", "NCCL_IB_TC=104\n", made, seen)
+    ino = [(tmp_path / f"h{n}/nccl.conf").stat().st_ino for n in range(4)]
+    assert ino[0] != ino[1] and ino[1] == ino[2] == ino[3]
+    assert all((tmp_path / f"h{n}/nccl.conf").read_text() == "NCCL_IB_TC=104\n" for n in range(4))
+
+    def broken(src, dst, **kw):
+        raise OSError(errno.EPERM, "Operation not permitted", dst)
+
+    monkeypatch.setattr(stream.os, "link", broken)
+    with pytest.raises(OSError, match="not permitted"):
+        stream._write(tmp_path, "h9/nccl.conf", "NCCL_IB_TC=104\n", made, seen)
