@@ -85,10 +85,16 @@ def load_checked(intent_path: str, doing: str, err) -> tuple[LoadedIntent, Fabri
         for problem in exc.problems:
             print(f"error: {problem}", file=err)
         return None
+    plan = checked_plan(loaded, doing, err)
+    return None if plan is None else (loaded, plan)
+
+
+def checked_plan(loaded: LoadedIntent, doing: str, err) -> FabricPlan | None:
+    """The plan of a loaded intent, or None with its errors on `err`, one per line."""
     checked = run_checks(loaded)
     if checked.errors or checked.plan is None:
         for f in checked.errors:
             print(f"error: {f.one_line()}", file=err)
-        print(f"error: {intent_path}: the intent does not validate; fix it before {doing}", file=err)
+        print(f"error: {loaded.file}: the intent does not validate; fix it before {doing}", file=err)
         return None
-    return loaded, checked.plan
+    return checked.plan

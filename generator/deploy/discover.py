@@ -171,7 +171,7 @@ def _plan(intent_path: str, err):
     """The plan to discover for, or None after one line per problem. An intent whose hosts.discovered
     file is missing or unreadable (the first discovery; or the file this run replaces) is planned with
     its own rails instead, with a note: the file's own error tells the operator to run this command."""
-    from generator.checks.runner import run_checks
+    from generator.checks.runner import checked_plan
     from generator.intent.loader import IntentError, LoadedIntent, load_intent, parse_yaml, validate_data
 
     try:
@@ -189,13 +189,7 @@ def _plan(intent_path: str, err):
             return None
         print(f"note: {exc.problems[0]}; discovering against the intent's own rails", file=err)
         loaded = LoadedIntent(intent=intent, file=intent_path, lines=lines, text=text, discovered=None)
-    checked = run_checks(loaded)
-    if checked.errors or checked.plan is None:
-        for finding in checked.errors:
-            print(f"error: {finding.one_line()}", file=err)
-        print(f"error: {intent_path}: the intent does not validate; fix it before discovering the hosts", file=err)
-        return None
-    return checked.plan
+    return checked_plan(loaded, "discovering the hosts", err)
 
 
 def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, limit: str | None = None,
