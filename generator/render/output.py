@@ -216,9 +216,12 @@ def write_render(plan: FabricPlan, intent_text: str, out_dir: str | Path,
     bytes, device files rendered and written over WORKERS processes (generator.render.stream),
     each hashed as it is written. (output directory, number of files); STATS as write_devices
     fills it."""
+    from generator.render.reuse import PreviousRender
     from generator.render.stream import write_devices
 
     count = 0
+    # read before the swap: unchanged files of the render this one replaces are linked, not rewritten
+    previous = PreviousRender.of(out_dir) if Path(out_dir).is_dir() else None
 
     def fill(tmp: Path) -> None:
         nonlocal count
@@ -235,7 +238,7 @@ def write_render(plan: FabricPlan, intent_text: str, out_dir: str | Path,
                 written.append((rel, digest.hexdigest()))
             return written
 
-        hashes = dict(write_devices(plan, tmp, fabric_wide, workers, stats))
+        hashes = dict(write_devices(plan, tmp, fabric_wide, workers, stats, previous))
         (tmp / MANIFEST).write_text(manifest_text(plan.fabric, intent_text, hashes, _discovered_sha256(plan)),
                                     encoding="utf-8")
         count = len(hashes) + 1

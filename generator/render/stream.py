@@ -20,8 +20,12 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.plan.model import FabricPlan
+
+if TYPE_CHECKING:
+    from generator.render.reuse import PreviousRender
 
 WORKERS_ENV = "FABRICGEN_WORKERS"
 
@@ -43,7 +47,8 @@ def worker_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[str, bool], str]) -> str:
+def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[str, bool], str],
+           previous: PreviousRender | None = None) -> str:
     """Write one file below ROOT (new, never followed through a link); its sha256.
 
     A file whose bytes and mode this worker has written before becomes a hard link to that
@@ -53,7 +58,8 @@ def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[
     creation costs on ext4 after a large delete (the allocator skips recently freed inodes one by
     one, `recently_deleted()` in fs/ext4/ialloc.c); a re-render deletes the previous tree, so
     every render but the first meets that. Readers see plain files with the same bytes; an
-    in-place edit of one (rather than a rewrite) would show in its twins."""
+    in-place edit of one (rather than a rewrite) would show in its twins. With PREVIOUS (the render
+    this one replaces), an unchanged file is a hard link to its previous copy (generator.render.reuse)."""
     data = content.encode("utf-8")
     digest = hashlib.sha256(data).hexdigest()
     parent = rel.rpartition("/")[0]
@@ -63,12 +69,17 @@ def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[
     path = f"{root}/{rel}"                  # no Path per file (65k at 98k GPUs): REL is our own relative name
     script = rel.endswith(".sh")
     first = seen.get((digest, script))
+    if first is None and previous is not None:
+        first = previous.source(rel, digest, len(data), script)
     if first is not None:
         try:
             os.link(first, path, follow_symlinks=False)
+            seen.setdefault((digest, script), path)
             return digest
         except OSError as exc:
-            if exc.errno != errno.EMLINK:   # ext4 allows 65,000 links to an inode: start a new copy
+            # ext4 allows 65,000 links to an inode: start a new copy. A previous tree on another
+            # file system, or going away under us, is only a missed shortcut.
+            if exc.errno != errno.EMLINK and (previous is None or exc.errno not in (errno.EXDEV, errno.ENOENT)):
                 raise
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)   # as open()
     try:
@@ -116,7 +127,7 @@ def _warm(plan: FabricPlan) -> None:
         _shared(plan)
 
 
-def _run_jobs(jobs, root: Path, stats: dict[str, float]) -> list[tuple[str, str]]:
+def _run_jobs(jobs, root: Path, stats: dict[str, float], previous: PreviousRender | None = None) -> list[tuple[str, str]]:
     """Render and write JOBS; STATS gets the seconds spent rendering and writing."""
     made: set[str] = set()
     seen: dict[tuple[str, bool], str] = {}
@@ -128,7 +139,7 @@ def _run_jobs(jobs, root: Path, stats: dict[str, float]) -> list[tuple[str, str]
         files = job()
         t1 = clock()
         for rel, content in files:
-            out.append((rel, _write(root, rel, content, made, seen)))
+            out.append((rel, _write(root, rel, content, made, seen, previous)))
         rendering += t1 - t0
         writing += clock() - t1
     stats["render_s"] = stats.get("render_s", 0.0) + rendering
@@ -136,13 +147,13 @@ def _run_jobs(jobs, root: Path, stats: dict[str, float]) -> list[tuple[str, str]
     return out
 
 
-def _child(jobs, root: Path, wfd: int) -> None:
+def _child(jobs, root: Path, wfd: int, previous: PreviousRender | None) -> None:
     """In a forked worker: render and write JOBS, send the hashes (or the error) to WFD, exit."""
     code = 0
     try:
         gc.disable()                        # acyclic garbage; keeps the inherited pages shared
         stats: dict[str, float] = {}
-        payload = ("ok", (_run_jobs(jobs, root, stats), stats))
+        payload = ("ok", (_run_jobs(jobs, root, stats, previous), stats))
     except OSError as exc:
         code, payload = 1, ("oserror", (exc.errno, exc.strerror, exc.filename))
     except BaseException:                   # noqa: BLE001 - everything must reach the parent
@@ -167,7 +178,8 @@ def _collect(payload, stats: dict[str, float]) -> list[tuple[str, str]]:
 
 
 def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[str, str]]],
-                  workers: int | None = None, stats: dict[str, float] | None = None) -> list[tuple[str, str]]:
+                  workers: int | None = None, stats: dict[str, float] | None = None,
+                  previous: PreviousRender | None = None) -> list[tuple[str, str]]:
     """Render and write every device file of PLAN below ROOT over WORKERS processes while the
     calling process runs ALSO (which writes other files and returns their hashes). Every
     (path, sha256) written, unsorted. STATS, when given, adds up the seconds the workers spent
@@ -183,7 +195,7 @@ def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[st
         return written
 
     if workers <= 1 or not hasattr(os, "fork") or len(jobs) < 2 * workers:
-        return fabric_wide() + _run_jobs(jobs, root, stats)
+        return fabric_wide() + _run_jobs(jobs, root, stats, previous)
     _warm(plan)
     gc.collect()
     gc.freeze()                             # the plan moves to the permanent generation: no GC walks it
@@ -194,7 +206,7 @@ def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[st
             pid = os.fork()
             if pid == 0:                    # pragma: no cover - runs in the child
                 os.close(rfd)
-                _child(jobs[k::workers], root, wfd)
+                _child(jobs[k::workers], root, wfd, previous)
             os.close(wfd)
             children.append((pid, rfd))
         results = fabric_wide()

@@ -111,3 +111,61 @@ def test_a_full_inode_starts_a_new_copy(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(stream.os, "link", broken)
     with pytest.raises(OSError, match="not permitted"):
         stream._write(tmp_path, "h9/nccl.conf", "NCCL_IB_TC=104\n", made, seen)
+
+
+def _inodes(root: Path) -> dict[str, int]:
+    return {p.relative_to(root).as_posix(): p.stat().st_ino for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_re_render_links_unchanged_files_from_the_previous_tree(tmp_path) -> None:
+    """Re-rendering into the same directory: unchanged device files keep their inode (no new
+    inode, none freed with the old tree); the tree is byte for byte a fresh render's."""
+    loaded = load_intent(example("medium"))
+    plan = compile_plan(loaded.intent)
+    out, _ = write_render(plan, loaded.text, tmp_path / "out", 2)
+    before = _inodes(out)
+    out, _ = write_render(plan, loaded.text, tmp_path / "out", 2)
+    after = _inodes(out)
+    fresh, _ = write_render(plan, loaded.text, tmp_path / "fresh", 2)
+    assert _tree(out) == _tree(fresh)
+    device_files = [rel for rel in after if rel.startswith(("hosts/", "switches/"))]
+    assert device_files and all(after[rel] == before[rel] for rel in device_files)
+    # the fabric-wide files are written by the parent, anew
+    assert after["plan.json"] != before["plan.json"]
+
+
+def test_a_re_render_rewrites_what_it_cannot_trust(tmp_path) -> None:
+    """A previous copy edited in place (same size, newer mtime) or with another mode is written
+    anew; a previous copy reached through a symlinked directory is never a link source."""
+    from generator.render.reuse import PreviousRender
+
+    loaded = load_intent(example("medium"))
+    plan = compile_plan(loaded.intent)
+    out, _ = write_render(plan, loaded.text, tmp_path / "out", 1)
+    hosts = [h.name for h in plan.hosts]
+    edited = out / "hosts" / hosts[0] / "netplan.yaml"
+    text = edited.read_text()
+    edited.write_text(text.replace("mtu", "MTU"))       # same size, other bytes
+    moded = out / "hosts" / hosts[1] / "netplan.yaml"
+    moded.chmod(0o600)
+    before = _inodes(out)
+    out, _ = write_render(plan, loaded.text, tmp_path / "out", 1)
+    after = _inodes(out)
+    fresh, _ = write_render(plan, loaded.text, tmp_path / "fresh", 1)
+    assert _tree(out) == _tree(fresh)
+    assert (out / "hosts" / hosts[0] / "netplan.yaml").read_text() == text
+    for host in hosts[:2]:
+        rel = f"hosts/{host}/netplan.yaml"
+        assert after[rel] != before[rel], rel
+    assert after[f"hosts/{hosts[3]}/netplan.yaml"] == before[f"hosts/{hosts[3]}/netplan.yaml"]
+
+    rel = f"hosts/{hosts[2]}/netplan.yaml"
+    data = (out / rel).read_bytes()
+    digest = read_manifest(out)["files"][rel]
+    assert PreviousRender.of(out).source(rel, digest, len(data), False) == f"{out}/{rel}"
+    elsewhere = tmp_path / "elsewhere"
+    os.rename(out / "hosts" / hosts[2], elsewhere)
+    (out / "hosts" / hosts[2]).symlink_to(elsewhere)
+    assert PreviousRender.of(out).source(rel, digest, len(data), False) is None
+    assert PreviousRender.of(out).source(rel, "0" * 64, len(data), False) is None
+    assert PreviousRender.of(tmp_path / "nothing") is None
