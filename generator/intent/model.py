@@ -102,6 +102,13 @@ class CableTypes(_Strict):
     global_: CableType | None = Field(default=None, alias="global")
 
 
+class BuildOut(_Strict):
+    """The size the fabric is built toward (DESIGN.md "Growth"): the installed fabric is this
+    fabric restricted to the first `topology.nodes` nodes, so growing never moves a cable."""
+
+    nodes: Annotated[int, Field(ge=1, le=200000)]
+
+
 class Topology(_Strict):
     kind: str
     nodes: Annotated[int, Field(ge=1, le=200000)]
@@ -115,6 +122,12 @@ class Topology(_Strict):
     switches: Switches = Switches()
     cables: Cables = Cables()
     cable_types: CableTypes = CableTypes()
+    build_out: BuildOut | None = None
+
+    @property
+    def build_out_nodes(self) -> int:
+        """Nodes of the build-out fabric: build_out.nodes, or nodes when build_out is absent."""
+        return self.build_out.nodes if self.build_out is not None else self.nodes
 
     @field_validator("kind")
     @classmethod

@@ -98,6 +98,8 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
     lossless = qos.mode == "lossless"
     port_mtu = intent.roce.mtu.switch
 
+    # every position (ASN, loopback, management IP, fabric /31) is the build-out's, so a phase
+    # that installs more never renumbers what is there (generator/plan/growth.py)
     nodes = sorted(topo.switches, key=lambda s: _ROLE_ORDER[s.role])   # stable within a role
     asns = _asns(intent, nodes)
     lo_pool = addressing.Pool.parse("addressing.loopbacks", intent.addressing.loopbacks)
@@ -108,13 +110,16 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
         fabric_pool = addressing.Pool.parse("addressing.fabric_links", intent.addressing.fabric_links)
         fabric_pool.need(2 * len(topo.links), f"{len(topo.links)} switch-to-switch /31 links")
     loopbacks = addressing.loopbacks(lo_pool, len(nodes))
-    sw_mgmt, host_mgmt = addressing.management(mgmt_pool, len(nodes), len(topo.hosts))
-    addressing.check_host_pool(rail_pool, t.rails, t.nodes)
+    sw_mgmt, host_mgmt = addressing.management(mgmt_pool, len(nodes), topo.build_out_nodes)
+    addressing.check_host_pool(rail_pool, t.rails, topo.build_out_nodes)
 
+    installed = topo.installed
     switches = tuple(
         Switch(name=sw.name, role=sw.role, model=sw.model.name, asic=sw.model.asic, asn=asns[sw.name],
                loopback=loopbacks[i], mgmt_ip=sw_mgmt[i], rail=sw.rail, unit=sw.unit, group=sw.group)
-        for i, sw in enumerate(nodes))
+        for i, sw in enumerate(nodes) if installed is None or sw.name in installed)
+    if installed is not None:
+        nodes = [sw for sw in nodes if sw.name in installed]
     by_name = {sw.name: sw for sw in nodes}
 
     asic_of = {sw.name: sw.model.asic for sw in nodes}
@@ -169,6 +174,8 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
     fabric_cidrs = [f"{ip}/31" for ip in fabric_ips]
     cables: dict[str, tuple[float, str]] = {}           # per tier: ~200k links, 4 tiers
     for i, raw in enumerate(topo.links):
+        if installed is not None and (raw.a not in installed or raw.b not in installed):
+            continue                # a reserved port: cabled in a later phase
         length, cable = cables.get(raw.tier) or cables.setdefault(raw.tier, cable_for(intent, raw.tier))
         a_ip = b_ip = a_cidr = b_cidr = None
         if fabric_ips:
@@ -207,6 +214,7 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
         management=build_management(intent),
         routing=build_routing(intent, switches, ports_by_device),
         host_rollout=host_rollout(intent),
+        build_out_nodes=None if t.build_out is None else t.build_out.nodes,
         discovery=discovery,
         host_nccl={} if discovery is None else host_nccl_plans(intent, qos, hosts, nccl),
         _ports_by_device=ports_by_device,

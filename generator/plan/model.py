@@ -226,6 +226,8 @@ class FabricPlan:
     management: ManagementPlan | None = None
     routing: RoutingPlan | None = None
     host_rollout: HostRollout = HostRollout()
+    # topology.build_out.nodes when the intent sets it: this plan is that fabric's first phase(s)
+    build_out_nodes: int | None = None
     # hosts.discovered, read: per host, the RDMA device of each rail netdev (None: no file)
     discovery: Discovery | None = field(default=None, compare=False, repr=False)
     # hosts whose NCCL settings differ from `nccl` (their discovered RDMA names differ from

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from generator.intent.model import Intent
 from generator.plan.catalog import LogicalPort, SwitchModel, get_model
+from generator.plan.growth import installed_switches
 from generator.plan.model import (
     ROLE_LEAF,
     ROLE_SPINE,
@@ -98,10 +99,16 @@ class RawLink(NamedTuple):
 
 @dataclass(slots=True)
 class Topology:
+    """The build-out fabric (generator/plan/growth.py): switches and links in full, so their
+    positions (addresses, ASNs) never depend on how much is installed; hosts and attachments
+    of the installed nodes only; `installed` names the switches on the floor (None: all)."""
+
     switches: list[SwitchNode]
     hosts: list[HostSlot]
     attachments: dict[tuple[int, int], tuple[str, LogicalPort]]   # (node, rail) -> (leaf, port)
     links: list[RawLink]                                          # switch-switch links
+    build_out_nodes: int = 0
+    installed: frozenset[str] | None = None
 
 
 def _model(intent: Intent, tier: str) -> SwitchModel:
@@ -265,6 +272,25 @@ def _split_even(nodes: int, parts: int) -> list[list[int]]:
 
 
 def build_topology(intent: Intent) -> Topology:
+    """The build-out fabric of INTENT with the installed part marked (generator/plan/growth.py)."""
+    t = intent.topology
+    total = t.build_out_nodes
+    if t.nodes > total:
+        raise CompileError("topology.build_out.nodes",
+                           f"{t.nodes} nodes are more than the build-out of {total}: raise "
+                           "topology.build_out.nodes to the size the spine tier is planned for (growing past it "
+                           "re-cables the fabric), or lower topology.nodes", "FG112")
+    topo = _build(intent, total)
+    if total == t.nodes:
+        return topo
+    topo.installed = installed_switches(topo.switches, topo.attachments, t.nodes)
+    topo.hosts = [h for h in topo.hosts if h.index <= t.nodes]
+    topo.attachments = {k: v for k, v in topo.attachments.items() if k[0] <= t.nodes}
+    return topo
+
+
+def _build(intent: Intent, nodes: int) -> Topology:
+    """The fabric of INTENT at NODES nodes."""
     b = _Builder(intent)
     t = intent.topology
     kind = t.kind
@@ -273,14 +299,14 @@ def build_topology(intent: Intent) -> Topology:
     if kind == "single-switch":
         model = _model(intent, "leaf")
         ports = _ports(model, t.nic_speed, "leaf")
-        need = t.nodes * t.rails
+        need = nodes * t.rails
         if need > len(ports):
-            raise CompileError("topology.nodes",
-                               f"{need} NIC ports ({t.nodes} nodes x {t.rails} rails) do not fit one {model.name} "
+            raise CompileError("topology.nodes" if nodes == t.nodes else "topology.build_out.nodes",
+                               f"{need} NIC ports ({nodes} nodes x {t.rails} rails) do not fit one {model.name} "
                                f"({len(ports)} ports at {t.nic_speed}G): use leaf-spine or rail-optimized", "FG104")
         leaf = SwitchNode(f"{fabric}-leaf-1", ROLE_LEAF, model, None, None, None, down=list(ports))
         b.switches.append(leaf)
-        for n in range(1, t.nodes + 1):
+        for n in range(1, nodes + 1):
             b.hosts.append(HostSlot(n, None, None))
             for r in range(t.rails):
                 b.attach(n, r, leaf)
@@ -293,7 +319,7 @@ def build_topology(intent: Intent) -> Topology:
                                f"a node's {t.rails} NICs do not fit one leaf ({cap} host ports at "
                                f"{t.oversubscription[0]}:{t.oversubscription[1]}): use rail-optimized", "FG104")
         leaves = []
-        for i, chunk in enumerate(_blocks(t.nodes, per_leaf)):
+        for i, chunk in enumerate(_blocks(nodes, per_leaf)):
             leaf = b.leaf(f"{fabric}-leaf-{i + 1}", None, None, None, len(chunk) * t.rails)
             for n in chunk:
                 b.hosts.append(HostSlot(n, None, None))
@@ -306,18 +332,18 @@ def build_topology(intent: Intent) -> Topology:
 
     elif kind == "rail-optimized":
         leaves = []
-        for u, nodes in enumerate(_blocks(t.nodes, t.nodes_per_unit), start=1):
-            b.hosts.extend(HostSlot(n, u, None) for n in nodes)
-            leaves += b.rail_leaves(nodes, f"su{u}", u, None)
+        for u, unit_nodes in enumerate(_blocks(nodes, t.nodes_per_unit), start=1):
+            b.hosts.extend(HostSlot(n, u, None) for n in unit_nodes)
+            leaves += b.rail_leaves(unit_nodes, f"su{u}", u, None)
         n_sp = b.n_uppers(leaves, b.spine_all("spine"))
         spines = [b.spine(f"{fabric}-spine-{k + 1}", ROLE_SPINE, None, None, False, "spine") for k in range(n_sp)]
         b.connect_up(leaves, spines, TIER_LEAF_SPINE)
 
     elif kind == "three-tier":
         all_spines = []
-        for p, nodes in enumerate(_blocks(t.nodes, t.nodes_per_unit), start=1):
-            b.hosts.extend(HostSlot(n, p, None) for n in nodes)
-            leaves = b.rail_leaves(nodes, f"pod{p}", p, None)
+        for p, pod_nodes in enumerate(_blocks(nodes, t.nodes_per_unit), start=1):
+            b.hosts.extend(HostSlot(n, p, None) for n in pod_nodes)
+            leaves = b.rail_leaves(pod_nodes, f"pod{p}", p, None)
             n_sp = b.n_uppers(leaves, b.spine_half("spine"))
             spines = [b.spine(f"{fabric}-spine-pod{p}-{k + 1}", ROLE_SPINE, p, None, True, "spine")
                       for k in range(n_sp)]
@@ -340,13 +366,13 @@ def build_topology(intent: Intent) -> Topology:
             b.connect_up(members, supers, TIER_SPINE_SUPER)
 
     elif kind == "dragonfly-plus":
-        if t.groups > t.nodes:
-            raise CompileError("topology.groups", f"{t.groups} groups for {t.nodes} nodes leaves groups empty: "
+        if t.groups > nodes:
+            raise CompileError("topology.groups", f"{t.groups} groups for {nodes} nodes leaves groups empty: "
                                "use at most one group per node", "FG104")
         groups = []
-        for g, nodes in enumerate(_split_even(t.nodes, t.groups), start=1):
-            b.hosts.extend(HostSlot(n, None, g) for n in nodes)
-            leaves = b.rail_leaves(nodes, f"g{g}", None, g)
+        for g, group_nodes in enumerate(_split_even(nodes, t.groups), start=1):
+            b.hosts.extend(HostSlot(n, None, g) for n in group_nodes)
+            leaves = b.rail_leaves(group_nodes, f"g{g}", None, g)
             groups.append(leaves)
         # every group gets the same spine count so spine i of each group pairs with spine i elsewhere
         n_sp = max(b.n_uppers(lv, b.spine_half("spine")) for lv in groups)
@@ -370,4 +396,4 @@ def build_topology(intent: Intent) -> Topology:
         raise CompileError("topology.kind", f"unsupported kind {kind!r}")
 
     b.hosts.sort(key=lambda h: h.index)
-    return Topology(b.switches, b.hosts, b.attachments, b.links)
+    return Topology(b.switches, b.hosts, b.attachments, b.links, nodes)

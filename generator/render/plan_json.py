@@ -30,6 +30,7 @@ def plan_to_dict(plan: FabricPlan) -> dict[str, Any]:
         "fabric": plan.fabric,
         "kind": plan.kind,
         "switch_os": {"name": plan.switch_os, "version": ".".join(map(str, plan.switch_os_version))},
+        **_build_out(plan),
         "switches": [{"name": s.name, "role": s.role, "model": s.model, "asn": s.asn, "loopback": s.loopback,
                       "mgmt_ip": s.mgmt_ip, "rail": s.rail, "unit": s.unit, "group": s.group}
                      for s in plan.switches],
@@ -47,6 +48,14 @@ def plan_to_dict(plan: FabricPlan) -> dict[str, Any]:
                   for p in plan.ports],
         "qos": _qos_dict(plan),
     }
+
+
+def _build_out(plan: FabricPlan) -> dict[str, Any]:
+    """{"build_out": {...}} for an intent with topology.build_out (absent otherwise, so today's
+    plan.json keeps its bytes): the installed and the planned node counts."""
+    if plan.build_out_nodes is None:
+        return {}
+    return {"build_out": {"nodes": plan.build_out_nodes, "installed_nodes": len(plan.hosts)}}
 
 
 def _qos_dict(plan: FabricPlan) -> dict[str, Any]:
@@ -133,6 +142,8 @@ def iter_plan_json(plan: FabricPlan) -> Iterator[str]:
     version = ".".join(map(str, plan.switch_os_version))
     yield (f'{{\n "fabric": {_s(plan.fabric)},\n "kind": {_s(plan.kind)},\n "switch_os": '
            + _nested({"name": plan.switch_os, "version": version}, 1) + ",\n")
+    for key, value in _build_out(plan).items():
+        yield f" {_s(key)}: " + _nested(value, 1) + ",\n"
     yield from _records("switches", plan.switches, _switch)
     yield ",\n"
     yield from _records("hosts", plan.hosts, _host)
