@@ -24,7 +24,7 @@ def host_names_collide(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     first: dict[str, int] = {}
     clashes = 0
     example = None
-    for n in range(1, ctx.intent.topology.nodes + 1):
+    for n in range(1, ctx.intent.topology.build_out_nodes + 1):   # later phases' names too
         try:
             name = template.format(n=n)
         except Exception:           # the model tried n = 1, 2, 200000; any other failure is FG408's
@@ -37,7 +37,7 @@ def host_names_collide(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     if example:
         name, a, b = example
         yield "hosts.name", (f"{template!r} names host {a} and host {b} both {name!r}: "
-                             f"{ctx.intent.topology.nodes} hosts would share {len(first)} names; "
+                             f"{ctx.intent.topology.build_out_nodes} hosts would share {len(first)} names; "
                              "use every digit of n, e.g. gpu{n:03d}")
 
 

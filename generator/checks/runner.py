@@ -50,6 +50,37 @@ def _run(stage: str, ctx: CheckContext, loaded: LoadedIntent) -> list[Finding]:
     return out
 
 
+# Rules whose verdict grows with the switch tiers (buffers, platforms, ASNs, names, ECMP width):
+# with topology.build_out they also judge the build-out fabric, so a later phase never turns out
+# to be unbuildable (say, headroom of the reserved super-spine ports beyond the lossless pool).
+BUILD_OUT_RULES = ("FG204", "FG220", "FG221", "FG252", "FG253", "FG254", "FG404", "FG405", "FG406", "FG408", "FG510")
+
+
+def _build_out_findings(loaded: LoadedIntent, installed: list[Finding]) -> list[Finding]:
+    from generator.plan.growth import build_out_intent
+
+    t = loaded.intent.topology
+    if t.build_out_nodes == t.nodes:
+        return []
+    intent = build_out_intent(loaded.intent)
+    try:
+        plan = compile_plan(intent)
+    except CompileError as exc:         # the topology itself is built at the build-out: only pools remain
+        return [Finding(exc.code, ERROR, exc.path, f"at the build-out ({t.build_out_nodes} nodes): {exc.message}",
+                        loaded.line_of(exc.path), loaded.file)]
+    seen = {(f.code, f.path) for f in installed}
+    ctx = CheckContext(intent, plan)
+    out = []
+    for code in BUILD_OUT_RULES:
+        r = RULES[code]
+        for path, message in r.func(ctx):
+            if (code, path) not in seen:
+                seen.add((code, path))
+                out.append(Finding(code, r.severity, path, f"at the build-out ({t.build_out_nodes} nodes): {message}",
+                                   loaded.line_of(path), loaded.file))
+    return out
+
+
 def run_checks(loaded: LoadedIntent) -> CheckResult:
     with gc_paused():               # compile and rules allocate ~1.5 M acyclic objects at 98k GPUs
         return _run_checks(loaded)
@@ -68,6 +99,8 @@ def _run_checks(loaded: LoadedIntent) -> CheckResult:
                                            loaded.file))
     if result.plan is not None:
         result.findings += _run("plan", CheckContext(loaded.intent, result.plan), loaded)
+        if not any(f.severity == ERROR for f in result.findings):
+            result.findings += _build_out_findings(loaded, result.findings)
     # one finding per (code, path, message): a rule seen from two stages must not print twice
     unique = {(f.code, f.path, f.message): f for f in result.findings}
     result.findings = sorted(unique.values(), key=lambda f: (_SEVERITY_ORDER.get(f.severity, 2), f.code, f.path))

@@ -220,3 +220,55 @@ def gpus_per_nic(ctx: CheckContext) -> Iterator[tuple[str, str]]:
         share = t.nic_speed * t.rails / t.gpus_per_node
         yield "topology.rails", (f"{t.gpus_per_node} GPUs share {t.rails} NIC(s) ({share:g}G per GPU): GPUDirect "
                                  "RDMA crosses the CPU for some GPUs; one NIC per GPU (or per two) is the norm")
+
+
+@rule("FG112", ERROR, "more nodes than the build-out", stage="compile")
+def beyond_build_out(ctx: CheckContext) -> Iterator[tuple[str, str]]:
+    """topology.build_out.nodes is the size the fabric is built toward: the spine tier (and a
+    three-tier fabric's super-spines) is racked for it from the first phase, and every name,
+    port, cable and address of the installed nodes is the one the build-out fabric gives them.
+    topology.nodes above it would need a larger top tier, which re-deals every uplink over more
+    spines: hundreds of cables move and every switch is renumbered.
+
+    Lower topology.nodes, or raise topology.build_out.nodes when the floor plan really grows
+    (that is a re-cabling project: `fabricgen plan --against` counts the moved cables)."""
+    return iter(())
+
+
+@rule("FG113", WARNING, "the next node re-cables the fabric (no topology.build_out)")
+def growth_recables(ctx: CheckContext) -> Iterator[tuple[str, str]]:
+    """Without topology.build_out every switch count follows from topology.nodes alone, so the
+    fabric is sized for exactly today's nodes. When adding one more node changes the spine
+    (or super-spine) count, re-deals a leaf's uplinks, moves nodes between dragonfly groups or
+    shifts the switch and management address blocks, growing the fabric means re-plugging
+    cables that carry traffic today and renumbering switches (DHCP reservations, monitoring):
+    an outage, and often a week of floor work. A top tier with no free port always does this.
+
+    Set `topology.build_out: {nodes: N}` to the size the fabric will grow to (the spine tier
+    is then racked for N nodes in the first phase and later units plug into reserved ports:
+    `fabricgen plan` shows 0 moved cables when nodes grow up to N). If the fabric will never
+    grow, say so with build_out equal to nodes: the output does not change."""
+    t = ctx.intent.topology
+    plan = ctx.plan
+    if t.build_out is not None or t.kind == "single-switch" or plan is None:
+        return
+    from generator.plan.growth import next_node_cost
+    from generator.plan.topology import CompileError
+
+    try:
+        cost = next_node_cost(ctx.intent, plan)
+    except CompileError:
+        return                          # one more node does not fit at all: FG104 says why when it happens
+    if not cost.forces_recabling:
+        return
+    parts = []
+    if cost.moved_links:
+        parts.append(f"moves {cost.moved_links} of {cost.links} switch-to-switch cables")
+    if cost.hosts_regrouped:
+        parts.append(f"moves {cost.hosts_regrouped} node(s) to another group's leaves")
+    if cost.renumbered:
+        parts.append(f"renumbers {cost.renumbered} switch(es) (loopback, management IP, ASN)")
+    if cost.host_mgmt_moved:
+        parts.append("shifts every host's management IP")
+    yield "topology.nodes", (f"adding node {t.nodes + 1} {', '.join(parts)}: set topology.build_out: "
+                             "{nodes: N} to the size this fabric grows to (see --explain FG113)")

@@ -62,14 +62,22 @@ def loopbacks(pool: Pool, count: int) -> list[str]:
     return [pool.addr(i + 1) for i in range(count)]
 
 
-def management(pool: Pool, n_switches: int, n_hosts: int) -> tuple[list[str], list[str]]:
-    """Switches from .10 (the first addresses stay free for gateways and bastions),
-    hosts from the next /24 boundary when the pool is large enough to afford it."""
-    first_switch = 10
-    host_start = first_switch + n_switches
+FIRST_SWITCH_MGMT = 10      # the first addresses stay free for gateways and bastions
+
+
+def host_mgmt_start(pool: Pool, n_switches: int) -> int:
+    """Offset of the first host's management address: right after the switches, from the next /24
+    boundary when the pool is large enough to afford it."""
+    host_start = FIRST_SWITCH_MGMT + n_switches
     if pool.size >= 1024:
         host_start = math.ceil(host_start / 256) * 256
-    host_start += 1
+    return host_start + 1
+
+
+def management(pool: Pool, n_switches: int, n_hosts: int) -> tuple[list[str], list[str]]:
+    """Switches from .10, hosts from host_mgmt_start."""
+    first_switch = FIRST_SWITCH_MGMT
+    host_start = host_mgmt_start(pool, n_switches)
     pool.need(host_start + n_hosts + 1, f"{n_switches} switches and {n_hosts} hosts")
     return ([pool.addr(first_switch + i) for i in range(n_switches)],
             [pool.addr(host_start + i) for i in range(n_hosts)])

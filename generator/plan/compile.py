@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+from collections import Counter
 from functools import cache
 from itertools import chain
 
@@ -214,7 +215,11 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
         management=build_management(intent),
         routing=build_routing(intent, switches, ports_by_device),
         host_rollout=host_rollout(intent),
-        build_out_nodes=None if t.build_out is None else t.build_out.nodes,
+        # DESIGN: build_out equal to nodes changes no output byte
+        build_out_nodes=None if t.build_out_nodes == t.nodes else t.build_out_nodes,
+        build_out_fabric_links={} if installed is None else
+        {name: n for name, n in Counter(chain.from_iterable((raw.a, raw.b) for raw in topo.links)).items()
+         if name in installed},
         discovery=discovery,
         host_nccl={} if discovery is None else host_nccl_plans(intent, qos, hosts, nccl),
         _ports_by_device=ports_by_device,

@@ -226,8 +226,11 @@ class FabricPlan:
     management: ManagementPlan | None = None
     routing: RoutingPlan | None = None
     host_rollout: HostRollout = HostRollout()
-    # topology.build_out.nodes when the intent sets it: this plan is that fabric's first phase(s)
+    # topology.build_out.nodes when above topology.nodes: this plan is that fabric's first phase(s)
     build_out_nodes: int | None = None
+    # with build_out above nodes: switch -> its switch-to-switch links in the build-out fabric
+    # (reserved ones included), so a setting sized by them (SONiC max_ebgp_paths) never changes
+    build_out_fabric_links: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     # hosts.discovered, read: per host, the RDMA device of each rail netdev (None: no file)
     discovery: Discovery | None = field(default=None, compare=False, repr=False)
     # hosts whose NCCL settings differ from `nccl` (their discovered RDMA names differ from

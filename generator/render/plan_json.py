@@ -51,8 +51,8 @@ def plan_to_dict(plan: FabricPlan) -> dict[str, Any]:
 
 
 def _build_out(plan: FabricPlan) -> dict[str, Any]:
-    """{"build_out": {...}} for an intent with topology.build_out (absent otherwise, so today's
-    plan.json keeps its bytes): the installed and the planned node counts."""
+    """{"build_out": {...}} for an intent whose topology.build_out is above its nodes (absent
+    otherwise: DESIGN, build_out equal to nodes changes no byte): installed and planned nodes."""
     if plan.build_out_nodes is None:
         return {}
     return {"build_out": {"nodes": plan.build_out_nodes, "installed_nodes": len(plan.hosts)}}

@@ -318,8 +318,10 @@ def _routing(plan: FabricPlan, sw: Switch, layout: SwitchLayout) -> dict[str, An
     bgp_global = {"load_balance_mp_relax": "true", "local_asn": str(sw.asn), "router_id": sw.loopback}
     if not explicit_activate:
         bgp_global["default_ipv4_unicast"] = "true"
-    # every ECMP set is at most as wide as the switch's number of eBGP peers
-    max_paths = min(max(len(neighbors), 1), MAX_ECMP)
+    # every ECMP set is at most as wide as the switch's number of eBGP peers; with a build-out, as
+    # its peers there (reserved ports included), so a later phase never changes it
+    peers = max(len(neighbors), plan.build_out_fabric_links.get(sw.name, 0))
+    max_paths = min(max(peers, 1), MAX_ECMP)
     return {
         "LOOPBACK_INTERFACE": {LOOPBACK: {}, f"{LOOPBACK}|{loopback}": {}},
         "INTERFACE": interfaces,

@@ -96,12 +96,15 @@ def _mine(findings_):
 
 
 def test_example_warnings_are_the_known_ones():
-    # small: 8 GPUs on 2 NICs; large: 100 m 400G spine/super-spine links fill the SN5600 pool
+    # small: 8 GPUs on 2 NICs; large: 100 m 400G spine/super-spine links fill the SN5600 pool;
+    # medium and large have no build_out and the next node re-cables them (FG113)
     assert {f.code for f in _mine(check(base("small")).findings)} == {"FG111"}
-    assert _mine(check(base("medium")).findings) == []
+    assert [(f.code, f.path) for f in _mine(check(base("medium")).findings)] == [("FG113", "topology.nodes")]
+    assert _mine(check(intent("medium", **{"topology.build_out": {"nodes": 32}})).findings) == []
     large = _mine(check(base("large")).findings)
     assert {(f.code, f.path) for f in large} == {("FG221", "topology.switches.spine.model"),
-                                                 ("FG221", "topology.switches.super_spine.model")}
+                                                 ("FG221", "topology.switches.super_spine.model"),
+                                                 ("FG113", "topology.nodes")}
 
 
 def test_findings_are_one_line_and_name_a_key_path():
