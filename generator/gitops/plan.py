@@ -5,10 +5,27 @@ switches/<name>/ and hosts/<name>/ are devices; the fabric-wide files (plan.json
 cabling.csv, inventory.yml) are the pseudo-device `fabric`, counted like a device
 so a cabling-only change still exits 3. manifest.json is left out: it records the
 intent's hash and changes on every commit, even a comment edit.
+
+Cable accounting (what the change means on the floor) compares the old and new cabling.csv.
+A cable is its two ends, (device, port) each, in either order. Every old cable is exactly one of
+
+- kept: its two ends are still cabled to each other in the new cabling;
+- moved: not kept, but at least one of its ends is still cabled in the new cabling, so somebody
+  re-plugs that end (its far side changes, or it is freed while the other end is re-used);
+- removed: not kept, and neither end is cabled in the new cabling;
+
+so kept + moved + removed = old cables. A new cable is *added* when it is not kept and none of
+its ends was cabled before; a new cable that takes an end of a moved cable is where that cable
+moved to and is not counted again. An unchanged cabling.csv that `--against DIR` left out of both
+sides (same sha256 as the old manifest) counts every cable as kept; no old cabling.csv at all
+(first render, a ref without the intent) counts every cable as added. JSON carries the counts in
+summary.cables and the moved/removed cables in `cables`, at most CABLE_LIST_LIMIT of each.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import sys
@@ -28,6 +45,14 @@ FORMATS = ("text", "markdown", "json")
 # a GitHub comment holds 65,536 characters; keep room for the header and the cut notice
 MARKDOWN_LIMIT = 60_000
 COLLAPSE_LINES = 15
+CABLING = "cabling.csv"
+CABLE_ENDS = ("a_device", "a_port", "b_device", "b_port")
+# A 98k-GPU change can move 100k cables: JSON lists this many of each kind (the counts stay
+# exact), text this many lines; the PR comment keeps its cable table within its own budget so
+# the device diffs still fit MARKDOWN_LIMIT.
+CABLE_LIST_LIMIT = 1000
+CABLE_TEXT_LINES = 200
+CABLE_MARKDOWN_BUDGET = 12_000
 
 
 class PlanError(Exception):
@@ -52,6 +77,46 @@ class DevicePlan:
         return n
 
 
+End = tuple[str, str]                                     # (device, port)
+
+
+@dataclass
+class MovedCable:
+    a: End
+    b: End
+    now: tuple[End | None, End | None]                    # far side of a and of b now; None: free
+
+
+@dataclass
+class CableChanges:
+    kept: int = 0
+    added: int = 0
+    moved: list[MovedCable] = field(default_factory=list)
+    removed: list[tuple[End, End]] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {"kept": self.kept, "added": self.added, "moved": len(self.moved), "removed": len(self.removed)}
+
+    @property
+    def floor_work(self) -> bool:
+        return bool(self.moved or self.removed)
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "moved": [{"a": _end_json(m.a), "b": _end_json(m.b), "now": [_end_json(e) for e in m.now]}
+                      for m in self.moved[:CABLE_LIST_LIMIT]],
+            "removed": [{"a": _end_json(a), "b": _end_json(b)} for a, b in self.removed[:CABLE_LIST_LIMIT]]}
+        cut = {kind: len(items) - CABLE_LIST_LIMIT for kind, items in (("moved", self.moved), ("removed", self.removed))
+               if len(items) > CABLE_LIST_LIMIT}
+        if cut:
+            out["truncated"] = cut
+        return out
+
+
+def _end_json(end: End | None) -> dict[str, str] | None:
+    return None if end is None else {"device": end[0], "port": end[1]}
+
+
 @dataclass
 class PlanResult:
     fabric: str
@@ -59,6 +124,7 @@ class PlanResult:
     devices: dict[str, DevicePlan]
     unchanged: int
     findings: list = field(default_factory=list)
+    cables: CableChanges = field(default_factory=CableChanges)
 
     def summary(self) -> dict[str, int]:
         counts = {"added": 0, "removed": 0, "changed": 0, "unchanged": self.unchanged}
@@ -67,7 +133,8 @@ class PlanResult:
         return counts
 
     def as_json(self) -> dict[str, Any]:
-        return {"summary": self.summary(),
+        return {"summary": {**self.summary(), "cables": self.cables.counts()},
+                "cables": self.cables.as_json(),
                 "devices": {name: {"status": d.status, "diff": d.files} for name, d in self.devices.items()}}
 
 
@@ -90,7 +157,10 @@ def _group(files: dict[str, str]) -> dict[str, dict[str, str]]:
 
 
 def compare_renders(old: dict[str, str], new: dict[str, str], *, fabric: str = "",
-                    against: str = "") -> PlanResult:
+                    against: str = "", same_cabling: str | None = None) -> PlanResult:
+    """SAME_CABLING: the new cabling.csv when it was left out of both sides as unchanged."""
+    cables = cable_changes(old.get(CABLING), new.get(CABLING), unchanged=same_cabling,
+                           old_label=f"{CABLING} of {against or 'the old render'}")
     old_dev, new_dev = _group(old), _group(new)
     devices: dict[str, DevicePlan] = {}
     unchanged = 0
@@ -108,7 +178,7 @@ def compare_renders(old: dict[str, str], new: dict[str, str], *, fabric: str = "
             devices[name] = DevicePlan(name, status, files)
         else:
             unchanged += 1
-    return PlanResult(fabric, against, devices, unchanged)
+    return PlanResult(fabric, against, devices, unchanged, cables=cables)
 
 
 def _os_of(relpath: str) -> str | None:
@@ -130,6 +200,98 @@ def _redacted(relpath: str, diff: dict[str, Any]) -> dict[str, Any]:
                 new["path"], new[side] = redact_change(os_name, change["path"], change[side])
         changes.append(new)
     return {**diff, "changes": changes}
+
+
+# --- cables ---------------------------------------------------------------
+def _cell(value: str) -> str:
+    """A value from a file for a one-line error: quoted, control characters escaped, bounded."""
+    return repr(value if len(value) <= 60 else value[:60] + "...")
+
+
+def parse_cabling(text: str, label: str) -> dict[frozenset[End], tuple[End, End]]:
+    """cable (its two ends, unordered) -> its ends in file order. The old side may come from a
+    directory anybody could edit: every fault is a one-line PlanError naming LABEL and the line."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    line = 1                    # where the record being read starts: a quoted field may span lines
+    try:
+        header = next(reader, None)
+        where = _end_columns(header, label)
+        cables: dict[frozenset[End], tuple[End, End]] = {}
+        used: dict[End, int] = {}
+        line = reader.line_num + 1
+        for row in reader:
+            if row:
+                a, b = _row_ends(row, header, where, f"{label}: line {line}")
+                _claim(used, (a, b), line, label)
+                cables[frozenset((a, b))] = (a, b)
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise PlanError(f"{label}: line {line}: not CSV ({exc})") from None
+    return cables
+
+
+def _end_columns(header: list[str] | None, label: str) -> list[int]:
+    if header is None:
+        raise PlanError(f"{label}: empty file; the header is {','.join(CABLE_ENDS)},...")
+    missing = [c for c in CABLE_ENDS if c not in header]
+    if missing:
+        raise PlanError(f"{label}: line 1: missing column(s) {', '.join(missing)}")
+    return [header.index(c) for c in CABLE_ENDS]
+
+
+def _claim(used: dict[End, int], ends: tuple[End, End], line: int, label: str) -> None:
+    # a port with two cables has no single far side: the accounting would be a guess
+    for end in ends:
+        if end in used:
+            raise PlanError(f"{label}: line {line}: {_cell(':'.join(end))} already has a cable "
+                            f"(line {used[end]}); a port takes one cable")
+        used[end] = line
+
+
+def _row_ends(row: list[str], header: list[str], where: list[int], at: str) -> tuple[End, End]:
+    if len(row) != len(header):
+        raise PlanError(f"{at}: {len(row)} field(s) where the header has {len(header)}")
+    values = [row[i] for i in where]
+    for column, value in zip(CABLE_ENDS, values, strict=True):
+        # printable only: a newline or escape from the file must not reach a terminal or a PR comment
+        if not value or not value.isprintable():
+            raise PlanError(f"{at}: {column} is empty or not printable: {_cell(value)}")
+    a, b = (values[0], values[1]), (values[2], values[3])
+    if a == b:
+        raise PlanError(f"{at}: {_cell(':'.join(a))} is cabled to itself")
+    return a, b
+
+
+def _far_sides(cables: dict[frozenset[End], tuple[End, End]]) -> dict[End, End]:
+    far = {}
+    for a, b in cables.values():
+        far[a], far[b] = b, a
+    return far
+
+
+def cable_changes(old: str | None, new: str | None, *, unchanged: str | None = None,
+                  old_label: str = f"old {CABLING}", new_label: str = f"new {CABLING}") -> CableChanges:
+    """Kept/added/moved/removed cables (definitions: the module docstring) between two cabling.csv
+    texts; None is a side without the file. UNCHANGED: the text when both sides left it out as
+    unchanged, so all of its cables are kept."""
+    if old is None and new is None:
+        return CableChanges(kept=len(parse_cabling(unchanged, new_label))) if unchanged is not None else CableChanges()
+    before = parse_cabling(old, old_label) if old is not None else {}
+    after = parse_cabling(new, new_label) if new is not None else {}
+    far_before, far_after = _far_sides(before), _far_sides(after)
+    result = CableChanges()
+    for key, (a, b) in before.items():
+        if key in after:
+            result.kept += 1
+        elif a in far_after or b in far_after:
+            # an end still in use: one re-plug on the floor, not a removal plus an addition
+            result.moved.append(MovedCable(a, b, (far_after.get(a), far_after.get(b))))
+        else:
+            result.removed.append((a, b))
+    # a new cable on an end that was cabled before is the far side of a moved cable, counted there
+    result.added = sum(1 for key, (a, b) in after.items()
+                       if key not in before and a not in far_before and b not in far_before)
+    return result
 
 
 # --- the two sides --------------------------------------------------------
@@ -238,13 +400,16 @@ def make_plan(intent_path: str, against: str) -> PlanResult:
     loaded = load_intent(intent_path)          # IntentError goes to the caller: one line per problem
     fabric, new_files, findings = _render_loaded(loaded, intent_path)
     skipped = 0
+    all_new = new_files
     if Path(against).is_dir():
         old_files, new_files, skipped = _against_render(Path(against), new_files)
         label = against
     else:
         text, label = show_at_ref(intent_path, against)
         old_files = _render_text(text, label) if text is not None else {}
-    result = compare_renders(old_files, new_files, fabric=fabric, against=label)
+    # _against_render drops a cabling.csv the old manifest records unchanged: its cables are all kept
+    same_cabling = all_new.get(CABLING) if CABLING not in old_files and CABLING not in new_files else None
+    result = compare_renders(old_files, new_files, fabric=fabric, against=label, same_cabling=same_cabling)
     result.unchanged += skipped
     result.findings = findings
     return result
@@ -325,9 +490,44 @@ def _summary_line(result: PlanResult) -> str:
             f"{s['unchanged']} unchanged")
 
 
+def _cables_line(cables: CableChanges) -> str:
+    c = cables.counts()
+    return f"{c['kept']} kept, {c['added']} added, {c['moved']} moved, {c['removed']} removed"
+
+
+def _floor_work(cables: CableChanges) -> str:
+    return (f"this change moves {len(cables.moved)} and removes {len(cables.removed)} existing cables; "
+            "they must be re-plugged on the floor")
+
+
+def _end_text(end: End | None) -> str:
+    return "free" if end is None else f"{end[0]}:{end[1]}"
+
+
+def _moved_text(m: MovedCable) -> str:
+    return (f"{_end_text(m.a)} <-> {_end_text(m.b)}, now: {_end_text(m.a)} -> {_end_text(m.now[0])}, "
+            f"{_end_text(m.b)} -> {_end_text(m.now[1])}")
+
+
+def cable_text_lines(cables: CableChanges, indent: str = "    ") -> list[str]:
+    """The counts, then every moved and removed cable up to CABLE_TEXT_LINES of each."""
+    out = [f"cables: {_cables_line(cables)}"]
+    for kind, items in (("moved", [_moved_text(m) for m in cables.moved]),
+                        ("removed", [f"{_end_text(a)} <-> {_end_text(b)}" for a, b in cables.removed])):
+        if items:
+            out.append(f"{kind} cables:")
+            out += [indent + item for item in items[:CABLE_TEXT_LINES]]
+            if len(items) > CABLE_TEXT_LINES:
+                out.append(f"{indent}... and {len(items) - CABLE_TEXT_LINES} more")
+    return out
+
+
 def format_text(result: PlanResult) -> str:
     marks = {"added": "+", "removed": "-", "changed": "~"}
     out = [f"plan: {result.fabric} against {result.against}"]
+    if result.cables.floor_work:
+        out.append(f"floor work: {_floor_work(result.cables)}")
+    out += cable_text_lines(result.cables)
     for device in result.devices.values():
         out.append(f"{marks[device.status]} {device.name} ({device.status}, {device.change_count} change(s))")
         out += device_lines(device, "    ")
@@ -339,9 +539,47 @@ def format_text(result: PlanResult) -> str:
     return "\n".join(out)
 
 
+def _code(value: str) -> str:
+    """Text from the files as a markdown code span: no backtick, pipe or line break can end the
+    span, a table cell or the line."""
+    cleaned = "".join(ch for ch in value if ch not in "`|\r\n")
+    return f"`{cleaned}`" if cleaned else "` `"
+
+
+def _end_md(end: End | None) -> str:
+    return "free" if end is None else _code(f"{end[0]}:{end[1]}")
+
+
+def cable_markdown(cables: CableChanges, against: str) -> list[str]:
+    """Counts, then moved and removed cables in a collapsed table of at most CABLE_MARKDOWN_BUDGET
+    characters, so the device diffs still get most of the comment."""
+    out = [f"**Cables:** {_cables_line(cables)}", ""]
+    if not cables.floor_work:
+        return out
+    rows = [f"| moved | {_end_md(m.a)} | {_end_md(m.b)} | {_end_md(m.a)} → {_end_md(m.now[0])}, "
+            f"{_end_md(m.b)} → {_end_md(m.now[1])} |" for m in cables.moved]
+    rows += [f"| removed | {_end_md(a)} | {_end_md(b)} | |" for a, b in cables.removed]
+    table = ["| change | old a-end | old b-end | now |", "|---|---|---|---|"]
+    size = 0
+    for row in rows:
+        if size + len(row) + 1 > CABLE_MARKDOWN_BUDGET:
+            break
+        table.append(row)
+        size += len(row) + 1
+    rest = len(rows) - (len(table) - 2)
+    if rest:
+        rerun = _code(f"fabricgen plan INTENT --against {against.split(':')[0]}")
+        table += ["", f"_{rest} more not shown (comment size limit): run {rerun} locally._"]
+    return out + [f"<details><summary>{len(cables.moved)} moved, {len(cables.removed)} removed cable(s)</summary>",
+                  "", *table, "", "</details>", ""]
+
+
 def format_markdown(result: PlanResult) -> str:
-    head = [f"### fabricgen plan: `{result.fabric}` against `{result.against}`", "",
-            f"**Devices:** {_summary_line(result)}", ""]
+    head = [f"### fabricgen plan: `{result.fabric}` against `{result.against}`", ""]
+    if result.cables.floor_work:
+        head += [f"> **Floor work:** {_floor_work(result.cables)}.", ""]
+    head += cable_markdown(result.cables, result.against)
+    head += [f"**Devices:** {_summary_line(result)}", ""]
     if result.findings:
         head += ["**Validation findings:**", ""] + [f"- `{f.code}` {f.severity}: `{f.path}` {f.message}"
                                                      for f in result.findings] + [""]

@@ -82,8 +82,11 @@ def test_host_leaf_cable_change_touches_only_the_leaf(repo, capsys):
 
     assert run_plan(str(path), against="HEAD~1", fmt="json") == 3
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"summary", "devices"}
+    assert set(doc) == {"summary", "cables", "devices"}
+    cables = doc["summary"].pop("cables")
     assert doc["summary"] == {"added": 0, "removed": 0, "changed": 2, "unchanged": 6}
+    # a longer cable on the same two ports: no cable changes ends
+    assert (cables["moved"], cables["removed"], cables["added"]) == (0, 0, 0) and cables["kept"] > 0
     assert doc["devices"]["tiny-leaf-1"]["status"] == "changed"
 
 
