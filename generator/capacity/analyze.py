@@ -11,9 +11,11 @@ from generator.capacity.bom import BomLine, bill_of_materials
 from generator.capacity.cost import StepCost
 from generator.capacity.figures import Figures, fabric_figures
 from generator.capacity.gpus import GpuSpec, get_gpu
+from generator.capacity.growth import grows
 from generator.capacity.naive import Naive, guide_bisection_gbps, naive_time
 from generator.intent.model import Intent
 from generator.plan.compile import compile_plan
+from generator.plan.growth import build_out_intent
 from generator.plan.model import FabricPlan
 
 DEFAULT_MESSAGE_BYTES = 1 << 30     # nccl-tests' usual large size when the intent has no workload
@@ -33,6 +35,9 @@ class Analysis:
     naive_guide: bool
     step: StepCost | None
     bom: tuple[BomLine, ...]
+    # topology.build_out: the same figures on the build-out plan (None without build_out, or
+    # when not asked for); every other field is the installed plan's, i.e. phase 1
+    build_out: Analysis | None = None
 
 
 def _params(n: float) -> str:
@@ -50,8 +55,13 @@ def message_size(intent: Intent, override: int | None) -> tuple[int, str]:
 
 
 def analyze(intent: Intent, message_bytes: int | None = None, *, naive_guide: bool = False,
-            plan: FabricPlan | None = None, calibration: Calibration | None = None) -> Analysis:
-    """Raises UnknownGpu and the plan compiler's CompileError; callers turn them into one line."""
+            plan: FabricPlan | None = None, calibration: Calibration | None = None,
+            with_build_out: bool = False) -> Analysis:
+    """Raises UnknownGpu and the plan compiler's CompileError; callers turn them into one line.
+
+    Every figure is the installed plan's (what runs in phase 1). WITH_BUILD_OUT and an intent
+    whose topology.build_out differs from topology.nodes: `build_out` holds the same analysis
+    of the build-out fabric (generator.plan.growth.build_out_intent)."""
     gpu = get_gpu(intent.topology.gpu)
     plan = plan if plan is not None else compile_plan(intent)
     figures = fabric_figures(intent, plan)
@@ -68,4 +78,6 @@ def analyze(intent: Intent, message_bytes: int | None = None, *, naive_guide: bo
     return Analysis(intent=intent, plan=plan, figures=figures, gpu=gpu, gpu_assumed=t.gpu is None,
                     bisection_gbps=bisection, allreduce=ar, message_source=source,
                     naive=naive_time(size, naive_bis), naive_guide=naive_guide, step=step,
-                    bom=bill_of_materials(plan))
+                    bom=bill_of_materials(plan),
+                    build_out=analyze(build_out_intent(intent), message_bytes, naive_guide=naive_guide,
+                                      calibration=calibration) if with_build_out and grows(intent) else None)

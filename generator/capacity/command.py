@@ -25,10 +25,19 @@ JSON shape (`--format json`, schema "fabricgen.capacity/1"; keys are only ever a
      "naive": {"time_s": float, "bisection_tbps": float, "efficiency": 0.7, "guide_mode": bool,
                "ratio": float, "worked": str, "why_wrong": str},
      "bom": [{"category": "switch|cable|nic-port|transceiver", "item", "detail", "quantity"}],
+     "build_out": {"nodes": int, "installed_nodes": int, "top_tier": str | null, "note": str,
+                   "installed": PHASE, "full": PHASE},   # only with topology.build_out != nodes
      "what_if": [{"key", "value", "ok", "error", "algorithm", "time_s", "busbw_GBps", "algbw_GBps",
                   "bisection_tbps", "naive_time_s", "switches", "comm_share_no_overlap",
                   "comm_share_overlap"}],
      "plots": [paths written under --output-dir]}
+
+PHASE (installed: the compiled plan, top tier in full; full: the build-out plan):
+    {"nodes": int, "gpus": int, "switch_count": int,
+     "switches": [...as "switches"], "bom": [...as "bom"], "bisection_tbps": float,
+     "allreduce": {"algorithm", "time_s", "algbw_GBps", "busbw_GBps"}, "step": null | {...as "step"}}
+Every top-level figure is the installed fabric's (phase 1); `bom.csv` under --output-dir is
+the installed BOM, `bom-build-out.csv` the build-out's.
 
 `allreduce.algorithm/time_s/algbw_GBps/busbw_GBps` are the algorithm NCCL would most
 likely pick; `naive.time_s` is the field guide's figure (`--naive`: with the guide's own
@@ -94,7 +103,7 @@ def build(loaded: LoadedIntent, message_size: str | None, what_if: list[str], na
           ) -> tuple[Analysis, list[list[Variant]]]:
     size = parse_message_size(message_size) if message_size is not None else None
     try:
-        analysis = analyze(loaded.intent, size, naive_guide=naive)
+        analysis = analyze(loaded.intent, size, naive_guide=naive, with_build_out=True)
     except UnknownGpu as exc:
         raise CapacityInputError(f"{_where(loaded, 'topology.gpu')}: topology.gpu: {exc}") from None
     except CompileError as exc:
@@ -116,6 +125,9 @@ def _write_outputs(analysis: Analysis, rows: list[list[Variant]], output_dir: st
     out.mkdir(parents=True, exist_ok=True)
     (out / "bom.csv").write_text(bom_csv(analysis.bom), encoding="utf-8")
     written = [str(out / "bom.csv")]
+    if analysis.build_out is not None:
+        (out / "bom-build-out.csv").write_text(bom_csv(analysis.build_out.bom), encoding="utf-8")
+        written.append(str(out / "bom-build-out.csv"))
     for variants in rows:
         if variants and any(v.analysis is not None for v in variants):
             stem = "what-if-" + re.sub(r"[^a-z0-9]+", "-", variants[0].key.lower()).strip("-")

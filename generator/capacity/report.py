@@ -55,6 +55,11 @@ def _cards(a: Analysis) -> str:
         for cid, v, k, cls in cards) + "</div>"
 
 
+def _build_out_sub(a: Analysis) -> str:
+    """Names the build-out size in the header line with topology.build_out; nothing otherwise."""
+    return "" if a.build_out is None else f" (installed phase of a {a.build_out.figures.nodes}-node build-out)"
+
+
 def _findings(loaded: LoadedIntent) -> str:
     try:
         from generator.checks.runner import run_checks
@@ -82,7 +87,7 @@ def render_html(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]]
              f"<title>fabricgen report: {_e(a.plan.fabric)}</title><style>{_CSS}</style></head><body>",
              f"<h1>fabricgen report: {_e(a.plan.fabric)}</h1>",
              f'<div class="sub">{_e(a.plan.description or a.plan.kind)} &middot; {f.nodes} nodes, {f.gpus} GPUs, '
-             f"{f.rails} x {f.nic_speed_g}G rails &middot; intent {_e(loaded.file)}</div>",
+             f"{f.rails} x {f.nic_speed_g}G rails{_build_out_sub(a)} &middot; intent {_e(loaded.file)}</div>",
              _cards(a),
              "<h2>Topology</h2>",
              f'<div class="note">drawn with {"Graphviz dot" if engine == "graphviz" else "the built-in layout"}; '

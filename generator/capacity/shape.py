@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.capacity.analyze import Analysis
+from generator.capacity.growth import TOP_TIER, top_tier_note
 from generator.capacity.naive import WHY
 from generator.capacity.whatif import Variant
 from generator.intent.units import format_ratio
@@ -57,9 +58,35 @@ def capacity_json(a: Analysis, what_ifs: list[list[Variant]] | None = None, plot
                   "ratio": _r(chosen.time_s / naive.time_s) if naive.time_s else None,
                   "worked": naive.worked(), "why_wrong": WHY},
         "bom": [b.as_dict() for b in a.bom],
+        # only with topology.build_out != nodes, so the JSON of every other intent keeps its bytes
+        **({} if a.build_out is None else {"build_out": build_out_json(a)}),
         "what_if": [_round_tree(v.as_dict()) for rows in (what_ifs or []) for v in rows],
         "plots": list(plots or []),
     }
+
+
+def _phase(a: Analysis) -> dict[str, Any]:
+    f, chosen = a.figures, a.allreduce.chosen
+    return {
+        "nodes": f.nodes,
+        "gpus": f.gpus,
+        "switch_count": len(a.plan.switches),
+        "switches": [s.as_dict() for s in f.switches],
+        "bom": [b.as_dict() for b in a.bom],
+        "bisection_tbps": _r(a.bisection_gbps / 1000),
+        "allreduce": {"algorithm": chosen.algorithm, "time_s": _r(chosen.time_s, 9),
+                      "algbw_GBps": _r(chosen.algbw_GBps), "busbw_GBps": _r(chosen.busbw_GBps)},
+        "step": None if a.step is None else _round_tree(a.step.as_dict()),
+    }
+
+
+def build_out_json(a: Analysis) -> dict[str, Any]:
+    """The `build_out` section: the same figures on the installed and the build-out plan."""
+    full = a.build_out
+    assert full is not None
+    return {"nodes": full.figures.nodes, "installed_nodes": a.figures.nodes,
+            "top_tier": TOP_TIER.get(a.plan.kind), "note": top_tier_note(a),
+            "installed": _phase(a), "full": _phase(full)}
 
 
 def _round_tree(d: dict) -> dict:

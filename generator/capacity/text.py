@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from generator.capacity.analyze import Analysis
+from generator.capacity.growth import bom_pairs, role_counts, top_tier_note
 from generator.capacity.naive import WHY, guide_ms
 from generator.capacity.whatif import Variant
 from generator.intent.units import format_ratio
@@ -54,6 +55,8 @@ def sections(a: Analysis, what_ifs: list[list[Variant]]) -> list[tuple[str, list
         ["switch hops host to host", f"{f.hops_min} to {f.hops_max}"],
         ["bisection bandwidth", f"{a.bisection_gbps / 1000:,.1f} Tb/s"],
     ], ""))
+    if a.build_out is not None:
+        out.append(build_out_section(a))
     out.append(("Switches", ["tier", "model", "count", "ports used", "ports free"], [
         [s.role, s.model, str(s.count), f"{s.ports_used:,} / {s.ports_total:,}", f"{s.ports_free:,}"]
         for s in f.switches], f"ports counted at {f.nic_speed_g}G, after breakout"))
@@ -102,6 +105,41 @@ def sections(a: Analysis, what_ifs: list[list[Variant]]) -> list[tuple[str, list
         out.append((f"What if {what_if[0].key}", ["value", "all-reduce", "busbw GB/s", "algorithm",
                                                   "comm share", "with overlap", "fabric"], rows, ""))
     return out
+
+
+def _step_cost(a: Analysis) -> str:
+    s = a.step
+    if s is None:
+        return "-"
+    usd = s.usd_lost(s.share_no_overlap)
+    hours = f"{s.gpu_hours_lost(s.share_no_overlap):,.0f} GPU-h"
+    return hours if usd is None else f"${usd:,.0f} ({hours})"
+
+
+def build_out_section(a: Analysis) -> tuple[str, list[str], list[list[str]], str]:
+    """Installed | build-out, side by side: the same figures of the two plans."""
+    full = a.build_out
+    assert full is not None
+    f, g = a.figures, full.figures
+    rows = [["nodes", f"{f.nodes:,}", f"{g.nodes:,}"], ["GPUs", f"{f.gpus:,}", f"{g.gpus:,}"]]
+    mine, theirs = role_counts(a), role_counts(full)
+    for role, model in [*theirs, *(k for k in mine if k not in theirs)]:
+        rows.append([f"{role} switches ({model})", f"{mine.get((role, model), 0):,}",
+                     f"{theirs.get((role, model), 0):,}"])
+    rows.append(["switches total", f"{len(a.plan.switches):,}", f"{len(full.plan.switches):,}"])
+    for line, have, total in bom_pairs(a, ("cable", "transceiver", "nic-port")):
+        detail = "" if line.category == "nic-port" else f", {line.detail}"
+        rows.append([f"{line.category}: {line.item}{detail}", f"{have:,}", f"{total:,}"])
+    rows.append(["bisection bandwidth", f"{a.bisection_gbps / 1000:,.1f} Tb/s",
+                 f"{full.bisection_gbps / 1000:,.1f} Tb/s"])
+    c, d = a.allreduce.chosen, full.allreduce.chosen
+    rows.append([f"all-reduce of {fmt_bytes(a.allreduce.message_bytes)}", f"{fmt_time(c.time_s)} ({c.algorithm})",
+                 f"{fmt_time(d.time_s)} ({d.algorithm})"])
+    rows.append(["busbw", f"{c.busbw_GBps:,.1f} GB/s", f"{d.busbw_GBps:,.1f} GB/s"])
+    if a.step is not None and full.step is not None:
+        rows.append(["communication cost / month (no overlap)", _step_cost(a), _step_cost(full)])
+    return (f"Installed vs build-out ({f.nodes:,} of {g.nodes:,} nodes)", ["figure", "installed", "build-out"],
+            rows, top_tier_note(a))
 
 
 def render_text(a: Analysis, what_ifs: list[list[Variant]], markdown: bool = False) -> str:
