@@ -1,6 +1,6 @@
 from pathlib import Path
 
-GOLDEN = ("small", "medium", "large", "medium-sonic")
+GOLDEN = ("small", "medium", "large", "medium-sonic", "phased")
 
 
 def golden_dir(name: str) -> Path:
