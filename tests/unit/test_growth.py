@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from generator.checks.runner import run_checks
+from generator.gitops.plan import compare_renders
 from generator.intent.loader import LoadedIntent, parse_yaml, validate_data
 from generator.plan.compile import compile_plan
 from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE, TIER_HOST_LEAF
@@ -232,6 +233,10 @@ def test_rendered_growth_only_adds(kind, n1, n2, total, kw) -> None:
     # the cables: none moved or removed, some added
     c1, c2 = cables(f1["cabling.csv"]), cables(f2["cabling.csv"])
     assert c1 <= c2 and len(c2) > len(c1)
+    # ... and `fabricgen plan --format json` says the same
+    summary = compare_renders(f1, f2, fabric="grow", against="n1").as_json()["summary"]
+    assert summary["cables"] == {"kept": len(c1), "added": len(c2 - c1), "moved": 0, "removed": 0}
+    assert summary["removed"] == 0
     # ASN, loopback, mgmt IP of every existing switch
     sw2 = {s.name: (s.asn, s.loopback, s.mgmt_ip) for s in p2.switches}
     assert all(sw2[s.name] == (s.asn, s.loopback, s.mgmt_ip) for s in p1.switches)
