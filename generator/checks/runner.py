@@ -53,7 +53,7 @@ def _run(stage: str, ctx: CheckContext, loaded: LoadedIntent) -> list[Finding]:
 # Rules whose verdict grows with the switch tiers (buffers, platforms, ASNs, names, ECMP width):
 # with topology.build_out they also judge the build-out fabric, so a later phase never turns out
 # to be unbuildable (say, headroom of the reserved super-spine ports beyond the lossless pool).
-BUILD_OUT_RULES = ("FG204", "FG220", "FG221", "FG252", "FG253", "FG254", "FG404", "FG405", "FG406", "FG408", "FG510")
+BUILD_OUT_RULES = ("FG204", "FG220", "FG221", "FG252", "FG253", "FG254", "FG404", "FG405", "FG406", "FG408", "FG505", "FG510")
 
 
 def _build_out_findings(loaded: LoadedIntent, installed: list[Finding]) -> list[Finding]:

@@ -172,3 +172,64 @@ def test_routing_defaults_and_widest_ecmp():
     spine = next(s for s in plan.switches if s.role == "spine")
     assert len([p for p in plan.ports_of(spine.name) if p.tier == "global"]) == 32
     assert plan.routing.widest_ecmp == 32
+
+
+@pytest.mark.parametrize(("role", "expected"), [
+    ("", "has no role, and the default is nvue-monitor"),
+    ("role: nvue-monitor,", "has role nvue-monitor (read-only)"),
+])
+def test_read_only_deploy_user_is_fg504(tmp_path, role, expected):
+    path = _write(tmp_path, f"""
+        management:
+          users:
+            - {{name: cumulus, {role} hashed_password: "{LAB_HASH}"}}
+        """)
+    result = run_checks(load_intent(path))
+    (finding,) = [f for f in result.errors if f.code == "FG504"]
+    assert finding.path == "management.users[0].role"
+    assert expected in finding.message and "system-admin" in finding.message
+    assert LAB_HASH not in finding.message
+
+
+@pytest.mark.parametrize("role", ["system-admin", "nvue-admin"])
+def test_deploy_user_that_can_apply_passes_fg504(tmp_path, role):
+    path = _write(tmp_path, f"""
+        management:
+          users:
+            - {{name: cumulus, role: {role}, hashed_password: "{LAB_HASH}"}}
+            - {{name: audit, ssh_keys: ["{KEY}"]}}
+        """)
+    result = run_checks(load_intent(path))
+    assert not [f for f in result.findings if f.code == "FG504"]    # a read-only non-deploy user is fine
+
+
+def _gateway_findings(tmp_path, gateway: str, base: str = "small"):
+    path = _write(tmp_path, f"""
+        management:
+          gateway: {gateway}
+        """, base)
+    return [f for f in run_checks(load_intent(path)).errors if f.code == "FG505"]
+
+
+@pytest.mark.parametrize(("gateway", "expected"), [
+    ("10.9.9.1", "outside addressing.management 192.168.0.0/24"),
+    ("192.168.0.0", "network address"),
+    ("192.168.0.255", "broadcast address"),
+])
+def test_unusable_management_gateway_is_fg505(tmp_path, gateway, expected):
+    (finding,) = _gateway_findings(tmp_path, gateway)
+    assert finding.path == "management.gateway" and expected in finding.message
+    assert finding.line == _base_lines() + 3
+
+
+def test_gateway_on_a_switch_address_is_fg505(tmp_path):
+    """The address is taken from the compiled plan, not from a formula in the test."""
+    from generator.plan.compile import compile_plan
+
+    plan = compile_plan(load_intent(example("small")).intent)
+    switch, host = plan.switches[-1], plan.hosts[0]
+    (finding,) = _gateway_findings(tmp_path, switch.mgmt_ip)
+    assert f"{switch.name}'s own management address" in finding.message
+    (finding,) = _gateway_findings(tmp_path, host.mgmt_ip)
+    assert f"{host.name}'s own management address" in finding.message
+    assert _gateway_findings(tmp_path, "192.168.0.1") == []
