@@ -27,8 +27,7 @@ import json
 import re
 from typing import Any
 
-import yaml
-
+from generator.device_data import DeviceDataError, parse_json, parse_yaml
 from generator.render.managed import ManagedSet, comparable, managed_set
 from generator.render.sonic_managed import MANAGEMENT_TABLES, SonicManaged
 
@@ -63,9 +62,9 @@ def canonical(value: Any) -> Any:
 def parse_nvue(text: str) -> dict:
     """The `set` tree of an NVUE document (startup.yaml / `nv config show -o yaml`), header dropped."""
     try:
-        data = yaml.load(text, Loader=yaml.BaseLoader) if text and text.strip() else []
-    except yaml.YAMLError as exc:
-        raise ConfigParseError(f"not NVUE YAML: {str(exc).splitlines()[0]}") from None
+        data = parse_yaml(text, "NVUE config") if text and text.strip() else []
+    except DeviceDataError as exc:
+        raise ConfigParseError(str(exc)) from None
     if isinstance(data, dict):                 # `nv config show` of a bare tree
         data = [{"set": data}]
     if not isinstance(data, list):
@@ -87,9 +86,9 @@ def _merge(into: dict, tree: dict) -> None:
 
 def parse_sonic(text: str) -> dict:
     try:
-        data = json.loads(text) if text and text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ConfigParseError(f"not config_db JSON: {exc.msg} at line {exc.lineno}") from None
+        data = parse_json(text, "config_db") if text and text.strip() else {}
+    except DeviceDataError as exc:
+        raise ConfigParseError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigParseError("not config_db JSON: expected an object of tables")
     return canonical(data)

@@ -10,15 +10,13 @@ NVUE's own confirm timer, a second commit while one is pending raises CommitErro
 
 from __future__ import annotations
 
-import json
-
-import yaml
 from napalm.base import models
 from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
 
 from generator.deploy.drivers import oper
 from generator.deploy.drivers.commands import nvue_commands
 from generator.deploy.drivers.ssh import CommandFailed, SSHCliDriver
+from generator.device_data import DeviceDataError, parse_json, parse_yaml
 
 
 class NVUEDriver(SSHCliDriver):
@@ -103,10 +101,12 @@ class NVUEDriver(SSHCliDriver):
     def _previous_revision(self) -> str:
         """The revision that was applied before the current one (history is newest first)."""
         try:
-            events = json.loads(self._check(self.commands.history_json) or "[]")
-        except json.JSONDecodeError:
-            raise CommitError(f"{self.where}: cannot read the revision history") from None
-        applied = [str(e["rev-id"]) for e in events if "rev-id" in e]
+            events = parse_json(self._check(self.commands.history_json) or "[]", "the revision history")
+        except DeviceDataError as exc:
+            raise CommitError(f"{self.where}: cannot read {exc}") from None
+        if not isinstance(events, list):
+            raise CommitError(f"{self.where}: cannot read the revision history: not a JSON list")
+        applied = [str(e["rev-id"]) for e in events if isinstance(e, dict) and "rev-id" in e]
         for rev in applied[1:]:
             if rev != applied[0]:
                 return rev
@@ -244,15 +244,15 @@ class NVUEDriver(SSHCliDriver):
     def _json(self, command: str) -> dict:
         output = self._check(command)
         try:
-            return json.loads(output) if output else {}
-        except json.JSONDecodeError:
-            raise CommandFailed(f"{self.where}: `{command}` did not return JSON") from None
+            return parse_json(output, f"`{command}`") if output else {}
+        except DeviceDataError as exc:       # hostile or broken output: this switch fails, the run goes on
+            raise CommandFailed(f"{self.where}: {exc}") from None
 
 
 def load_nvue_document(text: str) -> dict:
     """The `set` part of an NVUE document with every scalar a string (on/off stay strings)."""
     merged: dict = {}
-    for item in yaml.load(text, Loader=yaml.BaseLoader) or []:
+    for item in parse_yaml(text, "the NVUE document") or []:
         if isinstance(item, dict) and isinstance(item.get("set"), dict):
             merged.update(item["set"])
     return merged

@@ -28,6 +28,7 @@ from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceCon
 from generator.deploy.drivers import oper, sonic_show
 from generator.deploy.drivers.commands import SONIC
 from generator.deploy.drivers.ssh import CommandFailed, SSHCliDriver
+from generator.device_data import DeviceDataError, parse_json
 
 PATCH = "patch"
 RELOAD = "reload"
@@ -190,8 +191,8 @@ class SonicDriver(SSHCliDriver):
 
     def _confirm_status(self) -> dict:
         try:
-            return json.loads(self._check(self.commands.confirm_status))
-        except (json.JSONDecodeError, CommandFailed) as exc:
+            return self._json(self.commands.confirm_status)
+        except CommandFailed as exc:
             raise CommitError(f"{self.where}: fabricgen-confirm is missing or broken on the switch: {exc}") from None
 
     def rollback(self) -> None:
@@ -212,15 +213,18 @@ class SonicDriver(SSHCliDriver):
             raise CommitError(f"{self.where}: rollback failed: {exc}") from None
 
     def _newest_checkpoint(self) -> str:
-        names = json.loads(self._check(self.commands.list_checkpoints) or "[]")
-        ours = sorted(n for n in names if n.startswith(self.commands.checkpoint_prefix))
+        names = self._json(self.commands.list_checkpoints) or []
+        ours = sorted(n for n in names if isinstance(n, str) and n.startswith(self.commands.checkpoint_prefix))
         if not ours:
             raise CommitError(f"{self.where}: no fabricgen checkpoint to roll back to")
         return ours[-1]
 
     # --- getters --------------------------------------------------------
     def _running(self) -> dict:
-        return json.loads(self._check(self.commands.show_running) or "{}")
+        running = self._json(self.commands.show_running)
+        if not isinstance(running, dict):
+            raise CommandFailed(f"{self.where}: the running config_db is not a JSON object")
+        return running
 
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False,
                    format: str = "text") -> dict:
@@ -257,9 +261,9 @@ class SonicDriver(SSHCliDriver):
     def _json(self, command: str):
         output = self._check(command)
         try:
-            return json.loads(output) if output.strip() else {}
-        except json.JSONDecodeError:
-            raise CommandFailed(f"{self.where}: `{command}` did not return JSON") from None
+            return parse_json(output, f"`{command}`") if output.strip() else {}
+        except DeviceDataError as exc:       # hostile or broken output: this switch fails, the run goes on
+            raise CommandFailed(f"{self.where}: {exc}") from None
 
     def _release(self) -> str | None:
         if not hasattr(self, "_sonic_release"):
