@@ -32,6 +32,8 @@ from typing import Any
 
 import yaml
 
+from generator.device_data import DeviceDataError, parse_json
+
 HEADER = ("# Written by `fabricgen hosts discover`: the rail NICs each host reported "
           "(netdev -> RDMA device -> PCI).")
 VERSION = 1
@@ -70,9 +72,11 @@ def parse_probe(stdout: str) -> dict:
     """The discovery entry from fabricgen_nics.py's JSON (its last line), in the file's key order;
     generator/intent/discovery.py judges the values (check_entry)."""
     try:
-        data = json.loads((stdout or "").strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        data = parse_json((stdout or "").strip().splitlines()[-1], "the NIC probe's JSON")
+    except IndexError:
         raise DiscoveryError("the NIC probe printed no JSON") from None
+    except DeviceDataError as exc:       # a host's answer: capped like a switch's
+        raise DiscoveryError("the NIC probe printed no JSON" if ": not JSON" in str(exc) else str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("nics"), list):
         raise DiscoveryError("the NIC probe's JSON has no `nics` list")
     nics = []

@@ -9,7 +9,6 @@ netdev). Both run as the deploy playbook runs roce-qos.sh: `script` from the con
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -17,6 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.device_data import DeviceDataError, parse_json
 from generator.verify.model import ERROR, Finding
 
 PLAYBOOK = """\
@@ -55,12 +55,13 @@ class HostReading:
 def rdma_findings(host, rdma_json: str) -> list[Finding]:
     """Every planned rail: its RDMA device exists, is ACTIVE / LINK_UP and sits on the planned netdev."""
     try:
-        links = json.loads(rdma_json or "[]")
-    except json.JSONDecodeError:
+        links = parse_json(rdma_json or "[]", "rdma -j link show")
+    except DeviceDataError:
         return [Finding("host-roce", host.name, "", "rdma -j link show JSON", "unreadable output", ERROR,
                         f"{host.name}: `rdma -j link show` printed no JSON")]
     # iproute2 rdma/link.c prints one object per port: "ifname" is "<device>/<port>" (mlx5_0/1),
     # with "state" (ACTIVE...), "physical_state" (LINK_UP...) and "netdev" when one is bound.
+    links = links if isinstance(links, list) else []
     by_device = {str(entry.get("ifname")).split("/")[0]: entry for entry in links if isinstance(entry, dict)}
     findings = []
     for nic in host.nics:
