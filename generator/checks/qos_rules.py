@@ -215,6 +215,28 @@ def pfc_watchdog_off(ctx: CheckContext) -> Iterator[tuple[str, str]]:
         yield "roce.pfc_watchdog", "PFC watchdog is off: one stuck receiver can pause the fabric indefinitely"
 
 
+@rule("FG215", ERROR, "PFC watchdog timer the switch OS cannot take", stage="intent")
+def pfc_watchdog_timers(ctx: CheckContext) -> Iterator[tuple[str, str]]:
+    """The timers map onto each NOS differently. SONiC's PFC_WD table takes detection and
+    restoration per port and one POLL_INTERVAL of 100-1000 ms (sonic-pfcwd.yang). NVUE has
+    `qos pfc-watchdog polling-interval` and `robustness`, the polls a queue must stay paused
+    (QoS page): detection is polling-interval x robustness, so it must be a whole multiple
+    of the poll (default 100 ms), and there is no restoration time to set."""
+    t = ctx.intent.roce.pfc_watchdog_timers
+    key = "roce.pfc_watchdog_timers"
+    if ctx.intent.switch_os.name == "sonic":
+        if t.poll_ms is not None and t.poll_ms > 1000:
+            yield f"{key}.poll_ms", f"SONiC's POLL_INTERVAL is 100-1000 ms (sonic-pfcwd.yang), not {t.poll_ms}"
+        return
+    if t.restoration_ms is not None:
+        yield f"{key}.restoration_ms", ("NVUE has no PFC watchdog restoration time (only polling-interval and "
+                                        "robustness): remove restoration_ms")
+    poll = t.poll_ms or 100
+    if t.detection_ms is not None and t.detection_ms % poll:
+        yield f"{key}.detection_ms", (f"NVUE detects after robustness x polling-interval: {t.detection_ms} ms is "
+                                      f"not a multiple of the {poll} ms poll; use {max(1, t.detection_ms // poll) * poll}")
+
+
 @rule("FG213", ERROR, "RoCE or CNP on priority 0, the default class", stage="intent")
 def priority_zero(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     """Every switch priority other than RoCE's and CNP's maps to traffic class 0, the

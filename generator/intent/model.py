@@ -164,6 +164,20 @@ class Mtu(_Strict):
     host: Annotated[int, Field(ge=576, le=9216)] = 4200
 
 
+_WatchdogMs = Annotated[int, Field(ge=100, le=5000)]
+
+
+class PfcWatchdogTimers(_Strict):
+    """PFC watchdog timing in ms; a field left out keeps the NOS's default (SONiC: 200 each,
+    sonic-utilities pfcwd/main.py; Cumulus: polling-interval 100, robustness 3, QoS page)."""
+
+    detection_ms: Annotated[_WatchdogMs, Field(description="a queue paused this long is a storm")] | None = None
+    # sonic-pfcwd.yang: detection_time 100..5000, restoration_time 100..60000, POLL_INTERVAL 100..1000
+    restoration_ms: Annotated[int, Field(ge=100, le=60000, description="storm over after this long without "
+                                                                      "pause (SONiC only)")] | None = None
+    poll_ms: Annotated[_WatchdogMs, Field(description="how often the queues are polled")] | None = None
+
+
 class Roce(_Strict):
     mode: Literal["lossless", "lossy"] = "lossless"
     dscp: int = 26
@@ -172,6 +186,7 @@ class Roce(_Strict):
     cnp_priority: int = 6
     ecn: Ecn = Ecn()
     pfc_watchdog: bool = True
+    pfc_watchdog_timers: PfcWatchdogTimers = PfcWatchdogTimers()
     mtu: Mtu = Mtu()
     bandwidth_percent: Annotated[int, Field(ge=1, le=99)] = 50
 

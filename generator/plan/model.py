@@ -139,6 +139,8 @@ class QosPlan:
     ecn_max_bytes: int
     ecn_probability: int
     pfc_watchdog: bool
+    # (detection, restoration, poll) ms as the intent gives them; None: the NOS default
+    pfc_watchdog_ms: tuple[int | None, int | None, int | None]
     switch_mtu: int
     host_mtu: int
     tos: int                                          # DSCP << 2, for NCCL_IB_TC and cma_roce_tos

@@ -54,6 +54,8 @@ def build_qos(roce: Roce) -> QosPlan:
         ecn_max_bytes=roce.ecn.max_threshold,
         ecn_probability=roce.ecn.probability,
         pfc_watchdog=roce.pfc_watchdog and lossless,
+        pfc_watchdog_ms=(roce.pfc_watchdog_timers.detection_ms, roce.pfc_watchdog_timers.restoration_ms,
+                         roce.pfc_watchdog_timers.poll_ms),
         switch_mtu=roce.mtu.switch,
         host_mtu=roce.mtu.host,
         tos=(roce.dscp << 2) & 0xFF,

@@ -119,6 +119,9 @@ def _routing(plan: FabricPlan) -> dict[str, Any]:
     }
 
 
+NVUE_WATCHDOG_POLL_MS = 100      # `qos pfc-watchdog polling-interval` default (QoS page)
+
+
 def switch_context(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
     ports = plan.ports_of(sw.name)
     lossless = plan.qos.mode == "lossless"
@@ -163,9 +166,22 @@ def switch_context(plan: FabricPlan, sw: Switch) -> dict[str, Any]:
             "lossless": lossless,
             "pfc_priorities": plan.qos.pfc_priorities,
             "pfc_profiles": [{"name": pfc_profile_name(c), "cable_m": c} for c in profiles],
+            "watchdog_timers": _watchdog_timers(plan) if watchdog else None,
             **_qos_overrides(plan),
         },
     }
+
+
+def _watchdog_timers(plan: FabricPlan) -> dict[str, int] | None:
+    """`qos pfc-watchdog polling-interval` / `robustness` (QoS page, 5.6+) where the intent sets
+    them; detection = polling-interval x robustness (FG215 keeps it a whole multiple)."""
+    detection, _restoration, poll = plan.qos.pfc_watchdog_ms
+    timers = {}
+    if poll is not None:
+        timers["polling_interval"] = poll
+    if detection is not None:
+        timers["robustness"] = max(1, detection // (poll or NVUE_WATCHDOG_POLL_MS))
+    return timers or None
 
 
 def render_switch(plan: FabricPlan, sw: Switch) -> str:

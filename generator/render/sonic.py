@@ -447,13 +447,13 @@ def _pfc_watchdog(plan: FabricPlan, layout: SwitchLayout) -> dict[str, Any]:
     if not plan.qos.pfc_watchdog:
         return {}
     wd = _data()["pfc_watchdog"]
-    # Same scaling as `pfcwd start_default`: SONiC polls every port's queues within one interval.
-    steps = max(1, (len(layout.ports) - 1) // wd["ports_per_step"] + 1)
-    timer = str(wd["base_ms"] * steps)
-    table = {"GLOBAL": {"POLL_INTERVAL": str(min(wd["base_ms"] * steps, wd["max_poll_ms"]))}}
+    detection, restoration, poll = plan.qos.pfc_watchdog_ms
+    # SONiC's defaults unless the intent sets a timer (sonic_platforms.yaml says why not start_default's)
+    table = {"GLOBAL": {"POLL_INTERVAL": str(poll or wd["poll_ms"])}}
     for name, p in layout.used():
         if p.lossless:
-            table[name] = {"action": wd["action"], "detection_time": timer, "restoration_time": timer}
+            table[name] = {"action": wd["action"], "detection_time": str(detection or wd["detection_ms"]),
+                           "restoration_time": str(restoration or wd["restoration_ms"])}
     return {"PFC_WD": table}
 
 
