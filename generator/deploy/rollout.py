@@ -43,6 +43,7 @@ from generator.deploy.interrupt import Interrupted, StopSignals
 from generator.deploy.lock import DeployLock, LockError, lock_path
 from generator.deploy.overrides import CONFIRM_ENV, confirm_timeout, is_lab, ssh_timeout  # noqa: F401
 from generator.deploy.preflight import PreflightError, check_login_users
+from generator.deploy.release_gate import release_refusal
 from generator.deploy.report import (
     CHANGED,
     FAILED,
@@ -99,6 +100,11 @@ class Job:
     run_id: str | None = None                 # names this run's files on the switches
     stop: threading.Event = field(default_factory=threading.Event)   # SIGINT/SIGTERM arrived
     stop_reason: str = "interrupted"
+
+    @property
+    def os_release(self) -> tuple[int, int]:
+        major, minor = self.os_version.split(".")[:2]
+        return int(major), int(minor)
 
     def sonic_for(self, name: str, rendered: dict | None = None) -> SonicManaged:
         """What fabricgen owns on this SONiC switch (its rendered file decides the seeded fields)."""
@@ -249,6 +255,13 @@ def _prepare(job: Job, name: str) -> None:
             result.status, result.message = SKIPPED, job.stop_reason
             return
         driver = _open(job, name)
+        # Before anything is read or staged: another release's document is never sent. Phase 2
+        # reopens the same switches minutes later; a release does not change without a reboot
+        # (the NOS install), which this run's backup and lock would not survive unnoticed.
+        refusal = release_refusal(job.os_name, driver.nos_release(), job.os_release)
+        if refusal:
+            job.refused.add(name)
+            raise DeviceFailed(f"refused before any change: {refusal}")
         _refuse_foreign_pending(driver)
         running = driver.get_config(retrieve="running")["running"]
         suffix = "yaml" if job.os_name == "cumulus" else "json"
@@ -629,8 +642,8 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         print_report(out, job.results)
         refused = [n for n in failed if n in job.refused]
         if refused:
-            why = ("their change is not live on SONiC or would cut them off" if job.sonic is not None
-                   else "applying their candidate would cut them off")
+            why = ("their change is not live on SONiC, would cut them off or is for another release"
+                   if job.sonic is not None else "applying their candidate would cut them off or they run another release")
             err.print(f"error: {len(refused)} switch(es) refused: {why} (see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
                                        if len(failed) > len(refused) else "") + "; nothing was pushed",
                       markup=False)

@@ -359,3 +359,37 @@ def test_deploy_first_contact_needs_accept_new_host_keys(deploy_fabric, capsys):
     assert {f"[127.0.0.1]:{fab.lab.port(n)}" for n in fab.names} <= set(recorded.keys())
     code, out, _ = fab.deploy(capsys, dry_run=True)
     assert code == 0, out
+
+
+def test_deploy_refuses_a_switch_on_another_release(tmp_path, lab_start, monkeypatch, capsys):
+    """Issue 23, item 5: the release is read before anything else; a 5.9 switch never gets the
+    5.11 document, and with one switch refused nothing is pushed anywhere."""
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    plan = run_checks(load_intent(intent)).plan
+    odd = plan.switches[-1].name
+    lab = lab_start([LabDevice(sw.name, "cumulus", "5.9" if sw.name == odd else "5.11") for sw in plan.switches])
+    monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(tmp_path / "backups"))
+    monkeypatch.setenv("FABRICGEN_SSH_TIMEOUT", "4")
+    before = {}
+    for sw in plan.switches:
+        device = lab.driver(sw.name)
+        device.open()
+        try:
+            before[sw.name] = device.get_config(retrieve="running")["running"]
+        finally:
+            device.close()
+    code = run_deploy(str(intent), endpoints=str(lab.directory / "endpoints.yml"), yes=True)
+    out = capsys.readouterr()
+    assert code == 1
+    [line] = [ln for ln in out.out.splitlines() if odd in ln and "refused" in ln]
+    assert "runs Cumulus Linux 5.9" in line and "renders 5.11" in line, line
+    assert "nothing was pushed" in out.err
+    for sw in plan.switches:                     # no switch changed, the odd one was not even backed up
+        device = lab.driver(sw.name)
+        device.open()
+        try:
+            assert device.get_config(retrieve="running")["running"] == before[sw.name], sw.name
+        finally:
+            device.close()
+    assert not (tmp_path / "backups" / "dt" ).exists() or not list((tmp_path / "backups" / "dt").rglob(f"{odd}.*"))

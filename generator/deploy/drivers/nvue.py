@@ -122,6 +122,11 @@ class NVUEDriver(SSHCliDriver):
             config["startup"] = self._check(self.commands.show_startup) + "\n"
         return config
 
+    def nos_release(self) -> str:
+        """`product-release` ("5.11.0"), else `build` ("Cumulus Linux 5.11.0") of `nv show system`."""
+        system = self._json(self.commands.show_system_json)
+        return str(system.get("product-release") or system.get("build", "")) if isinstance(system, dict) else ""
+
     def get_facts(self) -> dict:
         system = self._json(self.commands.show_system_json)
         platform = self._json(self.commands.show_platform_json)

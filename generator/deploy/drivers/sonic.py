@@ -265,6 +265,10 @@ class SonicDriver(SSHCliDriver):
         except DeviceDataError as exc:       # hostile or broken output: this switch fails, the run goes on
             raise CommandFailed(f"{self.where}: {exc}") from None
 
+    def nos_release(self) -> str | None:
+        """The release branch of `show version` ("202411"); None for master and private builds."""
+        return self._release()
+
     def _release(self) -> str | None:
         if not hasattr(self, "_sonic_release"):
             self._sonic_release = sonic_show.release(self._check(self.commands.show_version))
