@@ -9,6 +9,9 @@ startup.yaml) says what the apply would do. A candidate is refused when that dif
   `management:` section eth0 must end up as the plan's `mgmt_ip/prefix` in VRF mgmt; without
   one eth0's address and VRF must not change at all (Quick-Start-Guide, Management-VRF pages:
   eth0 in the mgmt VRF is how the switch is reached);
+- unset or change eth0's default gateway other than to the plan's `management.gateway` (a
+  wrong gateway leaves the switch reachable from its own subnet only: the bastion is usually
+  routed, so it is as bad as a wrong address);
 - remove the mgmt VRF;
 - delete the deploy user or the user logged in (NVUE refuses to delete a logged-in user; an
   apply that deletes the deploy user locks every later deploy out);
@@ -28,6 +31,8 @@ KeyPath = tuple[str, ...]
 
 ETH0_ADDRESS: tuple[KeyPath, ...] = (("interface", "eth0", "ip", "address"),      # 5.14 and earlier
                                      ("interface", "eth0", "ipv4", "address"))    # 5.15+
+ETH0_GATEWAY: tuple[KeyPath, ...] = (("interface", "eth0", "ip", "gateway"),      # 5.14 and earlier
+                                     ("interface", "eth0", "ipv4", "gateway"))    # 5.15+
 ETH0_VRF: tuple[KeyPath, ...] = (("interface", "eth0", "ip", "vrf"), ("interface", "eth0", "vrf"))
 MGMT_VRF: KeyPath = ("vrf", "mgmt")
 DEFAULT_ACLS: tuple[KeyPath, ...] = (("system", "control-plane", "acl", "acl-default-dos"),
@@ -43,6 +48,7 @@ class GuardContext:
     mgmt_address: str | None         # "192.168.0.10/20" (Switch.mgmt_ip/prefix) with management
     deploy_user: str                 # deploy.user of the intent
     login_user: str                  # the user this deploy is logged in as (endpoints username)
+    mgmt_gateway: str | None = None  # management.gateway of the plan, with management
 
 
 def _leaves(tree: dict, path: KeyPath = ()) -> list[tuple[KeyPath, object]]:
@@ -132,6 +138,9 @@ def check_diff(diff_text: str, ctx: GuardContext, running: dict | None = None) -
             elif "mgmt" not in set_vrfs:
                 return (f"the diff would unset `{_words(path)}`, taking eth0 out of VRF mgmt: the switch "
                         "would drop off its management network")
+    refusal = _gateway_refusal(unset, sets, ctx, exists)
+    if refusal:
+        return refusal
     for path, value in sets:
         for region in ETH0_ADDRESS:
             if _under(path, region) and len(path) > len(region):
@@ -148,4 +157,33 @@ def check_diff(diff_text: str, ctx: GuardContext, running: dict | None = None) -
                         "section, so the switch's own eth0 must stay as it is")
             if str(value) != "mgmt":
                 return f"the diff would set `{_words(path)} {value}`: eth0 must stay in VRF mgmt"
+    return None
+
+
+def _gateway_refusal(unset: list[KeyPath], sets: list[tuple[KeyPath, object]], ctx: GuardContext,
+                     exists) -> str | None:
+    """eth0's gateway is checked like its address: only the plan's, and only with `management:`."""
+    set_gateways = {p[len(region)] for p, _ in sets for region in ETH0_GATEWAY
+                    if _under(p, region) and len(p) > len(region)}
+    for path, _ in sets:
+        for region in ETH0_GATEWAY:
+            if _under(path, region) and len(path) > len(region):
+                where = _words(path[:len(region) + 1])
+                if not ctx.management:
+                    return (f"the diff would set `{where}`: the intent has no management section, so the "
+                            "switch's own eth0 gateway must stay as it is")
+                if ctx.mgmt_gateway is not None and path[len(region)] != ctx.mgmt_gateway:
+                    return (f"the diff would set `{where}`, but the plan's management.gateway is "
+                            f"{ctx.mgmt_gateway}")
+    for path in unset:
+        for region in ETH0_GATEWAY:
+            if not _overlaps(path, region) or not exists(path if len(path) > len(region) else region):
+                continue
+            if not ctx.management:
+                return (f"the diff would unset `{_words(path)}`, changing eth0's gateway: the intent has no "
+                        "management section, so the switch's own eth0 must stay as it is")
+            removed = path[len(region)] if len(path) > len(region) else None
+            if ctx.mgmt_gateway is not None and (removed == ctx.mgmt_gateway or ctx.mgmt_gateway not in set_gateways):
+                return (f"the diff would unset `{_words(path)}` without setting eth0's gateway to the plan's "
+                        f"{ctx.mgmt_gateway}: the switch would lose its route to the management network")
     return None

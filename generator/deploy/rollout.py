@@ -590,6 +590,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         guards = {n: GuardContext(
             management=plan.management is not None,
             mgmt_address=f"{by_name[n].mgmt_ip}/{plan.management.prefix_len}" if plan.management else None,
+            mgmt_gateway=plan.management.gateway if plan.management else None,
             deploy_user=plan.deploy_user, login_user=access.targets[n].username) for n in names}
     intent_deploy = loaded.intent.deploy
     concurrency = intent_deploy.concurrency

@@ -55,6 +55,28 @@ MANAGEMENT: tuple[tuple[KeyPath, str], ...] = (
     (("system", "ssh-server"), "ssh-server"),
 )
 
+# What fabricgen owns of the management plane: the leaves it renders, not their parents
+# (issue 23, item 6). An operator's `vrf mgmt router static`, `system ssh-server vrf mgmt` or
+# `allow-users`, `system api listening-address`, a post-login message or another control-plane
+# ACL binding lives under the same parents; owning the parents would delete them on the next
+# replace. NTP, DNS and syslog servers and the user list stay owned whole: the intent lists them.
+MANAGEMENT_OWNED: tuple[KeyPath, ...] = (
+    MGMT_PORT,
+    ("vrf", "mgmt"),                    # the VRF itself; what lies below it is carved out
+    ("system", "aaa", "user"),
+    ("system", "ntp"), ("service", "ntp"),
+    ("system", "dns"), ("service", "dns"),
+    ("system", "syslog"), ("service", "syslog"),
+    ("system", "timezone"), ("system", "date-time", "timezone"),
+    ("system", "message", "pre-login"),
+    ("system", "control-plane", "acl", "acl-default-dos"),
+    ("system", "control-plane", "acl", "acl-default-whitelist"),
+    ("system", "api", "state"),
+    ("system", "ssh-server", "state"),
+)
+# Below an owned path, still the switch's: static routes and other settings of the mgmt VRF.
+MANAGEMENT_CARVED: tuple[KeyPath, ...] = (("vrf", "mgmt", ANY),)
+
 # What `nv config show` prints that nobody set: defaults inside managed subtrees. Dropped
 # from the running side of a comparison when the intended side does not have them.
 # NVUE-CLI page: interfaces carry the `type` NVUE infers (swp, loopback, eth).
@@ -85,6 +107,9 @@ class ManagedSet:
         """fabricgen decides everything at and below `path`."""
         return any(_match(p, path) for p in self.owned) and not any(_match(c, path) for c in self.carved_out)
 
+    def _carved_below(self, path: KeyPath) -> bool:
+        return any(_above(c, path) for c in self.carved_out)
+
     def contains(self, path: KeyPath) -> bool:
         """`path` is a container with some managed subtree below it."""
         return any(_above(p, path) for p in self.owned) and not any(_match(c, path) for c in self.carved_out)
@@ -95,7 +120,13 @@ class ManagedSet:
         theirs: dict = {}
         for key, value in tree.items():
             sub = (*path, str(key))
-            if self.owns(sub):
+            if self.owns(sub) and isinstance(value, dict) and self._carved_below(sub):
+                m, t = self.split(value, sub)     # owned, with the switch's own settings below it
+                if m or not value:                # an empty owned map is ours; a mere container is not
+                    mine[key] = m
+                if t:
+                    theirs[key] = t
+            elif self.owns(sub):
                 mine[key] = value
             elif isinstance(value, dict) and value and self.contains(sub):
                 m, t = self.split(value, sub)
@@ -137,8 +168,8 @@ def managed_set(management: bool, users: bool = True) -> ManagedSet:
     """`users` False: a `management:` without `users` leaves the switch's accounts alone (an
     empty managed user list would delete every account, the deploy's own included)."""
     if management:
-        owned = tuple(p for p, _ in MANAGEMENT if users or p != USERS)
-        return ManagedSet(DATA_PLANE + owned, (), True)
+        owned = tuple(p for p in MANAGEMENT_OWNED if users or p != USERS)
+        return ManagedSet(DATA_PLANE + owned, MANAGEMENT_CARVED, True)
     return ManagedSet(DATA_PLANE, (MGMT_PORT,), False)
 
 

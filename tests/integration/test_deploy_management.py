@@ -218,6 +218,46 @@ def test_deploy_without_management_keeps_the_switch_own(make_fabric, capsys):
     assert doc["devices"][leaf]["status"] == "in_sync"
 
 
+def test_operator_settings_under_managed_parents_survive_a_deploy(make_fabric, capsys):
+    """Issue 23, item 6: fabricgen owns the management leaves it renders (vrf mgmt itself,
+    ssh-server state, api state), not their parents: an operator's static route in the mgmt VRF,
+    `ssh-server vrf mgmt` and the API's listening address stay, and are no drift."""
+    fab = make_fabric(management=True)
+    leaf = "mg-leaf-1"
+    assert fab.deploy(capsys)[0] == 0
+    fab.nv(leaf, "nv set vrf mgmt router static 10.99.0.0/16 via 10.20.0.1", "nv set system ssh-server vrf mgmt",
+           "nv set system api listening-address 127.0.0.1", "nv config apply -y")
+    mine = fab.running(leaf)
+    assert mine["vrf"]["mgmt"]["router"]["static"]["10.99.0.0/16"]["via"] == {"10.20.0.1": {}}
+    code, doc = fab.drift(capsys)
+    assert code == 0, {k: v for k, v in doc["devices"][leaf]["features"].items() if not v["compliant"]}
+    fab.nv(leaf, "nv set interface swp1 link mtu 1500", "nv config apply -y")    # something to deploy
+    code, out, err = fab.deploy(capsys)
+    assert code == 0, out + err
+    after = fab.running(leaf)
+    assert after["interface"]["swp1"]["link"]["mtu"] == "9216"
+    assert after["vrf"]["mgmt"] == mine["vrf"]["mgmt"]
+    assert after["system"]["ssh-server"] == {"state": "enabled", "vrf": {"mgmt": {}}}
+    assert after["system"]["api"] == {"state": "enabled", "listening-address": {"127.0.0.1": {}}}
+    assert fab.drift(capsys)[0] == 0
+    # the managed leaf itself is still fabricgen's
+    fab.nv(leaf, "nv set system ssh-server state disabled", "nv config apply -y")
+    code, doc = fab.drift(capsys)
+    assert code == 3 and doc["devices"][leaf]["status"] == "drift"
+
+
+def test_a_new_management_gateway_is_deployed(make_fabric, capsys):
+    """eth0's gateway is checked like its address (issue 23, item 6): the plan's new gateway passes
+    the guard (tests/unit/test_guard.py refuses any other)."""
+    fab = make_fabric(management=True)
+    assert fab.deploy(capsys)[0] == 0
+    text = fab.intent.read_text().replace("management:\n", "management:\n  gateway: 10.20.0.254\n", 1)
+    fab.intent.write_text(text)
+    code, out, err = fab.deploy(capsys)
+    assert code == 0, out + err                  # the plan's new gateway is what the diff sets: allowed
+    assert "10.20.0.254" in str(fab.running("mg-leaf-1")["interface"]["eth0"]["ip"]["gateway"])
+
+
 def _hostile(text: str, drop: str) -> str:
     """The rendered file with the management eth0 block or the cumulus user cut out."""
     lines = text.splitlines(keepends=True)

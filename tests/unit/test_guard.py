@@ -204,3 +204,29 @@ def test_preflight_refuses_a_password_login_for_a_user_without_hash_or_not_liste
     with pytest.raises(PreflightError, match="logs in as 'admin', which is not in the list"):
         check_login_users(plan, {"admin"}, "pw")
     check_login_users(SimpleNamespace(management=None), {"anyone"}, "pw")   # keeps the switch's users
+
+
+GW = GuardContext(management=True, mgmt_address="192.168.0.10/20", deploy_user="cumulus", login_user="cumulus",
+                  mgmt_gateway="192.168.0.1")
+
+
+def _gateway_diff(unset: str | None, new: str | None, syntax: str = "ip") -> str:
+    items = []
+    if unset:
+        items.append(f"- unset:\n    interface:\n      eth0:\n        {syntax}:\n          gateway:\n            {unset}: {{}}\n")
+    if new:
+        items.append(f"- set:\n    interface:\n      eth0:\n        {syntax}:\n          gateway:\n            {new}: {{}}\n")
+    return "".join(items)
+
+
+@pytest.mark.parametrize("syntax", ["ip", "ipv4"])
+def test_gateway_is_checked_like_the_address(syntax):
+    running = {"interface": {"eth0": {syntax: {"gateway": {"192.168.0.254": {}}}}}}
+    assert check_diff(_gateway_diff("192.168.0.254", "192.168.0.1", syntax), GW, running) is None
+    assert check_diff(_gateway_diff(None, "192.168.0.1", syntax), GW, {}) is None
+    wrong = check_diff(_gateway_diff("192.168.0.254", "192.168.0.9", syntax), GW, running)
+    assert "plan's management.gateway is 192.168.0.1" in wrong
+    gone = check_diff(_gateway_diff("192.168.0.254", None, syntax), GW, running)
+    assert "without setting eth0's gateway to the plan's 192.168.0.1" in gone
+    for diff_text in (_gateway_diff("192.168.0.254", None, syntax), _gateway_diff(None, "192.168.0.1", syntax)):
+        assert "no management section" in check_diff(diff_text, NO_MGMT, running)
