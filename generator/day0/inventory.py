@@ -128,11 +128,14 @@ def load_inventory(path: str | Path, plan: FabricPlan) -> Inventory:
     shown = str(path)
     try:
         p = Path(path)
-        if not p.is_file():
+        if not p.exists():
             raise InventoryError(f"{shown}: no such file; give the inventory CSV (name,serial,mac)")
-        if p.stat().st_size > LIMIT:
+        if p.is_dir():
+            raise InventoryError(f"{shown}: a directory; give the inventory CSV (name,serial,mac)")
+        with p.open("rb") as fh:          # a pipe too (--inventory <(...))
+            data = fh.read(LIMIT + 1)
+        if len(data) > LIMIT:
             raise InventoryError(f"{shown}: larger than {LIMIT >> 20} MB; is this the inventory CSV?")
-        data = p.read_bytes()
     except OSError as exc:
         raise InventoryError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     try:

@@ -39,6 +39,10 @@ CUMULUS_TEST = "substring(option[60].hex,0,13) == 'cumulus-linux'"
 CUMULUS_SCRIPT = "ztp/cumulus-ztp.sh"
 
 
+class KeaError(ValueError):
+    """One line: why no Kea config can be written for this plan and inventory."""
+
+
 def sonic_ztp_path(name: str) -> str:
     return f"ztp/{name}/ztp.json"
 
@@ -87,8 +91,9 @@ def kea_config(plan: FabricPlan, inventory: Inventory, base_url: str, interface:
         else:
             address = hosts[row.name].mgmt_ip
         if ipaddress.IPv4Address(address) not in pool:
-            # cannot happen for a compiled plan; a reservation outside its subnet is refused by Kea
-            raise ValueError(f"{row.name}: management address {address} is outside {plan.mgmt_pool}")
+            # Kea refuses a reservation outside its subnet; a compiled plan never makes one
+            raise KeaError(f"{inventory.path}:{row.line}: {row.name}'s management address {address} is outside "
+                           f"addressing.management {plan.mgmt_pool}; fix the intent's addressing")
         reservation: dict = {"hw-address": row.mac, "ip-address": address, "hostname": row.name}
         data = [{"name": "host-name", "data": row.name, "always-send": True}]
         if row.kind == "switch" and not cumulus:
@@ -118,5 +123,5 @@ def kea_text(config: dict) -> str:
     return json.dumps(config, indent=2, sort_keys=True) + "\n"
 
 
-__all__ = ["CUMULUS_CLASS", "CUMULUS_OPTION", "CUMULUS_SCRIPT", "CUMULUS_TEST", "LEASE_FILE", "gateway",
+__all__ = ["KeaError", "CUMULUS_CLASS", "CUMULUS_OPTION", "CUMULUS_SCRIPT", "CUMULUS_TEST", "LEASE_FILE", "gateway",
            "kea_config", "kea_text", "sonic_ztp_path"]

@@ -66,7 +66,7 @@ def build_kit(plan: FabricPlan, intent_text: str, inventory: Inventory, url: str
             for name in sorted(inventory.switches):
                 http[kea.sonic_ztp_path(name)] = sonic_ztp.ztp_text(name, base)
         config, warnings = kea.kea_config(plan, inventory, base, interface)
-    except UrlError as exc:
+    except (UrlError, kea.KeaError) as exc:
         raise KitError(str(exc)) from None
     listing = {rel: _sha(text) for rel, text in sorted(http.items())}
     files = {HTTP + rel: text for rel, text in http.items()}

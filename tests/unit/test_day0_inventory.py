@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,17 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     r = _day0(tmp_path, "--dhcp-interface", "eth0; reboot")
     assert r.returncode == 2 and "--dhcp-interface 'eth0; reboot'" in r.stderr
     assert not (tmp_path / "kit").exists()
+
+
+def test_inventory_from_a_pipe(tmp_path: Path) -> None:
+    """--inventory <(...) is a FIFO, not a regular file: read it too."""
+    plan = _plan()
+    fifo = tmp_path / "inv.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(inventory_text(plan, switches=2)))
+    writer.start()
+    inv = load_inventory(fifo, plan)
+    writer.join(10)
+    assert len(inv.switches) == 2
+    with pytest.raises(InventoryError, match="a directory"):
+        load_inventory(tmp_path, plan)

@@ -187,3 +187,12 @@ def test_kit_layout(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["http", "kea-dhcp4.json", "manifest.json"]
     assert sorted(p.name for p in (out / "http").iterdir()) == ["manifest.json", "switches", "ztp"]
     assert [p.name for p in (out / "http/ztp").iterdir()] == ["cumulus-ztp.sh"]
+
+
+def test_address_outside_the_subnet_is_one_line() -> None:
+    text, plan = compiled("medium")
+    moved = dataclasses.replace(plan, mgmt_pool="10.0.0.0/24")
+    with pytest.raises(KitError) as info:
+        build_kit(moved, text, inventory(plan, switches=1), URL, "eth0")
+    assert str(info.value) == (f"inventory.csv:2: {plan.switches[0].name}'s management address {plan.switches[0].mgmt_ip} "
+                               "is outside addressing.management 10.0.0.0/24; fix the intent's addressing")
