@@ -148,13 +148,7 @@ def render(
     except (OutputError, ValueError) as exc:
         _err(f"error: {exc}")
         raise typer.Exit(1) from None
-    loaded, result = _check(intent)
-    if result.errors or result.plan is None:
-        _print_findings(result, True)
-        _err(f"error: {intent}: {_summary(result)}; nothing written")
-        raise typer.Exit(1)
-    for f in result.warnings:
-        _err(f.one_line())
+    loaded, result = _checked_or_exit(intent)
     if sonic_yang:
         problems = _sonic_yang_findings(result.plan, sonic_yang)
         if problems:
@@ -174,6 +168,19 @@ def render(
     typer.echo(f"{plan.fabric}: {plan.kind}, {len(plan.switches)} switches ({tiers}), {len(plan.hosts)} hosts, "
                f"{len(plan.links)} links, {file_count} files -> {out} "
                f"({len(result.warnings)} warning(s), {time.perf_counter() - started:.2f} s)")
+
+
+def _checked_or_exit(intent: str):
+    """(loaded, result) of an intent that passes every check, its warnings printed; else the
+    findings, one summary line and exit 1 (nothing is written by the caller)."""
+    loaded, result = _check(intent)
+    if result.errors or result.plan is None:
+        _print_findings(result, True)
+        _err(f"error: {intent}: {_summary(result)}; nothing written")
+        raise typer.Exit(1)
+    for f in result.warnings:
+        _err(f.one_line())
+    return loaded, result
 
 
 @app.command()
@@ -204,13 +211,7 @@ def day0(
     except OutputError as exc:
         _err(f"error: {exc}")
         raise typer.Exit(1) from None
-    loaded, result = _check(intent)
-    if result.errors or result.plan is None:
-        _print_findings(result, True)
-        _err(f"error: {intent}: {_summary(result)}; nothing written")
-        raise typer.Exit(1)
-    for f in result.warnings:
-        _err(f.one_line())
+    loaded, result = _checked_or_exit(intent)
     plan = result.plan
     try:
         inv = EMPTY if inventory is None else load_inventory(inventory, plan)
