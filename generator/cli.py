@@ -478,12 +478,15 @@ def _ztp_devices(plan, inventory: str, version: str, password: str | None):
     # A switch without a row is racked too, but nobody wrote its MAC down: it boots with one from
     # its name, and the kit's Kea has no reservation for it (`lab ztp`: no DHCP answer).
     from generator.lab.world import chassis_mac
+    from generator.plan.sonic_catalog import sonic_platform
 
-    models = {sw.name: sw.model for sw in plan.switches}
+    # a SONiC switch boots its model's default SKU when the lab has that platform's data (else SN5600's)
+    models = {sw.name: sw.model if plan.switch_os == "sonic" and sonic_platform(sw.model) else None
+              for sw in plan.switches}
     devices = [LabDevice(sw.name, plan.switch_os, version, mgmt_mode="dhcp", ztp=True,
                          mac=rows[sw.name].mac if sw.name in rows else chassis_mac(sw.name),
                          serial=rows[sw.name].serial if sw.name in rows else None,
-                         model=models[sw.name] if plan.switch_os == "sonic" else None)
+                         model=models[sw.name])
                for sw in plan.switches]
     missing = [sw.name for sw in plan.switches if sw.name not in rows]
     if missing:
