@@ -176,6 +176,57 @@ def render(
                f"({len(result.warnings)} warning(s), {time.perf_counter() - started:.2f} s)")
 
 
+@app.command()
+def day0(
+    intent: IntentArg,
+    output: Annotated[str, typer.Option("-o", "--output", help="kit directory: new, empty or an earlier kit (replaced atomically)")],
+    url: Annotated[str, typer.Option("--url", help="where DIR/http/ will be served, e.g. http://192.168.0.2:8080")],
+    inventory: Annotated[str | None, typer.Option("--inventory", help="CSV name,serial,mac: eth0's MAC per switch "
+                                                  "(and management NIC per GPU server)")] = None,
+    dhcp_interface: Annotated[str, typer.Option("--dhcp-interface",
+                                                help="the interface Kea answers on (facing the switches' eth0)")] = "eth0",
+) -> None:
+    """The bring-up kit: DIR/kea-dhcp4.json (DHCP reservations: MAC -> planned address, hostname, ZTP URL)
+    and DIR/http/ to serve at URL (ZTP scripts, the rendered switch files, manifest.json)."""
+    from generator.day0.inventory import EMPTY, InventoryError, load_inventory
+    from generator.day0.kit import KitError, build_kit, check_interface, write_kit
+    from generator.day0.urls import UrlError, check_base_url
+    from generator.render.output import OutputError, check_target
+
+    try:
+        check_base_url(url)
+        check_interface(dhcp_interface)
+    except (UrlError, KitError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(2) from None
+    try:
+        check_target(output)        # before any work: a wrong -o is one line, nothing touched
+    except OutputError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(1) from None
+    loaded, result = _check(intent)
+    if result.errors or result.plan is None:
+        _print_findings(result, True)
+        _err(f"error: {intent}: {_summary(result)}; nothing written")
+        raise typer.Exit(1)
+    for f in result.warnings:
+        _err(f.one_line())
+    plan = result.plan
+    try:
+        inv = EMPTY if inventory is None else load_inventory(inventory, plan)
+        kit = build_kit(plan, loaded.text, inv, url, dhcp_interface)
+        for line in kit.warnings:
+            _err(line)
+        out = write_kit(kit, output)
+    except (InventoryError, KitError, OutputError) as exc:
+        _err(f"error: {exc}; nothing written")
+        raise typer.Exit(1) from None
+    served = sum(1 for rel in kit.files if rel.startswith("http/"))
+    typer.echo(f"{plan.fabric}: day-0 kit for {len(plan.switches)} {plan.switch_os} switches: {kit.reservations} "
+               f"DHCP reservation(s) in {out / 'kea-dhcp4.json'}, {served} files in {out / 'http'} to serve at "
+               f"{url.rstrip('/')}/")
+
+
 OnlyOpt = Annotated[str | None, typer.Option("--only", help="switches | hosts")]
 EndpointsOpt = Annotated[str | None, typer.Option("--endpoints", help="endpoints.yml (management address overrides)")]
 

@@ -23,6 +23,16 @@ def _yaml_key(value: object) -> str:
     return text
 
 
+def _shquote(value: object) -> str:
+    """One shell word holding VALUE literally, always single-quoted (POSIX sh: nothing inside
+    single quotes is special; a quote itself is closed, escaped and reopened). For every value a
+    template interpolates into a script (day-0 ZTP scripts): names, URLs, hashes."""
+    text = str(value)
+    if "\0" in text:
+        raise ValueError("a shell word cannot hold a NUL byte")
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
 # What getattr() finds on a plain dict instance: its methods, nothing else (no __dict__)
 _DICT_ATTRS = frozenset(dir(dict))
 
@@ -56,6 +66,7 @@ def environment() -> jinja2.Environment:
         auto_reload=False,
     )
     env.filters["yaml_key"] = _yaml_key
+    env.filters["shquote"] = _shquote
     return env
 
 

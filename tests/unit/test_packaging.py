@@ -39,3 +39,10 @@ def test_wheel_install_renders(tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=300, cwd=tmp_path, env={"PYTHONPATH": str(site)})
     assert (out / "switches").is_dir(), r.stdout + r.stderr
     assert "generator/templates" not in r.stderr
+    # the day-0 templates ship too (templates/day0)
+    kit = tmp_path / "kit"
+    code = ("from generator.cli import app; import sys;"
+            "app(['day0', sys.argv[1], '-o', sys.argv[2], '--url', 'http://192.0.2.1:8080'])")
+    r = subprocess.run([sys.executable, "-c", code, str(example("medium")), str(kit)],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path, env={"PYTHONPATH": str(site)})
+    assert (kit / "http/ztp/cumulus-ztp.sh").is_file(), r.stdout + r.stderr
