@@ -21,8 +21,18 @@ First against a small hand-written Kea config shaped as the day-0 contract's sec
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
-from dhcp_netns import CUMULUS_VENDOR_CLASS, DhcpLink, dhcp_link  # noqa: F401  (fixture)
+import yaml
+from dhcp_netns import CUMULUS_VENDOR_CLASS, DhcpLink, Lease, dhcp_link  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(180)]
 
@@ -136,3 +146,178 @@ def test_subnet_option_data_wins_over_class_option_data(dhcp_link: DhcpLink) -> 
     assert lease is not None, dhcp_link.kea_log_text()
     assert lease.provision_url == CUMULUS_SCRIPT_URL     # the class matched ...
     assert lease.dns == [DNS]                            # ... and the subnet's DNS won
+
+
+# -- the kit: the real `fabricgen day0` -------------------------------------------------------------
+# Kea serves the kea-dhcp4.json that `fabricgen day0 --dhcp-interface <server veth>` wrote, changed only
+# in "lease-database" (dhcp_netns.py: a non-persistent memfile instead of /var/lib/kea). What a switch
+# must get is read from elsewhere: its rendered config (a separate `fabricgen render`: eth0's address,
+# prefix and gateway, the hostname), the rendered Ansible inventory for a GPU server's address, the
+# intent for DNS and NTP, and DIR/http/ for the files the ZTP URLs name. The examples are the ones with
+# `management:` (day0's subject): medium (Cumulus; small has no management:) and medium-sonic.
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fabricgen(*args: str) -> subprocess.CompletedProcess:
+    # this worktree's generator, whatever the venv has installed
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
+    return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+@dataclass
+class Planned:
+    """What the rendered config says a device's eth0 gets."""
+    ip: str
+    mask: str
+    gateway: str
+    hostname: str
+
+
+@dataclass
+class Kit:
+    intent: dict
+    rendered: Path            # `fabricgen render -o` output
+    directory: Path           # `fabricgen day0 -o` output
+    url: str
+    macs: dict[str, str]      # inventory: name -> MAC as written in the CSV
+    link: DhcpLink
+
+    @property
+    def switches(self) -> list[str]:
+        return sorted(p.name for p in (self.rendered / "switches").iterdir())
+
+    def planned(self, name: str) -> Planned:
+        if (self.rendered / "switches" / name / "startup.yaml").exists():
+            document = yaml.safe_load((self.rendered / "switches" / name / "startup.yaml").read_text())
+            conf = next(d["set"] for d in document if "set" in d)
+            eth0 = conf["interface"]["eth0"]["ip"]
+            (address,) = eth0["address"]
+            (gateway,) = eth0["gateway"]
+            hostname = conf["system"]["hostname"]
+        elif (self.rendered / "switches" / name / "config_db.json").exists():
+            db = json.loads((self.rendered / "switches" / name / "config_db.json").read_text())
+            ((key, row),) = db["MGMT_INTERFACE"].items()         # "eth0|A.B.C.D/P": {"gwaddr": G}
+            address, gateway = key.split("|")[1], row["gwaddr"]
+            hostname = db["DEVICE_METADATA"]["localhost"]["hostname"]
+        else:                                                     # a GPU server: the Ansible inventory
+            inventory = yaml.safe_load((self.rendered / "inventory.yml").read_text())
+            address = f"{inventory['all']['children']['hosts']['hosts'][name]['ansible_host']}/" \
+                      f"{ipaddress.IPv4Network(self.intent['addressing']['management']).prefixlen}"
+            gateway, hostname = self.gateway, name
+        interface = ipaddress.IPv4Interface(address)
+        return Planned(str(interface.ip), str(interface.netmask), gateway, hostname)
+
+    @property
+    def gateway(self) -> str:
+        return self.planned(self.switches[0]).gateway
+
+    def served_file(self, url: str | None) -> Path:
+        """The file under DIR/http/ that URL names (contract section 1: URL/<path relative to http/>),
+        checked against http/manifest.json's sha256."""
+        assert url is not None and url.startswith(self.url + "/"), url
+        relpath = url[len(self.url) + 1:]
+        path = self.directory / "http" / relpath
+        assert path.is_file(), f"{url} names {path}, which the kit did not write"
+        manifest = json.loads((self.directory / "http" / "manifest.json").read_text())["files"]
+        assert manifest.get(relpath) == hashlib.sha256(path.read_bytes()).hexdigest(), relpath
+        return path
+
+
+def serve_kit(link: DhcpLink, example: str, tmp_path: Path, hosts: int = 2) -> Kit:
+    intent_path = REPO / "inventories" / example / "fabric.yaml"
+    intent = yaml.safe_load(intent_path.read_text())
+    assert "management" in intent, f"{example} has no management: section"
+    rendered = tmp_path / "render"
+    r = fabricgen("render", str(intent_path), "-o", str(rendered))
+    assert r.returncode == 0, r.stderr
+    subnet = ipaddress.IPv4Network(intent["addressing"]["management"])
+    # the bring-up host: the subnet's last address (Kea picks the subnet by the interface's address)
+    server = subnet.broadcast_address - 1
+    url = f"http://{server}:8080"
+    switches = sorted(p.name for p in (rendered / "switches").iterdir())
+    servers = sorted(p.name for p in (rendered / "hosts").iterdir())[:hosts]
+    # every switch and HOSTS GPU servers; odd rows upper-case, as a vendor's packing list may be
+    macs = {name: f"44:38:39:00:01:{i:02x}" for i, name in enumerate(switches)}
+    macs |= {name: f"02:00:5e:00:01:{i:02x}" for i, name in enumerate(servers)}
+    macs = {name: mac.upper() if i % 2 else mac for i, (name, mac) in enumerate(macs.items())}
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text("name,serial,mac\n" + "".join(f"{n},SN{i:04d},{m}\n" for i, (n, m) in enumerate(macs.items())))
+    directory = tmp_path / "kit"
+    r = fabricgen("day0", str(intent_path), "-o", str(directory), "--url", url, "--inventory", str(inventory),
+                  "--dhcp-interface", link.server_if)
+    assert r.returncode == 0, r.stderr
+    kit = Kit(intent, rendered, directory, url, macs, link)
+    assert str(server) not in {kit.planned(name).ip for name in macs} | {kit.gateway}
+    config = json.loads((directory / "kea-dhcp4.json").read_text())
+    (subnet4,) = config["Dhcp4"]["subnet4"]
+    # Done when (issue 22): one reservation per inventory row, by that row's MAC
+    assert sorted(h["hw-address"].lower() for h in subnet4["reservations"]) == sorted(m.lower() for m in macs.values())
+    check = link.check_kea(config)
+    assert check.returncode == 0, check.stdout + check.stderr
+    link.start_kea(config, f"{server}/{subnet.prefixlen}")
+    return kit
+
+
+def assert_planned(kit: Kit, name: str, lease: Lease | None) -> None:
+    assert lease is not None, f"{name} ({kit.macs[name]}) got no lease\n{kit.link.kea_log_text()}"
+    planned = kit.planned(name)
+    assert (lease.ip, lease.subnet_mask, lease.routers, lease.hostname) == \
+        (planned.ip, planned.mask, [planned.gateway], planned.hostname)
+    assert lease.dns == [a for a in kit.intent["management"].get("dns", [])]
+    assert lease.ntp == [a for a in kit.intent["management"].get("ntp", [])]
+
+
+@pytest.mark.parametrize("example", ["medium"])
+def test_day0_kit_gives_a_cumulus_switch_its_plan_and_the_ztp_script(dhcp_link: DhcpLink, tmp_path: Path,  # noqa: F811
+                                                                       example: str) -> None:
+    kit = serve_kit(dhcp_link, example, tmp_path)
+    assert kit.intent["switch_os"]["name"] == "cumulus"
+    # a leaf and a spine (the first and last switch by name), each with its inventory MAC
+    for name in (kit.switches[0], kit.switches[-1]):
+        lease = dhcp_link.request(kit.macs[name].lower(), CUMULUS_VENDOR_CLASS)
+        assert_planned(kit, name, lease)
+        assert lease.bootfile is None
+        script = kit.served_file(lease.provision_url)
+        # Cumulus ZTP runs only a script carrying this marker (issue 22, "What to build")
+        assert "CUMULUS-AUTOPROVISIONING" in script.read_text()
+        # the script finds its startup.yaml by the DHCP hostname: the kit serves render's file under it
+        served = kit.directory / "http" / "switches" / lease.hostname / "startup.yaml"
+        assert served.read_bytes() == (kit.rendered / "switches" / name / "startup.yaml").read_bytes()
+    # option 239 follows the vendor class, not the MAC
+    lease = dhcp_link.request(kit.macs[kit.switches[0]], None)
+    assert lease is not None and lease.ip == kit.planned(kit.switches[0]).ip
+    assert lease.provision_url is None
+
+
+@pytest.mark.parametrize("example", ["medium-sonic"])
+def test_day0_kit_gives_a_sonic_switch_its_plan_and_its_ztp_json(dhcp_link: DhcpLink, tmp_path: Path,  # noqa: F811
+                                                                  example: str) -> None:
+    kit = serve_kit(dhcp_link, example, tmp_path)
+    assert kit.intent["switch_os"]["name"] == "sonic"
+    # sonic-ztp reads its ZTP JSON URL from option 67; the kit's answer does not depend on option 60
+    for name in (kit.switches[0], kit.switches[-1]):
+        lease = dhcp_link.request(kit.macs[name].lower(), None)
+        assert_planned(kit, name, lease)
+        assert lease.provision_url is None
+        ztp = json.loads(kit.served_file(lease.bootfile).read_text())
+        (configdb,) = [s for key, s in ztp["ztp"].items() if key.endswith("configdb-json")]
+        served = kit.served_file(configdb["url"]["source"])
+        assert served.read_bytes() == (kit.rendered / "switches" / name / "config_db.json").read_bytes()
+        for key, section in ztp["ztp"].items():
+            if key.endswith("provisioning-script"):
+                kit.served_file(section["url"]["source"])
+
+
+@pytest.mark.parametrize("example", ["medium", "medium-sonic"])
+def test_day0_kit_gives_a_gpu_server_its_address_and_nothing_to_an_unknown_mac(dhcp_link: DhcpLink,  # noqa: F811
+                                                                               tmp_path: Path, example: str) -> None:
+    kit = serve_kit(dhcp_link, example, tmp_path)
+    server = next(n for n in kit.macs if n not in kit.switches)
+    lease = dhcp_link.request(kit.macs[server].lower(), None)
+    assert_planned(kit, server, lease)
+    assert (lease.provision_url, lease.bootfile) == (None, None)
+    # no pool in the kit's subnet: a MAC outside the inventory gets no address, and Kea says why
+    assert dhcp_link.request("02:00:5e:00:02:01", CUMULUS_VENDOR_CLASS, client_timeout=5) is None
+    assert "ALLOC_ENGINE_V4_ALLOC_FAIL_NO_POOLS [hwtype=1 02:00:5e:00:02:01]" in dhcp_link.kea_log_text()
