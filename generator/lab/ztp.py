@@ -15,8 +15,8 @@ Per switch (a bounded pool runs several at once; lines come out in the lab's dev
    the plugin of a section is its `plugin` object or its name without the leading "NN-";
    `halt-on-failure` stops at a failed section, `ignore-result` does not count its failure;
    ZTP succeeds when no counted section failed. The lab has the `configdb-json` plugin (as
-   sonic-ztp src/usr/lib/ztp/plugins/configdb-json does it), user-defined plugins (`plugin.url`)
-   and `provisioning-script` (contract section 4; see the contract's "Deviations (lab)").
+   sonic-ztp src/usr/lib/ztp/plugins/configdb-json does it) and user-defined plugins
+   (`plugin.url`); any other plugin name fails the section, as a plugin missing on the switch does.
 4. The result: "provisioned at <ip>", "refused: <the script's refusing line>", or "failed: ...".
    A provisioned switch leaves ZTP; endpoints.yml then names the account its config leaves.
 
@@ -273,10 +273,9 @@ class SwitchZtp:
             name = parts[1] if len(parts) > 1 else parts[0]
         if name == "configdb-json":
             return self._configdb_json(section)
-        if name == "provisioning-script":
-            return self._provisioning_script(section)
-        return False, f"Unable to find or download requested plugin {name!r} (the lab has configdb-json, " \
-                      "provisioning-script and plugin.url)"
+        # sonic-ztp has no `provisioning-script` plugin file: a section naming a plugin that is not
+        # in src/usr/lib/ztp/plugins/ fails as on the switch (the lab has configdb-json and plugin.url)
+        return False, f"Unable to find or download requested plugin {name!r}"
 
     @staticmethod
     def _source(url_data: object) -> tuple[str | None, str | None]:
@@ -304,17 +303,6 @@ class SwitchZtp:
             args += shlex.split(plugin["args"])
         rc, out, err, killed = self._script(data, f"plugin-{key}", args)
         return (rc == 0 and not killed), f"plugin exited {rc}" + (" (stopped: too long)" if killed else "")
-
-    def _provisioning_script(self, section: dict) -> tuple[bool, str]:
-        source, _ = self._source(section.get("url"))
-        if source is None:
-            return False, "no url.source"
-        data = self._fetch(source)
-        if data is None:
-            return False, f"download of {source} failed: 404"
-        rc, out, err, killed = self._script(data, "provisioning-script")
-        return (rc == 0 and not killed), f"{source.rsplit('/', 1)[-1]} exited {rc}" + (
-            " (stopped: too long)" if killed else "")
 
     def _run_on_switch(self, argv: list[str], files: dict | None = None) -> tuple[int, str]:
         answer = self._call({"op": "run", "argv": argv, "files": files or {}})

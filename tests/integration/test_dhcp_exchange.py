@@ -305,9 +305,10 @@ def test_day0_kit_gives_a_sonic_switch_its_plan_and_its_ztp_json(dhcp_link: Dhcp
         (configdb,) = [s for key, s in ztp["ztp"].items() if key.endswith("configdb-json")]
         served = kit.served_file(configdb["url"]["source"])
         assert served.read_bytes() == (kit.rendered / "switches" / name / "config_db.json").read_bytes()
-        for key, section in ztp["ztp"].items():
-            if key.endswith("provisioning-script"):
-                kit.served_file(section["url"]["source"])
+        plugins = [section["plugin"]["url"] for section in ztp["ztp"].values() if "plugin" in section]
+        assert len(plugins) == 3
+        for url in plugins:                          # user-defined plugins: files of the kit
+            kit.served_file(url)
 
 
 @pytest.mark.parametrize("example", ["medium", "medium-sonic"])
