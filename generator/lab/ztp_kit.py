@@ -10,8 +10,9 @@ DHCP (contract section 2; Kea ARM "The DHCPv4 Server", "Host Reservations in DHC
 - client classes are evaluated from their `test`; the lab evaluates exactly the form
   `substring(option[60].hex,0,N) == 'text'` (the vendor class, option 60) and refuses any other
   expression, naming it, rather than guess what Kea would do with it;
-- options: subnet option-data, overridden by the option-data of matching classes, overridden
-  by the reservation's (contract section 2). Every configured option is delivered: the kit
+- options: Kea 2.2's precedence (ARM "DHCPv4 Server Configuration", options precedence; the
+  real kea-dhcp4 does so in tests/integration/test_dhcp_exchange.py): the reservation's
+  option-data, then the subnet's, then the matching classes' (the first class listed first). Every configured option is delivered: the kit
   sets `always-send` on the ZTP options and the hostname, so the client's parameter request
   list does not matter for them; the lab does not model it.
 
@@ -184,7 +185,8 @@ def dhcp_answer(dhcp4: dict, mac: str, vendor_class: str | None, source: str = K
             if address not in network:
                 # Kea refuses such a config (kea-dhcp4 -t); never lease an address off the subnet
                 raise KitError(f"{where}: reservation of {mac}: {address} is outside {network}")
-            options = _options(subnet.get("option-data"), names, where)
+            subnet_options = _options(subnet.get("option-data"), names, where)
+            options: dict[str, str] = {}
             classes = []
             reserved_classes = set(reservation.get("client-classes") or [])
             for cindex, cls in enumerate(dhcp4.get("client-classes") or []):
@@ -202,7 +204,9 @@ def dhcp_answer(dhcp4: dict, mac: str, vendor_class: str | None, source: str = K
                             f"only substring(option[60].hex,0,N) == 'text', not {str(test)[:120]!r}") from None
                 if member:
                     classes.append(str(cls.get("name")))
-                    options.update(_options(cls.get("option-data"), names, f"{source}: class {cls.get('name')}"))
+                    for key, value in _options(cls.get("option-data"), names, f"{source}: class {cls.get('name')}").items():
+                        options.setdefault(key, value)
+            options.update(subnet_options)
             options.update(_options(reservation.get("option-data"), names, f"{where}: reservation of {mac}"))
             routers = options.get("routers", "")
             gateway = routers.split(",")[0].strip() or None

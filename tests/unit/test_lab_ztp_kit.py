@@ -52,12 +52,15 @@ def test_no_reservation_no_answer():
     assert dhcp_answer(kea(), "44:38:39:00:00:99", CUMULUS_VC) is None
 
 
-def test_precedence_subnet_then_class_then_reservation():
+def test_precedence_reservation_then_subnet_then_class():
+    """Kea 2.2 (what the real kea-dhcp4 does in test_dhcp_exchange.py's
+    test_subnet_option_data_wins_over_class_option_data): a class's option only where the subnet has none."""
     config = kea()
     subnet = config["subnet4"][0]
-    subnet["option-data"].append({"name": "ntp-servers", "data": "10.0.0.1"})
     config["client-classes"][0]["option-data"].append({"name": "ntp-servers", "data": "10.0.0.2"})
     assert dhcp_answer(config, "44:38:39:00:00:01", CUMULUS_VC).options["ntp-servers"] == "10.0.0.2"
+    subnet["option-data"].append({"name": "ntp-servers", "data": "10.0.0.1"})
+    assert dhcp_answer(config, "44:38:39:00:00:01", CUMULUS_VC).options["ntp-servers"] == "10.0.0.1"
     subnet["reservations"][0]["option-data"].append({"name": "ntp-servers", "data": "10.0.0.3"})
     assert dhcp_answer(config, "44:38:39:00:00:01", CUMULUS_VC).options["ntp-servers"] == "10.0.0.3"
     # a client outside the class keeps the subnet's
