@@ -22,6 +22,12 @@ from generator.device_data import DeviceDataError, parse_json, parse_yaml
 class NVUEDriver(SSHCliDriver):
     platform = "nvue"
     netmiko_device_type = "cumulus_linux"
+    # NVUE can print an error and still exit 0 (`nv config apply`: ipspace/netlab PR 1726,
+    # "the output of nv config apply shows errors, while the command returns success"), and
+    # NVUE's errors start with "Error:" (NVUE-CLI page examples; netlab, napalm-cumulus and
+    # NVIDIA's own NVOS test harness all match "Error"). So an "Error" line fails a command
+    # whatever its status; the exit status is checked first (ssh.py).
+    error_prefixes = ("Error",)
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
                  optional_args: dict | None = None) -> None:
