@@ -358,10 +358,12 @@ class NvueDevice(Device):
         if "--confirm-status" in flags:
             self._confirm_status(io)
         elif "--confirm-yes" in flags:
+            self._confirm_target(target)
             self._confirm_yes(io)
         elif "--confirm-no" in flags:
             if self.confirm is None:
                 raise CommandError("Error: there is no pending confirm to reject")
+            self._confirm_target(target)
             self._revert("rejected")
             io.write("Pending confirm rejected; previous revision restored\n")
         else:
@@ -417,6 +419,12 @@ class NvueDevice(Device):
     def _record(self, rev_id: int, state: str, message: str) -> None:
         self.history.append({"rev-id": rev_id, "state": state, "message": message,
                              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "user": "cumulus"})
+
+    def _confirm_target(self, target: str | None) -> None:
+        # napalm-cumulus confirms `nv config apply <rev> --confirm-yes` (commands.py table, V3):
+        # a revision that is not the one waiting is refused. The bare form is kept (unverified).
+        if target is not None and (self.confirm is None or target != str(self.confirm.rev_id)):
+            raise CommandError(f"Error: revision {target} is not waiting for confirmation")
 
     def _confirm_status(self, io: Io) -> None:
         if self.confirm is None:
@@ -532,7 +540,9 @@ class NvueDevice(Device):
 
 
 def _parse_duration(text: str) -> int:
+    # NVUE reference, Config Commands: "nv config apply --confirm 60 requires you to confirm
+    # within one hour": a number without a unit is minutes (commands.py table, V2).
     match = _DURATION.match(text)
     if not match:
         raise CommandError(f"Error: invalid confirm time '{text}' (use e.g. 300s, 10m, 1h)")
-    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+    return int(match.group(1)) * {"": 60, "s": 1, "m": 60, "h": 3600}[match.group(2)]
