@@ -325,15 +325,17 @@ def lab_up(
     intent: IntentArg,
     directory: Annotated[str, typer.Option("--dir", help="lab state directory (endpoints.yml, pid, keys)")],
     wiring: Annotated[str | None, typer.Option(
-        "--wiring", help="CSV of the installed cables (a_device,a_port,b_device,b_port[,state,crc_errors]); "
-                         "default: the plan's cabling")] = None,
+        "--wiring", help="CSV of the installed cables (a_device,a_port,b_device,b_port[,state,crc_errors,"
+                         "lldp_portid]); default: the plan's cabling")] = None,
 ) -> None:
     """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
 
     Each switch boots from its factory default with its plan eth0 address (static, in the mgmt VRF)
     and the deploy user. The password is $FABRICGEN_PASSWORD when set, else a random one in DIR/password.
     The switches answer LLDP, interface, BGP and counter commands from the wiring (the plan's cabling
-    unless --wiring gives another).
+    unless --wiring gives another). A host port is heard as lldpd announces it by default: port ID =
+    the NIC's MAC (from hosts.discovered when it has one), description = the netdev; lldp_portid
+    ifname on its cable makes it announce the netdev (lldpd `portidsubtype ifname`).
     """
     import ipaddress
     import os
@@ -364,16 +366,20 @@ def lab_up(
 
 
 def _lab_world(plan, wiring: str | None):
-    """The lab's cables: the wiring file (devices checked against the plan) or the plan's cabling."""
-    from generator.lab.world import WiringError, check_devices, load_wiring, parse_wiring
+    """The lab's cables: the wiring file (devices checked against the plan) or the plan's cabling,
+    with the MACs of the host NICs the discovery file (hosts.discovered) recorded."""
+    from generator.lab.world import WiringError, check_devices, load_wiring, parse_wiring, with_host_macs
     from generator.render.cabling import render_cabling
 
+    found = plan.discovery.hosts if plan.discovery is not None else {}
+    macs = {(name, nic.netdev): nic.mac for name, host in found.items() for nic in host.nics.values() if nic.mac}
     try:
         if wiring is None:
-            return parse_wiring(render_cabling(plan), "cabling.csv")
+            return with_host_macs(parse_wiring(render_cabling(plan), "cabling.csv"), macs)
         world = load_wiring(wiring)
-        check_devices(world, {sw.name for sw in plan.switches} | {h.name for h in plan.hosts}, wiring)
-        return world
+        hosts = {h.name for h in plan.hosts}
+        check_devices(world, {sw.name for sw in plan.switches} | hosts, wiring, hosts)
+        return with_host_macs(world, macs)
     except WiringError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
