@@ -393,3 +393,33 @@ def test_deploy_refuses_a_switch_on_another_release(tmp_path, lab_start, monkeyp
         finally:
             device.close()
     assert not (tmp_path / "backups" / "dt" ).exists() or not list((tmp_path / "backups" / "dt").rglob(f"{odd}.*"))
+
+
+def test_deploy_refuses_a_sonic_switch_on_another_release(tmp_path, lab_start, monkeypatch, capsys):
+    """The SONiC side of the release gate: `show version` says SONiC.202405..., the intent renders
+    202411; refused before backup or provisioning, the factory config_db untouched."""
+    text = INTENT.replace("fabric: {name: dt}", "fabric: {name: ds}\nswitch_os: {name: sonic, version: \"202411\"}\n"
+                          "addressing: {fabric_links: 10.254.0.0/16}")
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(text)
+    plan = run_checks(load_intent(intent)).plan
+    prefix = plan.mgmt_pool.split("/")[1]
+    lab = lab_start([LabDevice(sw.name, "sonic", "202405", mgmt_address=f"{sw.mgmt_ip}/{prefix}", mgmt_mode="dhcp")
+                     for sw in plan.switches], username=plan.deploy_user)
+    monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(tmp_path / "backups"))
+
+    def running(name: str) -> str:
+        device = lab.driver(name, "sonic_fabric")
+        device.open()
+        try:
+            return device.get_config(retrieve="running")["running"]
+        finally:
+            device.close()
+
+    before = {sw.name: running(sw.name) for sw in plan.switches}
+    assert run_deploy(str(intent), endpoints=str(lab.directory / "endpoints.yml"), yes=True, provision=True) == 1
+    out = capsys.readouterr().out
+    for sw in plan.switches:
+        [line] = [ln for ln in out.splitlines() if sw.name in ln and "refused" in ln]
+        assert "runs SONiC 202405, the intent renders 202411" in line, line
+        assert running(sw.name) == before[sw.name]
