@@ -9,7 +9,8 @@ Commands, each printing roughly what sonic-utilities prints (config/main.py, gen
   config reload [-y] [FILE]    load FILE (default the saved startup) under init_cfg.json, no GCU checks
   config save [-y]             running -> /etc/sonic/config_db.json
   sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR
-  show runningconfiguration all | show version
+  show runningconfiguration all (with "bgpraw" from 202311) | show version
+  vtysh -c "show running-config"
 
 Operational state, from the running CONFIG_DB and the lab world (sonic_oper.py has the formats):
   show interfaces status | show interfaces counters (= portstat -j with -j) | portstat -j
@@ -49,6 +50,9 @@ INIT_CFG_FILE = "/etc/sonic/init_cfg.json"
 CHECKPOINTS_DIR = "/etc/sonic/checkpoints"
 CFGGEN = "/usr/local/bin/sonic-cfggen"
 ROLLBACK, RELOAD = "rollback", "reload"
+BGPRAW_FROM = "202311"      # `show runningconfiguration all` adds "bgpraw" (DEVICE_STATE.md, show/main.py)
+# The FRR release each SONiC branch builds (sonic-buildimage rules/frr.mk; approximate, only printed)
+FRR_VERSIONS = {"202305": "8.5.1", "202311": "8.5.1", "202405": "8.5.4", "202411": "10.0.1", "202505": "10.3"}
 log = logging.getLogger("generator.lab")
 
 
@@ -294,7 +298,13 @@ class SonicDevice(Device):
     # --- show / sonic-cfggen ---------------------------------------------
     async def _show(self, args: list[str], io: Io) -> None:
         if args[:2] == ["runningconfiguration", "all"]:
-            io.write(_dump(self.running))
+            # sonic-utilities show/main.py `all`: the output of `sonic-cfggen -d --print-data`, and on a
+            # single-ASIC switch (202311 and later) one more top-level key, "bgpraw", FRR's running
+            # config as one string (`vtysh -c 'show running-config'`), printed with json.dumps(indent=4).
+            output = json.loads(_dump(self.running))
+            if _release_at_least(self.version, BGPRAW_FROM):
+                output["bgpraw"] = frr_running_config(self.running, self.version)
+            io.write(json.dumps(output, indent=4) + "\n")
         elif args[:1] == ["version"]:
             meta = self.running.get("DEVICE_METADATA", {}).get("localhost", {})
             up = int(time.time() - self.booted)
@@ -393,6 +403,8 @@ class SonicDevice(Device):
         if command in (["show", "bgp", "vrf", "default", "neighbors", "json"], ["show", "bgp", "neighbors", "json"],
                        ["show", "ip", "bgp", "neighbors", "json"]):
             io.write(json.dumps(sonic_oper.bgp_neighbors_json(self.name, self.running, self.fabric), indent=2) + "\n")
+        elif command in (["show", "running-config"], ["show", "run"]):
+            io.write(frr_running_config(self.running, self.version))
         else:
             raise CommandError(f"% Unknown command: {' '.join(command) or ' '.join(args)}")
 
@@ -471,6 +483,29 @@ class SonicDevice(Device):
 
 
 # --- helpers -------------------------------------------------------------------------------
+def frr_running_config(running: dict, version: str) -> str:
+    """What `vtysh -c 'show running-config'` prints for the BGP that CONFIG_DB gives FRR (the lab's
+    sketch: header, hostname, router bgp with its neighbors; FRR's own defaults omitted)."""
+    release = sonic_factory.release(version)
+    frr = FRR_VERSIONS.get(release) or FRR_VERSIONS[max((r for r in FRR_VERSIONS if r <= release),
+                                                        default=min(FRR_VERSIONS))]
+    hostname = (running.get("DEVICE_METADATA") or {}).get("localhost", {}).get("hostname") or "sonic"
+    lines = ["Building configuration...", "", "Current configuration:", "!", f"frr version {frr}",
+             "frr defaults traditional", f"hostname {hostname}", "log syslog informational",
+             "log facility local4", "agentx", "no service integrated-vtysh-config", "!"]
+    bgp = sonic_oper.bgp_of(running)
+    if bgp is not None:
+        lines += [f"router bgp {bgp.asn}", f" bgp router-id {bgp.router_id}"]
+        for neighbor in bgp.neighbors.values():
+            peer = neighbor.id if neighbor.numbered else f"{neighbor.id} interface"
+            lines.append(f" neighbor {peer} remote-as {neighbor.remote_as}")
+            if not neighbor.enabled:
+                lines.append(f" neighbor {neighbor.id} shutdown")
+        lines += ["exit", "!"]
+    lines += ["end"]
+    return "\n".join(lines) + "\n"
+
+
 def _dump(config: dict) -> str:
     return json.dumps(config, indent=4, sort_keys=True) + "\n"
 

@@ -155,6 +155,9 @@ def test_provisioning_a_factory_switch(fabric, capsys):
     factory = fab.running()
     meta = factory["DEVICE_METADATA"]["localhost"]
     assert meta["hwsku"] == "ACS-SN5600" and meta["mac"], "the lab must boot like a real SN5600"
+    # as a 202411 image prints it: FRR's config as a string beside the tables
+    assert isinstance(json.loads(fab.shell("show runningconfiguration all")[0])["bgpraw"], str)
+    assert "bgpraw" not in factory
 
     # Day 2 on a factory switch: its SKU and routing mode can only change with a reload.
     code, out, err = fab.deploy(capsys)

@@ -78,6 +78,20 @@ def test_replace_diff_commit_get_config(lab_switch, tmp_path, CONFIG_DB):
     assert lab_switch.compare_config() == ""
 
 
+def test_config_db_is_read_without_bgpraw(lab_switch, factory, CONFIG_DB):
+    # 202311+: `show runningconfiguration all` adds FRR's config as a top-level string
+    shown = json.loads(lab_switch.device.send_command("show runningconfiguration all", read_timeout=15))
+    assert isinstance(shown.pop("bgpraw"), str)
+    assert factory == shown and "bgpraw" not in factory
+    lab_switch.load_replace_candidate(config=json.dumps(CONFIG_DB))
+    assert "bgpraw" not in lab_switch.compare_config()
+    assert all(not op["path"].startswith("/bgpraw") for op in lab_switch.patch_ops)
+    lab_switch.discard_config()
+    lab_switch.load_provision_candidate(config=json.dumps(CONFIG_DB))
+    assert "bgpraw" not in lab_switch.staged_base
+    lab_switch.discard_config()
+
+
 def test_merge_candidate(lab_switch, CONFIG_DB):
     commit(lab_switch, CONFIG_DB)
     lab_switch.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet0": {"mtu": "9100"}}}))

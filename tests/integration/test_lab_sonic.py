@@ -41,7 +41,8 @@ class Shell:
             sftp.close()
 
     def running(self) -> dict:
-        return json.loads(self.run("show runningconfiguration all"))
+        """CONFIG_DB (what `show runningconfiguration all` prints before it adds "bgpraw")."""
+        return json.loads(self.run("sonic-cfggen -d --print-data"))
 
     def close(self) -> None:
         self.conn.disconnect()
@@ -95,6 +96,23 @@ def test_factory_config_db(lab, shell):
     assert json.loads(shell.run("sonic-cfggen -d --print-data")) == running
     status, other = exec_status(lab, "sw2", "sonic-cfggen -d -v DEVICE_METADATA.localhost.mac")
     assert status == 0 and other.strip() not in ("", mac), "each switch has its own base MAC"
+
+
+def test_show_runningconfiguration_all_adds_bgpraw_from_202311(lab, shell, lab_start):
+    # sonic-utilities show/main.py: sonic-cfggen -d --print-data, then output['bgpraw'] = FRR's
+    # `show running-config` as one string (single-ASIC), json.dumps(indent=4)
+    shown = json.loads(shell.run("show runningconfiguration all"))
+    raw = shown.pop("bgpraw")
+    assert isinstance(raw, str) and raw.startswith("Building configuration...") and "hostname sw1" in raw
+    assert raw.rstrip().endswith("end") and raw == shell.run('vtysh -c "show running-config"') + "\n"
+    assert shown == shell.running(), "the rest is config_db, table by table"
+    assert list(json.loads(shell.run("show runningconfiguration all")))[-1] == "bgpraw"
+    older = lab_start([LabDevice("old", "sonic", "202305")], username="admin", subdir="old")
+    session = Shell(older, "old")
+    try:
+        assert "bgpraw" not in json.loads(session.run("show runningconfiguration all"))
+    finally:
+        session.close()
 
 
 def test_apply_patch_allowed_and_refused(lab, shell):

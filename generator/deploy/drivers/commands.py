@@ -121,7 +121,11 @@ class SonicCommands:
     rollback: str = "sudo config rollback {name}"
     list_checkpoints: str = "sudo config list-checkpoints"
     save: str = "sudo config save -y"
-    show_running: str = "show runningconfiguration all"
+    # config_db exactly: `show runningconfiguration all` is this command's output plus, on 202311+
+    # single-ASIC images, a top-level "bgpraw" string with FRR's config (sonic-utilities
+    # show/main.py), which is no table: never in a candidate, a patch or a day-0 file. Same
+    # privileges as `show` (it runs this very command as the calling user).
+    show_running: str = "sonic-cfggen -d --print-data"
     show_startup: str = "cat /etc/sonic/config_db.json"
     show_version: str = "show version"
     confirm_start: str = "sudo fabricgen-confirm start {seconds} {checkpoint}"

@@ -221,16 +221,31 @@ class SonicDriver(SSHCliDriver):
 
     # --- getters --------------------------------------------------------
     def _running(self) -> dict:
-        running = self._json(self.commands.show_running)
+        return self._running_text()[1]
+
+    def _running_text(self) -> tuple[str, dict]:
+        """The running config_db as printed and parsed: an object of tables, each an object of rows.
+        Anything else beside the tables (what `show runningconfiguration all` adds as "bgpraw") is
+        refused by name rather than carried into a candidate or a day-0 file."""
+        command = self.commands.show_running
+        output = self._check(command)
+        try:
+            running = parse_json(output, f"`{command}`") if output.strip() else {}
+        except DeviceDataError as exc:
+            raise CommandFailed(f"{self.where}: {exc}") from None
         if not isinstance(running, dict):
             raise CommandFailed(f"{self.where}: the running config_db is not a JSON object")
-        return running
+        odd = sorted(str(k) for k, rows in running.items() if not isinstance(rows, dict))
+        if odd:
+            raise CommandFailed(f"{self.where}: `{command}` printed {', '.join(odd[:3])} beside the config_db "
+                                "tables (not an object of rows)")
+        return output, running
 
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False,
                    format: str = "text") -> dict:
         config = {"running": "", "startup": "", "candidate": ""}
         if retrieve in ("all", "running"):
-            config["running"] = self._check(self.commands.show_running) + "\n"
+            config["running"] = self._running_text()[0] + "\n"
         if retrieve in ("all", "startup"):
             config["startup"] = self._check(self.commands.show_startup) + "\n"
         if retrieve in ("all", "candidate") and self._candidate is not None:
