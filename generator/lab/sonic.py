@@ -21,35 +21,32 @@ Operational state, from the running CONFIG_DB and the lab world (sonic_oper.py h
 When the running config no longer gives eth0 the address the lab serves the switch on, new SSH
 connections are refused until a rollback or reload gives it back; sessions already open keep working.
 
-SONiC has no commit-confirm. The lab (and a real switch, via a small helper script the deploy
-installs) provides `fabricgen-confirm`:
+SONiC has no commit-confirm, and the factory image has no fabricgen tool. What the deploy uses to
+revert an unconfirmed change and to run `config reload` beyond its SSH session are stock systemd
+tools, simulated in sonic_systemd.py:
 
-  fabricgen-confirm start <seconds> <checkpoint>   `config rollback <checkpoint>` unless stopped in time
-  fabricgen-confirm start-reload <seconds>         `config reload -y` of the saved startup unless stopped
-  fabricgen-confirm stop                           keep the running config (confirm)
-  fabricgen-confirm status                         JSON {"pending", "remaining", "checkpoint", "mode"}
+  systemd-run [--unit NAME] [--on-active=SPAN] [--description TEXT] COMMAND...
+  systemctl stop|show|is-active|reset-failed UNIT...
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import logging
 import re
 import time
 import zlib
-from dataclasses import dataclass
 
 from generator.lab import sonic_factory, sonic_gcu, sonic_oper
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import Management, lease_for
+from generator.lab.sonic_systemd import Systemd
 
 STARTUP_FILE = "/etc/sonic/config_db.json"
 INIT_CFG_FILE = "/etc/sonic/init_cfg.json"
 CHECKPOINTS_DIR = "/etc/sonic/checkpoints"
 CFGGEN = "/usr/local/bin/sonic-cfggen"
-ROLLBACK, RELOAD = "rollback", "reload"
 BGPRAW_FROM = "202311"      # `show runningconfiguration all` adds "bgpraw" (DEVICE_STATE.md, show/main.py)
 # The FRR release each SONiC branch builds (sonic-buildimage rules/frr.mk; approximate, only printed)
 FRR_VERSIONS = {"202305": "8.5.1", "202311": "8.5.1", "202405": "8.5.4", "202411": "10.0.1", "202505": "10.3"}
@@ -66,14 +63,6 @@ class ClickFailure(CommandError):
                          f"Error: {reason}")
 
 
-@dataclass
-class ConfirmTimer:
-    mode: str                    # ROLLBACK | RELOAD
-    checkpoint: str | None       # ROLLBACK only
-    deadline: float
-    handle: asyncio.TimerHandle
-
-
 class SonicDevice(Device):
     os_name = "sonic"
 
@@ -83,7 +72,7 @@ class SonicDevice(Device):
         self.mgmt = mgmt or lease_for(0)
         self.running: dict = sonic_factory.factory_config_db(platform, self.name, self.version, self.mgmt)
         self.checkpoints: dict[str, dict] = {}
-        self.timer: ConfirmTimer | None = None
+        self.systemd = Systemd(self.name, self.run, lambda name: name in self._handlers())
         self.cut_off: str | None = None  # why new logins are refused, while they are
         self.write_file(INIT_CFG_FILE, _dump(sonic_factory.init_cfg()))
         self._save()
@@ -96,18 +85,21 @@ class SonicDevice(Device):
         return self.cut_off
 
     # --- dispatch -------------------------------------------------------
+    def _handlers(self) -> dict:
+        return {"config": self._config, "show": self._show, "sonic-cfggen": self._cfggen,
+                "portstat": self._portstat, "pfcstat": self._pfcstat, "wredstat": self._wredstat,
+                "lldpctl": self._lldpctl, "docker": self._docker, "vtysh": self._vtysh,
+                "systemd-run": self.systemd.systemd_run, "systemctl": self.systemd.systemctl}
+
     async def run(self, argv: list[str], io: Io) -> int | None:
-        handlers = {"config": self._config, "show": self._show, "fabricgen-confirm": self._confirm,
-                    "sonic-cfggen": self._cfggen, "portstat": self._portstat, "pfcstat": self._pfcstat,
-                    "wredstat": self._wredstat, "lldpctl": self._lldpctl, "docker": self._docker,
-                    "vtysh": self._vtysh}
-        handler = handlers.get(argv[0]) if argv else None
+        handler = self._handlers().get(argv[0]) if argv else None
         if handler is None:
             return None
         try:
             await handler(argv[1:], io)
         except CommandError as exc:
-            io.write(f"{exc}\n")
+            if str(exc):
+                io.write(f"{exc}\n")
             return getattr(exc, "status", 1)
         return 0
 
@@ -266,7 +258,8 @@ class SonicDevice(Device):
         self._config_serial += 1
         loss = sonic_factory.management_loss(config, self.mgmt)
         if loss and not self.cut_off:
-            until = (f"until the confirm timer ({self.timer.mode}) fires" if self.timer
+            timers = self.systemd.waiting_timers()
+            until = (f"until {timers[0].id} fires ({timers[0].description})" if timers
                      else "until a config rollback or config reload restores it")
             log.warning("%s: %s cuts management: %s; new SSH logins to %s are refused %s",
                         self.name, why, loss, self.mgmt.ip, until)
@@ -433,53 +426,6 @@ class SonicDevice(Device):
             io.write(_render_var(data, expr) + "\n")
         if print_data:
             io.write(_dump(data))
-
-    # --- fabricgen-confirm ------------------------------------------------
-    async def _confirm(self, args: list[str], io: Io) -> None:
-        if args[:1] == ["start"] and len(args) == 3 and args[1].isdigit():
-            if args[2] not in self.checkpoints:
-                raise CommandError(f"Error: Checkpoint '{args[2]}' does not exist")
-            self._start_timer(ROLLBACK, int(args[1]), args[2])
-            io.write(f"confirm timer started: rollback to {args[2]} in {args[1]}s\n")
-        elif args[:1] == ["start-reload"] and len(args) == 2 and args[1].isdigit():
-            self._start_timer(RELOAD, int(args[1]), None)
-            io.write(f"confirm timer started: config reload of {STARTUP_FILE} in {args[1]}s\n")
-        elif args == ["stop"]:
-            if self.timer is None:
-                raise CommandError("Error: no confirm timer is running")
-            self.timer.handle.cancel()
-            self.timer = None
-            io.write("confirm timer stopped\n")
-        elif args == ["status"]:
-            timer = self.timer
-            status = {"pending": timer is not None,
-                      "remaining": max(0, round(timer.deadline - time.monotonic())) if timer else 0,
-                      "checkpoint": timer.checkpoint if timer else None,
-                      "mode": timer.mode if timer else None}
-            io.write(json.dumps(status) + "\n")
-        else:
-            raise CommandError("Usage: fabricgen-confirm start <seconds> <checkpoint> | start-reload <seconds> "
-                               "| stop | status")
-
-    def _start_timer(self, mode: str, seconds: int, checkpoint: str | None) -> None:
-        if self.timer is not None:
-            raise CommandError("Error: a confirm timer is already running")
-        handle = asyncio.get_running_loop().call_later(seconds, self._expire)
-        self.timer = ConfirmTimer(mode, checkpoint, time.monotonic() + seconds, handle)
-
-    def _expire(self) -> None:
-        timer, self.timer = self.timer, None
-        if timer is None:
-            return
-        try:
-            if timer.mode == RELOAD:
-                config, _ = self._reloaded(self._load_config_db(STARTUP_FILE), STARTUP_FILE)
-                self._set_running(config, "confirm timer: config reload")
-            else:
-                new = self._gcu(self.running, target=copy.deepcopy(self.checkpoints[timer.checkpoint]))
-                self._set_running(new, f"confirm timer: rollback {timer.checkpoint}")
-        except (CommandError, sonic_gcu.GcuError, KeyError) as exc:
-            log.warning("%s: confirm timer (%s) failed: %s", self.name, timer.mode, _reason(exc))
 
 
 # --- helpers -------------------------------------------------------------------------------

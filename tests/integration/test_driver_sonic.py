@@ -121,9 +121,15 @@ def test_revert_in_reverts_without_confirm(lab_switch, lab_wait, CONFIG_DB, SECO
     commit(lab_switch, CONFIG_DB)
     commit(lab_switch, SECOND, revert_in=2)
     assert lab_switch.has_pending_commit()
+    # the timer is systemd's, armed with stock systemd-run; it names what it will run
+    shown = lab_switch.device.send_command("systemctl show fabricgen-confirm.timer -p Description,SubState")
+    assert "SubState=waiting" in shown and "Description=fabricgen commit-confirm: config rollback fabricgen-" in shown
     assert running(lab_switch)["PORT"]["Ethernet0"]["mtu"] == "9100"
     assert lab_wait(lambda: not lab_switch.has_pending_commit(), timeout=6)
     assert running(lab_switch) == CONFIG_DB
+    with pytest.raises(CommitError, match="no commit is pending"):
+        lab_switch.confirm_commit()       # too late: the timer reverted it, nothing is saved
+    assert json.loads(lab_switch.get_config(retrieve="startup")["startup"]) == CONFIG_DB
 
 
 def test_confirm_keeps(lab_switch, CONFIG_DB):

@@ -186,21 +186,72 @@ def test_reload_save_and_startup(lab, shell):
     assert bare["PORT"] == running["PORT"] and bare["FEATURE"] == running["FEATURE"]
 
 
-def test_start_reload_timer_restores_the_saved_startup(lab, shell, lab_wait):
+ARM = "sudo systemd-run --unit fabricgen-confirm --on-active={s}s --description 'fabricgen commit-confirm: {c}' {c}"
+
+
+def show(shell, *units: str) -> dict[str, dict[str, str]]:
+    """systemctl show: Key=Value lines, a blank line between units."""
+    out = shell.run(f"systemctl show {' '.join(units)} -p Id,Description,LoadState,ActiveState,SubState,Result")
+    blocks = [dict(line.split("=", 1) for line in b.splitlines() if "=" in line) for b in out.strip().split("\n\n")]
+    return {b["Id"]: b for b in blocks}
+
+
+def test_factory_image_has_no_fabricgen_tool(lab):
+    status, out = exec_status(lab, "sw1", "sudo fabricgen-confirm status")
+    assert status == 127 and "fabricgen-confirm: command not found" in out
+
+
+def test_systemd_timer_reloads_the_saved_startup(lab, shell, lab_wait):
     startup = shell.running()
     candidate = json.loads(json.dumps(startup))
     candidate["DEVICE_METADATA"]["localhost"]["hwsku"] = "Mellanox-SN5600-O128"
     candidate["MGMT_INTERFACE"] = {"eth0|10.30.0.50/24": {"gwaddr": "10.30.0.1"}}   # and a new address
     shell.put("/tmp/day0.json", candidate)
-    assert "confirm timer started" in shell.run("sudo fabricgen-confirm start-reload 2")
-    status = json.loads(shell.run("sudo fabricgen-confirm status"))
-    assert status["pending"] and status["mode"] == "reload" and status["checkpoint"] is None
+    out = shell.run(ARM.format(s=2, c="config reload -y"))
+    assert out.splitlines() == ["Running timer as unit: fabricgen-confirm.timer",
+                                "Will run service as unit: fabricgen-confirm.service"]
+    units = show(shell, "fabricgen-confirm.timer", "fabricgen-confirm.service")
+    timer, service = units["fabricgen-confirm.timer"], units["fabricgen-confirm.service"]
+    assert (timer["ActiveState"], timer["SubState"]) == ("active", "waiting")
+    assert timer["Description"] == "fabricgen commit-confirm: config reload -y"
+    assert (service["LoadState"], service["ActiveState"]) == ("loaded", "inactive")
     shell.run("sudo config reload -y /tmp/day0.json")
     assert shell.running()["DEVICE_METADATA"]["localhost"]["hwsku"] == "Mellanox-SN5600-O128"
     refused(lab, "sw1")
-    assert lab_wait(lambda: not json.loads(shell.run("sudo fabricgen-confirm status"))["pending"], timeout=6)
+    # fired, ran `config reload -y` under systemd (not under any session), and both units are gone
+    assert lab_wait(lambda: show(shell, "fabricgen-confirm.timer")["fabricgen-confirm.timer"]["LoadState"]
+                    == "not-found", timeout=8)
+    assert show(shell, "fabricgen-confirm.service")["fabricgen-confirm.service"]["LoadState"] == "not-found"
     assert shell.running() == startup
     assert exec_status(lab, "sw1", "hostname")[0] == 0      # logins work again
+
+
+def test_systemd_run_unit_names_and_stop(lab, shell, lab_wait):
+    shell.run("sudo config checkpoint cp1")
+    assert "Running timer as unit" in shell.run(ARM.format(s=60, c="config rollback cp1"))
+    # a name in use: refused as systemd 252 refuses it, exit status 1
+    status, out = exec_status(lab, "sw1", "sudo systemd-run --unit fabricgen-confirm --on-active=5s config rollback cp1")
+    assert status == 1
+    assert out.strip() == ("Failed to start transient timer unit: Unit fabricgen-confirm.timer was already loaded "
+                           "or has a fragment file.")
+    assert exec_status(lab, "sw1", "systemctl is-active fabricgen-confirm.timer") == (0, "active\n")
+    assert shell.run("sudo systemctl stop fabricgen-confirm.timer") == ""
+    assert exec_status(lab, "sw1", "systemctl is-active fabricgen-confirm.timer") == (3, "inactive\n")
+    status, out = exec_status(lab, "sw1", "sudo systemctl stop fabricgen-confirm.timer")
+    assert (status, out) == (5, "Failed to stop fabricgen-confirm.timer: Unit fabricgen-confirm.timer not loaded.\n")
+    # a service that fails stays loaded as failed and blocks the name until reset-failed
+    assert shell.run("sudo systemd-run --unit fabricgen-confirm config rollback no-such-checkpoint") == (
+        "Running as unit: fabricgen-confirm.service")
+    assert lab_wait(lambda: show(shell, "fabricgen-confirm.service")["fabricgen-confirm.service"]["ActiveState"]
+                    == "failed", timeout=5)
+    assert show(shell, "fabricgen-confirm.service")["fabricgen-confirm.service"]["Result"] == "exit-code"
+    status, out = exec_status(lab, "sw1", ARM.format(s=5, c="config rollback cp1"))
+    assert status == 1 and "Unit fabricgen-confirm.service was already loaded or has a fragment file." in out
+    shell.run("sudo systemctl reset-failed fabricgen-confirm.service")
+    assert "Running timer as unit" in shell.run(ARM.format(s=60, c="config rollback cp1"))
+    shell.run("sudo systemctl stop fabricgen-confirm.timer")
+    status, out = exec_status(lab, "sw1", "sudo systemd-run --unit x no-such-tool")
+    assert status == 1 and "Failed to find executable no-such-tool" in out
 
 
 def test_rollback_timer_and_faults(lab, shell, lab_wait):
@@ -208,8 +259,7 @@ def test_rollback_timer_and_faults(lab, shell, lab_wait):
     before = shell.running()
     shell.put("/tmp/p.json", [{"op": "add", "path": "/PORT/Ethernet8/description", "value": "x"}])
     shell.run("sudo config apply-patch /tmp/p.json")
-    assert "rollback to cp1 in 1s" in shell.run("sudo fabricgen-confirm start 1 cp1")
-    assert json.loads(shell.run("sudo fabricgen-confirm status"))["mode"] == "rollback"
+    assert "Running timer as unit" in shell.run(ARM.format(s=1, c="config rollback cp1"))
     assert lab_wait(lambda: shell.running() == before, timeout=5)
 
     set_faults(lab.directory, "sw1", {"apply_error": "swss is not ready"})

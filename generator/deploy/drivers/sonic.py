@@ -9,8 +9,9 @@ lacks). fabricgen builds the target from the running config with only its own ta
 Day 0 (load_provision_candidate): a full config_db loaded with `config reload -y FILE`; the
 startup file is written (`config save`) only when the commit is confirmed, so the confirm
 timer's `config reload` of the untouched startup file is the rollback.
-SONiC has no commit-confirm: `revert_in` uses the `fabricgen-confirm` timer described in
-commands.SonicCommands. optional_args: port, known_hosts, accept_new_host_keys, key_file.
+SONiC has no commit-confirm: `revert_in` arms a stock systemd timer (`systemd-run --on-active`)
+that runs the undo unless it is stopped; commands.SonicCommands lists every command sent.
+optional_args: port, known_hosts, accept_new_host_keys, key_file.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import datetime as dt
 import difflib
 import json
 import re
+import shlex
 
 import jsonpatch
 from napalm.base import models
@@ -32,6 +34,10 @@ from generator.device_data import DeviceDataError, parse_json
 
 PATCH = "patch"
 RELOAD = "reload"
+ROLLBACK = "rollback"
+# The Description the deploy gives its timer names what the timer will run (systemctl show reads it back)
+_DESCRIPTION = re.compile(r"^fabricgen commit-confirm: config (?:rollback (\S+)|reload -y)$")
+_RUNNING = "Running {what}as unit: {unit}"          # systemd-run's line once the unit is started
 
 
 class SonicDriver(SSHCliDriver):
@@ -146,11 +152,12 @@ class SonicDriver(SSHCliDriver):
         if not self._ops:
             return
         checkpoint = self._checkpoint()
+        # The timer first: a refused arm (the unit name is taken) changes nothing on the switch.
+        if revert_in is not None:
+            self._arm(revert_in, self.commands.revert_rollback.format(name=checkpoint))
         self._check(self.commands.apply_patch.format(path=self.remote_path(self.commands.patch_path)),
                     read_timeout=max(self.timeout, 120))
-        if revert_in is not None:
-            self._check(self.commands.confirm_start.format(seconds=int(revert_in), checkpoint=checkpoint))
-        else:
+        if revert_in is None:
             self._check(self.commands.save)
 
     def _commit_reload(self, revert_in: int | None) -> None:
@@ -160,7 +167,7 @@ class SonicDriver(SSHCliDriver):
         # The timer first: if the reload cuts this session, the switch still goes back to its
         # saved startup config on its own.
         if revert_in is not None:
-            self._check(self.commands.confirm_start_reload.format(seconds=int(revert_in)))
+            self._arm(revert_in, self.commands.revert_reload)
         try:
             self._check(self.commands.reload.format(path=self.remote_path(self.commands.candidate_path)),
                         read_timeout=max(self.timeout, 300))
@@ -171,9 +178,74 @@ class SonicDriver(SSHCliDriver):
         if revert_in is None:
             self._check(self.commands.save)
 
+    # --- the confirm timer: stock systemd (commands.SonicCommands) ---------------------------
+    def _systemd_run(self, template: str, unit: str, kind: str, command: str, description: str,
+                     **fields) -> None:
+        """Start a transient unit; systemd-run's own line is the proof that it runs."""
+        output = self._check(template.format(unit=unit, description=shlex.quote(description), command=command,
+                                             **fields))
+        started = _RUNNING.format(what="timer " if kind == "timer" else "", unit=f"{unit}.{kind}")
+        if started in output:
+            return
+        said = " ".join(output.split())[:200] or "nothing"
+        if "already loaded" in output or "already exists" in output:
+            raise CommandFailed(f"{unit}.{kind} cannot be started, a unit of that name is already on the switch "
+                                f"(another run's timer, or a revert that failed: `systemctl status {unit}.service`, "
+                                f"then `sudo systemctl reset-failed {unit}.service`); systemd-run said: {said}")
+        raise CommandFailed(f"systemd-run did not start {unit}.{kind}: {said}")
+
+    def _arm(self, seconds: int, command: str) -> None:
+        self._systemd_run(self.commands.run_timer, self.commands.confirm_unit, "timer", command,
+                          self.commands.confirm_description.format(command=command), seconds=int(seconds))
+
+    def _units(self, *names: str) -> dict[str, dict[str, str]]:
+        """`systemctl show` of units: {Id: {property: value}} (Key=Value lines, a blank line between units)."""
+        output = self._check(self.commands.show_units.format(units=" ".join(names)))
+        units: dict[str, dict[str, str]] = {}
+        for block in re.split(r"\n\s*\n", output.strip()):
+            props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+            if props.get("Id"):
+                units[props["Id"]] = props
+        missing = [n for n in names if n not in units]
+        if missing:
+            raise CommandFailed(f"`systemctl show` printed nothing for {', '.join(missing)}: "
+                                f"{' '.join(output.split())[:120]!r}")
+        return units
+
+    def _confirm_status(self) -> dict:
+        unit = self.commands.confirm_unit
+        try:
+            units = self._units(f"{unit}.timer", f"{unit}.service")
+        except CommandFailed as exc:
+            raise CommitError(f"{self.where}: cannot read the confirm timer ({unit}.timer): {exc}") from None
+        timer, service = units[f"{unit}.timer"], units[f"{unit}.service"]
+        waiting = timer.get("ActiveState") == "active" and timer.get("SubState") == "waiting"
+        match = _DESCRIPTION.match(timer.get("Description", "") if waiting else service.get("Description", ""))
+        return {"pending": waiting,
+                "reverting": service.get("ActiveState") in ("active", "activating", "deactivating", "reloading"),
+                "failed": service.get("ActiveState") == "failed",
+                "ours": bool(match),
+                "mode": None if not match else (ROLLBACK if match.group(1) else RELOAD),
+                "checkpoint": match.group(1) if match else None,
+                "description": timer.get("Description", "")}
+
+    def _stop_timer(self) -> None:
+        """Stop the confirm timer and make sure it is gone and its revert did not start."""
+        unit = self.commands.confirm_unit
+        said = " ".join(self._check(self.commands.stop_unit.format(unit=f"{unit}.timer")).split())
+        if said:
+            # systemctl stop is silent when it stops the unit; "Unit ... not loaded." means the timer
+            # already fired (the switch reverted) or someone else stopped it
+            raise CommandFailed(f"systemctl stop {unit}.timer: {said[:200]}")
+        status = self._confirm_status()
+        if status["reverting"]:
+            raise CommandFailed(f"{unit}.timer fired before it was stopped: the switch is reverting")
+        if status["pending"]:
+            raise CommandFailed(f"{unit}.timer is still waiting after systemctl stop")
+
     def _restore_startup(self) -> None:
         try:
-            self._check(self.commands.confirm_stop)
+            self._stop_timer()
         finally:
             self._check(self.commands.reload_startup, read_timeout=max(self.timeout, 300))
 
@@ -181,29 +253,32 @@ class SonicDriver(SSHCliDriver):
         if not self.has_pending_commit():
             raise CommitError(f"{self.where}: no commit is pending confirmation")
         try:
-            self._check(self.commands.confirm_stop)
+            self._stop_timer()
             self._check(self.commands.save)
         except CommandFailed as exc:
             raise CommitError(f"{self.where}: {exc}") from None
 
     def has_pending_commit(self) -> bool:
-        return bool(self._confirm_status().get("pending"))
-
-    def _confirm_status(self) -> dict:
-        try:
-            return self._json(self.commands.confirm_status)
-        except CommandFailed as exc:
-            raise CommitError(f"{self.where}: fabricgen-confirm is missing or broken on the switch: {exc}") from None
+        """The confirm timer waits, or the revert it started is still running: either way the
+        running config is not settled."""
+        status = self._confirm_status()
+        return bool(status["pending"] or status["reverting"])
 
     def rollback(self) -> None:
         status = self._confirm_status()
+        unit = self.commands.confirm_unit
+        if status["reverting"]:
+            raise CommitError(f"{self.where}: {unit}.timer already fired; the switch is reverting on its own")
+        if status["pending"] and not status["ours"]:
+            raise CommitError(f"{self.where}: {unit}.timer on the switch is not one fabricgen armed "
+                              f"(Description={status['description']!r}); leave it to its owner")
         try:
-            if status.get("pending") and status.get("mode") == RELOAD:
+            if status["pending"] and status["mode"] == RELOAD:
                 # day 0: the startup file was never overwritten; reloading it is the undo
                 self._restore_startup()
                 return
-            if status.get("pending"):
-                self._check(self.commands.confirm_stop)
+            if status["pending"]:
+                self._stop_timer()
                 checkpoint = status["checkpoint"]
             else:
                 checkpoint = self._last_checkpoint or self._newest_checkpoint()
