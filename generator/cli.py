@@ -148,13 +148,7 @@ def render(
     except (OutputError, ValueError) as exc:
         _err(f"error: {exc}")
         raise typer.Exit(1) from None
-    loaded, result = _check(intent)
-    if result.errors or result.plan is None:
-        _print_findings(result, True)
-        _err(f"error: {intent}: {_summary(result)}; nothing written")
-        raise typer.Exit(1)
-    for f in result.warnings:
-        _err(f.one_line())
+    loaded, result = _checked_or_exit(intent)
     if sonic_yang:
         problems = _sonic_yang_findings(result.plan, sonic_yang)
         if problems:
@@ -174,6 +168,19 @@ def render(
     typer.echo(f"{plan.fabric}: {plan.kind}, {len(plan.switches)} switches ({tiers}), {len(plan.hosts)} hosts, "
                f"{len(plan.links)} links, {file_count} files -> {out} "
                f"({len(result.warnings)} warning(s), {time.perf_counter() - started:.2f} s)")
+
+
+def _checked_or_exit(intent: str):
+    """(loaded, result) of an intent that passes every check, its warnings printed; else the
+    findings, one summary line and exit 1 (nothing is written by the caller)."""
+    loaded, result = _check(intent)
+    if result.errors or result.plan is None:
+        _print_findings(result, True)
+        _err(f"error: {intent}: {_summary(result)}; nothing written")
+        raise typer.Exit(1)
+    for f in result.warnings:
+        _err(f.one_line())
+    return loaded, result
 
 
 @app.command()
@@ -204,13 +211,7 @@ def day0(
     except OutputError as exc:
         _err(f"error: {exc}")
         raise typer.Exit(1) from None
-    loaded, result = _check(intent)
-    if result.errors or result.plan is None:
-        _print_findings(result, True)
-        _err(f"error: {intent}: {_summary(result)}; nothing written")
-        raise typer.Exit(1)
-    for f in result.warnings:
-        _err(f.one_line())
+    loaded, result = _checked_or_exit(intent)
     plan = result.plan
     try:
         inv = EMPTY if inventory is None else load_inventory(inventory, plan)
@@ -378,13 +379,23 @@ def lab_up(
     wiring: Annotated[str | None, typer.Option(
         "--wiring", help="CSV of the installed cables (a_device,a_port,b_device,b_port[,state,crc_errors]); "
                          "default: the plan's cabling")] = None,
+    nos_version: Annotated[str | None, typer.Option(
+        "--nos-version", help="the NOS release the switches run (default: the intent's switch_os.version), "
+                              "e.g. 5.9 or 202405")] = None,
+    ztp: Annotated[bool, typer.Option(
+        "--ztp", help="boot as from the factory with ZTP on: eth0 on DHCP, factory config and login; "
+                      "`lab ztp` provisions them")] = False,
+    inventory: Annotated[str | None, typer.Option(
+        "--inventory", help="with --ztp: name,serial,mac of each switch (its label's eth0 MAC and serial)")] = None,
 ) -> None:
     """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
 
     Each switch boots from its factory default with its plan eth0 address (static, in the mgmt VRF)
     and the deploy user. The password is $FABRICGEN_PASSWORD when set, else a random one in DIR/password.
     The switches answer LLDP, interface, BGP and counter commands from the wiring (the plan's cabling
-    unless --wiring gives another).
+    unless --wiring gives another). With --ztp they boot as shipped instead: eth0 a DHCP client,
+    the factory hostname and login (cumulus / admin, with the lab password), the inventory's MAC and
+    serial, waiting for `fabricgen lab ztp`.
     """
     import ipaddress
     import os
@@ -398,20 +409,107 @@ def lab_up(
         _print_findings(result, True)
         raise typer.Exit(1)
     p = result.plan
-    version = ".".join(map(str, p.switch_os_version))
-    pool = ipaddress.IPv4Network(p.mgmt_pool)
-    # The gateway of the intent's management section, else the pool's first address (as the plan's).
-    gateway = p.management.gateway if p.management is not None else str(pool.network_address + 1)
-    devices = [LabDevice(sw.name, p.switch_os, version, mgmt_address=f"{sw.mgmt_ip}/{pool.prefixlen}",
-                         mgmt_gateway=gateway) for sw in p.switches]
+    if inventory is not None and not ztp:
+        _err("error: lab up: --inventory is for --ztp (the MACs and serials of factory switches); add --ztp")
+        raise typer.Exit(1)
+    if ztp and inventory is None:
+        _err("error: lab up: --ztp needs --inventory CSV (name,serial,mac): a factory switch is known by its "
+             "eth0 MAC, which the DHCP reservations of `fabricgen day0` name")
+        raise typer.Exit(1)
+    version = _lab_version(p, nos_version)
+    password = os.environ.get(PASSWORD_ENV) or None
     world = _lab_world(p, wiring)
+    if ztp:
+        devices, username, ztp_user = _ztp_devices(p, inventory, version, password)
+    else:
+        pool = ipaddress.IPv4Network(p.mgmt_pool)
+        # The gateway of the intent's management section, else the pool's first address (as the plan's).
+        gateway = p.management.gateway if p.management is not None else str(pool.network_address + 1)
+        devices = [LabDevice(sw.name, p.switch_os, version, mgmt_address=f"{sw.mgmt_ip}/{pool.prefixlen}",
+                             mgmt_gateway=gateway) for sw in p.switches]
+        username, ztp_user = p.deploy_user, None
     try:
-        endpoints = start(devices, Path(directory), username=p.deploy_user,
-                          password=os.environ.get(PASSWORD_ENV) or None, world=world)
+        endpoints = start(devices, Path(directory), username=username, password=password, world=world,
+                          ztp_user=ztp_user)
     except LabError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
-    typer.echo(f"{len(devices)} simulated {p.switch_os} switches up; endpoints: {endpoints}")
+    how = " waiting for ZTP (`fabricgen lab ztp`)" if ztp else ""
+    typer.echo(f"{len(devices)} simulated {p.switch_os} switches up{how}; endpoints: {endpoints}")
+
+
+def _lab_version(plan, nos_version: str | None) -> str:
+    """The release the lab's switches run: --nos-version, checked for the NOS, else the intent's."""
+    import re
+
+    if nos_version is None:
+        return ".".join(map(str, plan.switch_os_version))
+    if plan.switch_os == "cumulus":
+        from generator.lab.schema import schema_for
+
+        ok = re.fullmatch(r"5\.\d{1,2}(\.\d{1,2})?", nos_version) is not None
+        if ok:
+            try:
+                schema_for(nos_version)
+            except (ValueError, KeyError):
+                ok = False
+        example = "5.9 or 5.11"
+    else:
+        ok = re.fullmatch(r"(\d{6}|\d{4}\.\d{1,2})", nos_version) is not None
+        example = "202405 or 202411"
+    if not ok:
+        _err(f"error: lab up: --nos-version {nos_version!r} is not a {plan.switch_os} release the lab runs; "
+             f"give e.g. {example}")
+        raise typer.Exit(1)
+    return nos_version
+
+
+def _ztp_devices(plan, inventory: str, version: str, password: str | None):
+    """(LabDevice per inventory switch, factory login, the login after ZTP) for `lab up --ztp`."""
+    from generator.day0.inventory import InventoryError, load_inventory
+    from generator.lab.control import LabDevice
+    from generator.lab.factory import check_password
+
+    try:
+        inv = load_inventory(inventory, plan)
+    except InventoryError as exc:
+        _err(f"error: lab up: {exc}")
+        raise typer.Exit(1) from None
+    rows = inv.switches
+    # A switch without a row is racked too, but nobody wrote its MAC down: it boots with one from
+    # its name, and the kit's Kea has no reservation for it (`lab ztp`: no DHCP answer).
+    from generator.lab.world import chassis_mac
+    from generator.plan.sonic_catalog import sonic_platform
+
+    # a SONiC switch boots its model's default SKU when the lab has that platform's data (else SN5600's)
+    models = {sw.name: sw.model if plan.switch_os == "sonic" and sonic_platform(sw.model) else None
+              for sw in plan.switches}
+    devices = [LabDevice(sw.name, plan.switch_os, version, mgmt_mode="dhcp", ztp=True,
+                         mac=rows[sw.name].mac if sw.name in rows else chassis_mac(sw.name),
+                         serial=rows[sw.name].serial if sw.name in rows else None,
+                         model=models[sw.name])
+               for sw in plan.switches]
+    missing = [sw.name for sw in plan.switches if sw.name not in rows]
+    if missing:
+        _err(f"warning: {inventory}: {len(missing)} switch(es) without a row boot with a MAC nobody wrote down "
+             f"and get no DHCP answer: {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
+    factory = "cumulus" if plan.switch_os == "cumulus" else "admin"
+    users = plan.management.users if plan.management is not None else ()
+    if plan.switch_os == "cumulus" and users:
+        # the kit replaces the config: afterwards only the intent's accounts exist
+        after = plan.deploy_user
+        user = next((u for u in users if u.name == after), None)
+        if user is None or not user.hashed_password:
+            _err(f"warning: after `lab ztp` the switches know only management.users; deploy.user {after} "
+                 f"{'is not one of them' if user is None else 'has no hashed_password'}: drift cannot log in "
+                 "with a password")
+        elif password is None or not check_password(password, user.hashed_password):
+            _err(f"warning: after `lab ztp` {after} logs in with the password behind its hashed_password in the "
+                 f"intent; export FABRICGEN_PASSWORD=<that password> before `lab up` so DIR/password holds it")
+    else:
+        # SONiC keeps its Linux accounts outside config_db; a Cumulus patch keeps the factory's
+        after = factory
+    return devices, factory, after
 
 
 def _lab_world(plan, wiring: str | None):
@@ -428,6 +526,26 @@ def _lab_world(plan, wiring: str | None):
     except WiringError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
+
+
+@lab_app.command("ztp")
+def lab_ztp_command(
+    directory: Annotated[str, typer.Option("--dir", help="lab state directory given to `lab up --ztp`")],
+    day0: Annotated[str, typer.Option("--day0", help="the directory `fabricgen day0 -o` wrote")],
+    timeout: Annotated[float, typer.Option("--timeout", help="seconds one switch's ZTP may take")] = 300.0,
+) -> None:
+    """Every switch waiting for ZTP does what its NOS's ZTP does with the kit: DHCP answer from
+    DAY0DIR/kea-dhcp4.json, the script or ztp.json from DAY0DIR/http; one line per switch."""
+    from generator.lab.ztp import ZtpError, lab_ztp
+
+    try:
+        results = lab_ztp(Path(directory), Path(day0), timeout=timeout)
+    except ZtpError as exc:
+        _err(f"error: lab ztp: {exc}")
+        raise typer.Exit(1) from None
+    for result in results:
+        typer.echo(result.line)
+    raise typer.Exit(0 if all(r.ok for r in results) else 1)
 
 
 @lab_app.command("down")

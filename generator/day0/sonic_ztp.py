@@ -2,16 +2,20 @@
 it) and the provisioning scripts its sections fetch, shared by every switch.
 
 sonic-ztp runs the sections of `{"ztp": {...}}` in sorted key order; a section's plugin is its
-name without the leading "NN-" (sonic-ztp doc/ztp/ztp.md; contract section 4). The sections:
+`plugin` object, else its name without the leading "NN-" (sonic-ztp doc/ztp/ztp.md). sonic-ztp
+ships the plugins configdb-json, connectivity-check, download, firmware, graphservice and snmp
+(src/usr/lib/ztp/plugins/); a script of our own is a user-defined plugin,
+`"plugin": {"url": URL, "ignore-section-data": true}` — the form ztp-engine.py itself writes for
+an option-239 provisioning script — run without the section's input file as argument. The sections:
 
-01 provisioning-script  sonic-release-gate.sh: refuse a switch whose release is not
-                        switch_os.version, before anything changes;
-02 provisioning-script  sonic-feature-save.py: keep the switch's FEATURE rows aside;
+01 release-gate   plugin sonic-release-gate.sh: refuse a switch whose release is not
+                  switch_os.version, before anything changes;
+02 feature-save   plugin sonic-feature-save.py: keep the switch's FEATURE rows aside;
 03 configdb-json        the day-0 config_db (http/switches/<name>/config_db.json, byte-identical to
                         `fabricgen render`) with clear-config: `config reload`. The plugin keeps
                         DEVICE_METADATA platform, hwsku and mac from the running switch
                         (overwrite-device-metadata false) as `deploy --provision` does;
-04 provisioning-script  sonic-feature-restore.py: load the saved FEATURE rows back (the plugin does
+04 feature-restore plugin sonic-feature-restore.py: load the saved FEATURE rows back (the plugin does
                         not keep them: a reload makes FEATURE the file's) and `config save -y`.
 
 Every section halts ZTP on failure: a later section must never run on a half-provisioned switch.
@@ -42,11 +46,11 @@ def config_db_path(name: str) -> str:
 
 def ztp_json(name: str, base_url: str) -> dict:
     def script(rel: str) -> dict:
-        return {"url": {"source": file_url(base_url, rel)}, "halt-on-failure": True}
+        return {"plugin": {"url": file_url(base_url, rel), "ignore-section-data": True}, "halt-on-failure": True}
 
     return {"ztp": {
-        "01-provisioning-script": script(GATE),
-        "02-provisioning-script": script(SAVE),
+        "01-release-gate": script(GATE),
+        "02-feature-save": script(SAVE),
         "03-configdb-json": {
             "url": {"source": file_url(base_url, config_db_path(name))},
             "clear-config": True,
@@ -55,7 +59,7 @@ def ztp_json(name: str, base_url: str) -> dict:
             "save-config": False,
             "halt-on-failure": True,
         },
-        "04-provisioning-script": script(RESTORE),
+        "04-feature-restore": script(RESTORE),
     }}
 
 

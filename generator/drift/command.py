@@ -4,7 +4,7 @@ Switches: `get_config(retrieve="running")` through the napalm drivers, in a thre
 pool of `deploy.concurrency`, normalised and compared per feature. Hosts (best
 effort): playbooks/hosts.yml in ansible check + diff mode. A device that cannot be
 reached, authenticated or read is `unknown`: never counted as in sync. A switch with a
-commit waiting for confirmation (NVUE `nv config apply --confirm-status`, SONiC
+commit waiting for confirmation (NVUE: a revision in state "confirm" in `nv config revision`, SONiC
 `systemctl show fabricgen-confirm.timer`: waiting, or its revert running) is `pending`: its
 running config may still revert on its own,
 so it is never in sync, whatever it holds now (issue 15, finding 8).

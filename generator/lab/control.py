@@ -19,6 +19,7 @@ from generator.lab.faults import fault_file, write_faults
 from generator.lab.private_file import open_log, write_private
 from generator.lab.server import CONFIG_FILE, READY_FILE
 from generator.lab.world import WORLD_FILE, World, write_world
+from generator.lab.ztp_channel import SOCKET_FILE
 
 PID_FILE = "lab.pid"
 LOG_FILE = "lab.log"
@@ -41,14 +42,21 @@ class LabDevice:
     mgmt_address: str | None = None  # "192.168.0.10/20"
     mgmt_gateway: str | None = None
     mgmt_mode: str = "static"  # "static" | "dhcp"
+    # `lab up --ztp`: the switch boots as shipped, waiting for ZTP (eth0 a DHCP client with only the
+    # lab's own 192.0.2.x lease, the factory hostname and login), with its label's MAC and serial.
+    ztp: bool = False
+    mac: str | None = None
+    serial: str | None = None
+    model: str | None = None
 
 
 def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulus",
            password: str | None = None, faults: dict[str, dict] | None = None,
-           timeout: float = 60, world: World | None = None) -> Path:
+           timeout: float = 60, world: World | None = None, ztp_user: str | None = None) -> Path:
     """Start the lab process, wait until every device answers SSH, return DIR/endpoints.yml.
 
     world: the cables (world.py); None: no cable is plugged in, every switch port is down.
+    ztp_user: the login endpoints.yml names for a switch once `lab ztp` provisioned it.
     """
     directory = Path(directory).resolve()
     _make_private_dir(directory)
@@ -63,12 +71,14 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
             raise LabError(f"device {device.name}: os must be cumulus or sonic, not {device.os!r}")
         if device.mgmt_mode not in ("static", "dhcp"):
             raise LabError(f"device {device.name}: mgmt_mode must be static or dhcp, not {device.mgmt_mode!r}")
+        if device.ztp and device.mgmt_mode != "dhcp":
+            raise LabError(f"device {device.name}: a ZTP switch boots with eth0 on DHCP (mgmt_mode dhcp)")
         if device.mgmt_address:
             try:
                 Management(device.mgmt_address, device.mgmt_gateway, device.mgmt_mode)
             except ValueError as exc:
                 raise LabError(f"device {device.name}: {exc}") from None
-    for stale in (READY_FILE, "endpoints.yml", PID_FILE, WORLD_FILE):
+    for stale in (READY_FILE, "endpoints.yml", PID_FILE, WORLD_FILE, SOCKET_FILE):
         (directory / stale).unlink(missing_ok=True)
     if world is not None:
         write_world(directory, world)
@@ -79,7 +89,7 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
             raise LabError(f"faults given for unknown device {name!r}")
         write_faults(directory, name, fault)
     write_private(directory / CONFIG_FILE, json.dumps(
-        {"username": username, "devices": [asdict(d) for d in devices]}, indent=2))
+        {"username": username, "devices": [asdict(d) for d in devices], "ztp_user": ztp_user}, indent=2))
 
     with open_log(directory / LOG_FILE) as log:
         process = subprocess.Popen(
@@ -154,7 +164,7 @@ def _write_secret(path: Path, text: str) -> None:
 # What a lab leaves in its directory (this module, server.py, faults.py, world.py); temp files end
 # in .tmp. A directory holding anything else is someone's, and lab up refuses it.
 LAB_ENTRIES = {CONFIG_FILE, "password", PID_FILE, LOG_FILE, "endpoints.yml", "known_hosts", READY_FILE,
-               WORLD_FILE, "faults", "hostkeys", "devices"}
+               WORLD_FILE, "faults", "hostkeys", "devices", SOCKET_FILE}
 
 
 def _make_private_dir(directory: Path) -> None:

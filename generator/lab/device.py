@@ -10,6 +10,8 @@ from typing import Protocol
 
 from generator.lab.faults import FaultSource
 
+SYSLOG_MAX_BYTES = 1 << 20
+
 
 class Io(Protocol):
     def write(self, text: str) -> None: ...
@@ -34,6 +36,10 @@ class Device:
         self.login_password: str | None = None
         # Open SSH connections (duck-typed: .abort()) -> the user they authenticated as (None: not yet).
         self.connections: dict[object, str | None] = {}
+        # ZTP day 0 (`lab up --ztp`, generator/lab/ztp.py): the switch boots waiting for a DHCP
+        # answer; the lease's hostname (option 12) names it until its own config sets one.
+        self.ztp_booted = self.ztp_waiting = False
+        self.dhcp_hostname: str | None = None
         for sub in ("tmp", "home", "etc"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
 
@@ -65,6 +71,29 @@ class Device:
     @property
     def hostname(self) -> str:
         return self.name
+
+    # --- day 0 ------------------------------------------------------------
+    eth0_mac = "02:00:00:00:00:01"
+    serial = "LAB0000000"
+
+    def take_lease(self, mgmt, hostname: str | None) -> None:
+        """eth0's DHCP client took a lease: its address (and option 12's hostname) from now on."""
+        self.mgmt = mgmt
+        self.dhcp_hostname = hostname or None
+
+    def eth0_link(self) -> str:
+        """`ip -br link show dev eth0` (iproute2's brief format: name, state, MAC, flags)."""
+        return f"eth0             UP             {self.eth0_mac} <BROADCAST,MULTICAST,UP,LOWER_UP> \n"
+
+    def syslog(self, tag: str, message: str) -> None:
+        """logger(1): one line in the switch's /var/log/syslog (capped, as logrotate would)."""
+        path = self.local_path("/var/log/syslog")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {self.hostname} {tag}: {message}\n"
+        if path.exists() and path.stat().st_size > SYSLOG_MAX_BYTES:
+            path.write_text("")
+        with path.open("a") as fh:
+            fh.write(line)
 
     def prompt(self, username: str) -> str:
         return f"{username}@{self.hostname}:~$ "

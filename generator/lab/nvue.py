@@ -26,6 +26,7 @@ from generator.lab.factory import (
 )
 from generator.lab.schema import SchemaError, resolve_cli, schema_for, validate_tree, version_key
 from generator.lab.values import check_values
+from generator.lab.world import chassis_mac
 
 DEFAULT_CONFIRM_SECONDS = 600
 STARTUP_FILE = "/etc/nvue.d/startup.yaml"
@@ -57,14 +58,22 @@ class NvueDevice(Device):
     os_name = "cumulus"
 
     def __init__(self, *args, platform: str = "SN5600", mgmt: Management | None = None,
-                 users: dict[str, str] | None = None, **kwargs):
-        """users: login name -> hashed password of the factory accounts (none: nobody can log in)."""
+                 users: dict[str, str] | None = None, factory_hostname: str | None = None,
+                 mac: str | None = None, serial: str | None = None, **kwargs):
+        """users: login name -> hashed password of the factory accounts (none: nobody can log in).
+
+        factory_hostname, mac, serial: a switch as it leaves the factory (`lab up --ztp`): its
+        shipped hostname and the eth0 MAC and serial number printed on its label (the inventory).
+        """
         super().__init__(*args, **kwargs)
         self.platform = platform
         self.schema = schema_for(self.version)
         self.mgmt = mgmt or lease_for(0)
+        self.factory_hostname = factory_hostname or self.name
+        self.eth0_mac = mac or chassis_mac(self.name)
+        self.serial = serial or f"MT{zlib.crc32(self.name.encode()):010d}"
         # The switch boots from its factory startup.yaml: applied revision 0 is that file (NVUE-CLI page).
-        self.factory = factory_config(self.version, self.name, self.mgmt, users or {})
+        self.factory = factory_config(self.version, self.factory_hostname, self.mgmt, users or {})
         self.revisions: dict[int, Revision] = {
             0: Revision(0, copy.deepcopy(self.factory), state="applied", message="factory default")}
         self.applied_id = 0
@@ -83,7 +92,12 @@ class NvueDevice(Device):
 
     @property
     def hostname(self) -> str:
-        return str(self.applied.get("system", {}).get("hostname") or self.name)
+        configured = self.applied.get("system", {}).get("hostname")
+        # DHCP option 12 names a switch that still has its factory hostname (Cumulus ZTP page: the
+        # ZTP script finds the switch by the hostname DHCP gave it); a configured one wins.
+        if self.dhcp_hostname and (not configured or configured == self.factory_hostname):
+            return self.dhcp_hostname
+        return str(configured or self.name)
 
     @property
     def release(self) -> str:
@@ -112,6 +126,10 @@ class NvueDevice(Device):
 
     def refuses_connections(self) -> str | None:
         return self.cut_off
+
+    def take_lease(self, mgmt: Management, hostname: str | None) -> None:
+        super().take_lease(mgmt, hostname)
+        self._check_management()
 
     def _check_management(self) -> None:
         """After the applied revision changed: is eth0 still at its address in the mgmt VRF?"""
@@ -340,10 +358,12 @@ class NvueDevice(Device):
         if "--confirm-status" in flags:
             self._confirm_status(io)
         elif "--confirm-yes" in flags:
+            self._confirm_target(target)
             self._confirm_yes(io)
         elif "--confirm-no" in flags:
             if self.confirm is None:
                 raise CommandError("Error: there is no pending confirm to reject")
+            self._confirm_target(target)
             self._revert("rejected")
             io.write("Pending confirm rejected; previous revision restored\n")
         else:
@@ -399,6 +419,12 @@ class NvueDevice(Device):
     def _record(self, rev_id: int, state: str, message: str) -> None:
         self.history.append({"rev-id": rev_id, "state": state, "message": message,
                              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "user": "cumulus"})
+
+    def _confirm_target(self, target: str | None) -> None:
+        # napalm-cumulus confirms `nv config apply <rev> --confirm-yes` (commands.py table, V3):
+        # a revision that is not the one waiting is refused. The bare form is kept (unverified).
+        if target is not None and (self.confirm is None or target != str(self.confirm.rev_id)):
+            raise CommandError(f"Error: revision {target} is not waiting for confirmation")
 
     def _confirm_status(self, io: Io) -> None:
         if self.confirm is None:
@@ -484,8 +510,9 @@ class NvueDevice(Device):
                     "product-name": "Cumulus Linux", "product-release": self.release,
                     "uptime": int(time.time() - self.booted), "timezone": "Etc/UTC"}
         if what == ["platform"]:
+            # ONIE gives eth0 the system's base MAC (the label's MAC, the inventory's mac column)
             return {"manufacturer": "NVIDIA", "product-name": f"M{self.platform}",
-                    "serial-number": f"MT{zlib.crc32(self.name.encode()):010d}", "system-mac": "1c:34:da:00:00:01"}
+                    "serial-number": self.serial, "system-mac": self.eth0_mac}
         if what == ["interface"] and view is None:
             return nvue_oper.interfaces_json(self.name, self.applied, self.fabric)
         if len(what) >= 3 and what[0] == "interface" and what[1] in ports:
@@ -513,7 +540,9 @@ class NvueDevice(Device):
 
 
 def _parse_duration(text: str) -> int:
+    # NVUE reference, Config Commands: "nv config apply --confirm 60 requires you to confirm
+    # within one hour": a number without a unit is minutes (commands.py table, V2).
     match = _DURATION.match(text)
     if not match:
         raise CommandError(f"Error: invalid confirm time '{text}' (use e.g. 300s, 10m, 1h)")
-    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+    return int(match.group(1)) * {"": 60, "s": 1, "m": 60, "h": 3600}[match.group(2)]

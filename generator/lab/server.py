@@ -27,12 +27,18 @@ from generator.lab.nvue import NvueDevice
 from generator.lab.private_file import write_private
 from generator.lab.session import LabSSHServer, Session
 from generator.lab.world import WORLD_FILE, Fabric, WorldSource
+from generator.lab.ztp_channel import ZtpChannel
 
 log = logging.getLogger("generator.lab")
 
 CONFIG_FILE = "lab.json"
 READY_FILE = "lab.ready"
 SONIC_DEFAULT_VERSION = "202311"
+# The hostname a switch leaves the factory with: Cumulus Linux's startup.yaml says "cumulus"
+# (Quick-Start-Guide page: the default hostname is cumulus), sonic-ztp's ZTP profile "sonic"
+# (sonic-ztp src/usr/lib/ztp/templates/ztp-config.j2).
+CUMULUS_FACTORY_HOSTNAME = "cumulus"
+SONIC_FACTORY_HOSTNAME = "sonic"
 
 
 def host_key(directory: Path, name: str) -> asyncssh.SSHKey:
@@ -76,15 +82,25 @@ def make_device(directory: Path, spec: dict, *, index: int = 0, username: str = 
             version = f"{year}{int(month):02d}"
         # Boots from SONiC's factory CONFIG_DB: the model's default SKU, eth0 as management() gives it.
         device = SonicDevice(spec["name"], version, root, faults, platform=spec.get("model") or "SN5600",
-                             mgmt=management(spec, index))
+                             mgmt=management(spec, index), **_factory_identity(spec, SONIC_FACTORY_HOSTNAME))
     else:
         # Factory accounts: `cumulus` (DEVICE_STATE.md) and the lab's login user, both with the
         # lab password's SHA-512 hash; from then on the switch's own config decides who logs in.
         users = {name: hash_password(password) for name in {FACTORY_USER, username}} if password else {}
-        device = NvueDevice(spec["name"], version, root, faults, mgmt=management(spec, index), users=users)
+        device = NvueDevice(spec["name"], version, root, faults, mgmt=management(spec, index), users=users,
+                            **_factory_identity(spec, CUMULUS_FACTORY_HOSTNAME))
     if password is not None:
         device.set_login(username, password)
+    # `lab up --ztp`: the switch waits for a DHCP answer; `lab ztp` (ztp.py) plays its NOS's ZTP
+    device.ztp_booted = device.ztp_waiting = bool(spec.get("ztp"))
     return device
+
+
+def _factory_identity(spec: dict, factory_hostname: str) -> dict:
+    """A ZTP switch is as shipped: the image's hostname, the label's eth0 MAC and serial (the inventory)."""
+    if not spec.get("ztp"):
+        return {}
+    return {"factory_hostname": factory_hostname, "mac": spec.get("mac"), "serial": spec.get("serial")}
 
 
 async def serve(directory: Path) -> None:
@@ -122,11 +138,27 @@ async def serve(directory: Path) -> None:
         servers.append(server)
         port = server.sockets[0].getsockname()[1]
         endpoints[device.name] = {"host": "127.0.0.1", "port": port, "username": username}
+        if device.ztp_waiting:
+            # a factory switch answers its factory login only, and nothing of the plan yet
+            endpoints[device.name]["ztp_waiting"] = True
         public = key.export_public_key("openssh").decode().split()[:2]
         known_hosts.append(f"[127.0.0.1]:{port} {' '.join(public)}\n")
 
-    _write(directory / "endpoints.yml", yaml.safe_dump(
-        {"switches": endpoints, "password_file": str(directory / "password")}, sort_keys=True))
+    def write_endpoints() -> None:
+        _write(directory / "endpoints.yml", yaml.safe_dump(
+            {"switches": endpoints, "password_file": str(directory / "password")}, sort_keys=True))
+
+    def provisioned(name: str) -> None:
+        # After ZTP the switch is at its planned address with its rendered config: deploy and
+        # drift log in as the account that config leaves (lab.json ztp_user, set by `lab up --ztp`).
+        endpoints[name].pop("ztp_waiting", None)
+        endpoints[name]["username"] = config.get("ztp_user") or endpoints[name]["username"]
+        write_endpoints()
+
+    channel = ZtpChannel(directory, fabric.devices, provisioned)
+    if any(d.ztp_booted for d in fabric.devices.values()):
+        await channel.start()
+    write_endpoints()
     _write(directory / "known_hosts", "".join(known_hosts))
     _write(directory / READY_FILE, f"{os.getpid()}\n")
 
@@ -137,6 +169,7 @@ async def serve(directory: Path) -> None:
     await stop.wait()
     for server in servers:
         server.close()
+    channel.close()
     (directory / READY_FILE).unlink(missing_ok=True)
 
 

@@ -1,4 +1,13 @@
-"""One SSH login on a simulated device: auth, interactive shell and exec channels."""
+"""One SSH login on a simulated device: auth, interactive shell and exec channels.
+
+A command line is read as bash reads one (bash(1), Lists; Special Parameters; SHELL BUILTIN
+COMMANDS), for the part a driver uses: simple commands joined by `;`, `&&` and `||` (equal
+precedence, left to right; a skipped command leaves `$?` alone), quotes as shlex reads them,
+`$?` expanded to the last command's exit status outside single quotes, and the builtins
+`echo` (-n, -e, -E), `true`, `false`, `:`, `exit [N]`. Every command returns a status: the
+device's own (NVUE `nv` errors 1), 127 for an unknown command, 2 for a syntax error (nothing
+on the line runs then, as bash parses the whole line first).
+"""
 
 from __future__ import annotations
 
@@ -94,6 +103,7 @@ class Session:
         self.io = ProcessIo(process)
         self.connection = process.get_extra_info("connection")
         self.finished = False
+        self.status = 0          # bash's $?: the exit status of the last command run
 
     async def run(self) -> None:
         try:
@@ -121,26 +131,23 @@ class Session:
             if not line:
                 break
             if line.strip():
-                if not await self._command(line.strip()):
+                if await self._run_line(line.strip()) is None:
                     return
             if not self.finished:
                 self.io.write(self.device.prompt(self.username))
-        self.process.exit(0)
+        # bash's `exit` without N, or end of input, exits with the last command's status
+        self.process.exit(self.status)
 
     async def _exec(self, command_line: str) -> int:
-        status = 0
-        for part in command_line.split(";"):
-            if part.strip():
-                status = await self._command_status(part.strip())
-                if status is None:
-                    return 255
-        return status
+        status = await self._run_line(command_line)
+        return 255 if status is None else status
 
-    async def _command(self, line: str) -> bool:
-        return await self._command_status(line) is not None
+    async def _run_line(self, line: str) -> int | None:
+        """Run one command line as bash does; its status, None when a fault cut the connection.
 
-    async def _command_status(self, line: str) -> int | None:
-        """Run one command line; None when the connection was cut by a fault."""
+        Faults count lines, not the commands on them: `drop_after_commands` N cuts the
+        connection when the client's line N+1 arrives, whatever it holds.
+        """
         faults = self.device.faults.current()
         owner = self.connection.get_owner()
         owner.commands += 1
@@ -150,11 +157,24 @@ class Session:
         if faults.delay:
             await asyncio.sleep(faults.delay)
         try:
-            argv = shlex.split(line)
+            parts = split_list(line)
         except ValueError as exc:
-            self.io.write(f"-bash: syntax error: {exc}\n")
-            return 2
-        return await self.dispatch(argv)
+            self.io.write(f"-bash: {exc}\n")
+            self.status = 2
+            return self.status
+        for operator, text in parts:
+            if self.finished:
+                break
+            if (operator == "&&" and self.status != 0) or (operator == "||" and self.status == 0):
+                continue
+            try:
+                argv = shlex.split(expand_status(text, self.status))
+            except ValueError as exc:
+                self.io.write(f"-bash: syntax error: {exc}\n")
+                self.status = 2
+                continue
+            self.status = await self.dispatch(argv)
+        return self.status
 
     async def dispatch(self, argv: list[str]) -> int:
         while argv and argv[0] == "sudo":
@@ -170,8 +190,18 @@ class Session:
         name, args = argv[0], argv[1:]
         if name in ("exit", "logout"):
             self.finished = True
+            if args:
+                if not args[0].lstrip("-").isdigit():
+                    self.io.write(f"-bash: {name}: {args[0]}: numeric argument required\n")
+                    return 2
+                return int(args[0]) & 0xFF
+            return self.status
         elif name == "echo":
-            self.io.write(" ".join(args) + "\n")
+            self.io.write(bash_echo(args))
+        elif name == "false":
+            return 1
+        elif name == ":":
+            return 0
         elif name == "hostname":
             self.io.write(self.device.hostname + "\n")
         elif name == "whoami":
@@ -181,7 +211,8 @@ class Session:
                 for path in args:
                     self.io.write(self.device.read_file(path))
             except Exception as exc:  # noqa: BLE001 - print like cat does and go on
-                self.io.write(f"cat: {exc}\n")
+                # GNU cat: "cat: PATH: No such file or directory", status 1
+                self.io.write(f"cat: {str(exc).removeprefix('Error: ')}\n")
                 return 1
         elif name == "sha256sum":
             return self._sha256sum(args)
@@ -212,3 +243,102 @@ class Session:
                 continue
             self.io.write(f"{hashlib.sha256(data).hexdigest()}  {path}\n")
         return status
+
+
+_OPERATORS = ("&&", "||", ";")
+
+
+def split_list(line: str) -> list[tuple[str, str]]:
+    """A bash list split at `;`, `&&` and `||` outside quotes: [(operator before, command text)].
+
+    The first command's operator is ";". A trailing `;` is allowed; an empty command anywhere
+    else is bash's "syntax error near unexpected token" (ValueError). `|` and `&` stay inside
+    the command text (pipelines and background jobs are not simulated).
+    """
+    parts: list[tuple[str, str]] = []
+    operator, current, quote, i = ";", [], None, 0
+    while i < len(line):
+        char = line[i]
+        if quote:
+            if char == "\\" and quote == '"' and i + 1 < len(line):
+                current.append(line[i:i + 2])
+                i += 2
+                continue
+            quote = None if char == quote else quote
+        elif char == "\\" and i + 1 < len(line):
+            current.append(line[i:i + 2])
+            i += 2
+            continue
+        elif char in "'\"":
+            quote = char
+        else:
+            token = next((op for op in _OPERATORS if line.startswith(op, i)), None)
+            if token:
+                text = "".join(current).strip()
+                if not text:
+                    raise ValueError(f"syntax error near unexpected token `{token}'")
+                parts.append((operator, text))
+                operator, current = token, []
+                i += len(token)
+                continue
+        current.append(char)
+        i += 1
+    text = "".join(current).strip()
+    if text:
+        parts.append((operator, text))
+    elif operator != ";":
+        raise ValueError("syntax error: unexpected end of file")
+    return parts
+
+
+def expand_status(text: str, status: int) -> str:
+    """`$?` replaced by `status` outside single quotes (bash expands it unquoted and in double
+    quotes; `\\$?` and '$?' stay literal)."""
+    out, quote, i = [], None, 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and quote != "'" and i + 1 < len(text):
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if char in "'\"" and quote in (None, char):
+            quote = None if quote else char
+        elif char == "$" and quote != "'" and text.startswith("$?", i):
+            out.append(str(status))
+            i += 2
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+_ECHO_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f",
+                 "r": "\r", "v": "\v"}
+
+
+def bash_echo(args: list[str]) -> str:
+    """bash's builtin echo: leading -n/-e/-E option words (any mix, e.g. -ne), then the words
+    joined by one space and a newline unless -n; with -e the escapes \\n \\t \\\\ ... and \\c
+    (stop output here, no newline). A word like `-x` is printed, as bash does."""
+    newline, escapes = True, False
+    while args and len(args[0]) > 1 and args[0][0] == "-" and set(args[0][1:]) <= set("neE"):
+        for flag in args[0][1:]:
+            newline = newline and flag != "n"
+            escapes = True if flag == "e" else (False if flag == "E" else escapes)
+        args = args[1:]
+    text = " ".join(args)
+    if escapes:
+        out, i = [], 0
+        while i < len(text):
+            if text[i] == "\\" and i + 1 < len(text):
+                nxt = text[i + 1]
+                if nxt == "c":
+                    return "".join(out)
+                if nxt in _ECHO_ESCAPES:
+                    out.append(_ECHO_ESCAPES[nxt])
+                    i += 2
+                    continue
+            out.append(text[i])
+            i += 1
+        text = "".join(out)
+    return text + ("\n" if newline else "")

@@ -66,11 +66,19 @@ class ClickFailure(CommandError):
 class SonicDevice(Device):
     os_name = "sonic"
 
-    def __init__(self, *args, platform: str = "SN5600", mgmt: Management | None = None, **kwargs):
+    def __init__(self, *args, platform: str = "SN5600", mgmt: Management | None = None,
+                 factory_hostname: str | None = None, mac: str | None = None, serial: str | None = None,
+                 **kwargs):
+        """factory_hostname, mac, serial: a switch fresh from install waiting for ZTP (`lab up --ztp`):
+        the image's hostname, the base MAC and serial number of its EEPROM (the inventory's)."""
         super().__init__(*args, **kwargs)
         self.platform = platform
         self.mgmt = mgmt or lease_for(0)
-        self.running: dict = sonic_factory.factory_config_db(platform, self.name, self.version, self.mgmt)
+        self.factory_hostname = factory_hostname or self.name
+        self.eth0_mac = mac or sonic_factory.base_mac(self.name)
+        self.serial = serial or f"MT{zlib.crc32(self.name.encode()):010d}"
+        self.running: dict = sonic_factory.factory_config_db(platform, self.name, self.version, self.mgmt,
+                                                             mac=self.eth0_mac, hostname=self.factory_hostname)
         self.checkpoints: dict[str, dict] = {}
         self.systemd = Systemd(self.name, self.run, lambda name: name in self._handlers())
         self.cut_off: str | None = None  # why new logins are refused, while they are
@@ -79,10 +87,27 @@ class SonicDevice(Device):
 
     @property
     def hostname(self) -> str:
-        return str(self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname") or self.name)
+        configured = self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname")
+        # the DHCP lease's option 12 names a switch still on the image's hostname; a configured one wins
+        if self.dhcp_hostname and (not configured or configured == self.factory_hostname):
+            return self.dhcp_hostname
+        return str(configured or self.name)
 
     def refuses_connections(self) -> str | None:
         return self.cut_off
+
+    def take_lease(self, mgmt: Management, hostname: str | None) -> None:
+        super().take_lease(mgmt, hostname)
+        self.cut_off = sonic_factory.management_loss(self.running, self.mgmt)
+
+    def has_hwsku(self, platform: str, hwsku: str) -> bool:
+        """Whether /usr/share/sonic/device/PLATFORM/HWSKU exists on this image: the SKUs of its
+        platform that the lab knows (sonic_catalog), as the configdb-json plugin checks."""
+        from generator.plan.sonic_catalog import sonic_platform
+
+        known = sonic_platform(self.platform)
+        return (known is not None and platform == known.platform
+                and hwsku in {sku for _, sku in known.hwskus})
 
     # --- dispatch -------------------------------------------------------
     def _handlers(self) -> dict:
@@ -126,6 +151,8 @@ class SonicDevice(Device):
             io.write("Checkpoint deleted successfully.\n")
         elif sub == "reload" and len(positional) <= 1:
             await self._reload(rest, positional[0] if positional else None, io)
+        elif sub == "load" and len(positional) <= 1:
+            await self._load(rest, positional[0] if positional else None, io)
         elif sub == "save" and len(positional) <= 1:
             if "-y" not in rest and "--yes" not in rest:
                 answer = await io.ask("Existing files will be overwritten, continue? [y/N]: ")
@@ -224,6 +251,25 @@ class SonicDevice(Device):
                  "Released lock on /etc/sonic/reload.lock\n")
         self._set_running(loaded, f"config reload {file}")
 
+    async def _load(self, options: list[str], path: str | None, io: Io) -> None:
+        """`config load [-y] [FILE]` (sonic-utilities config/main.py load): `sonic-cfggen -j FILE
+        --write-to-db` merges FILE into CONFIG_DB (tables and rows merge, fields overwrite); nothing is
+        flushed, no service restarts, no GCU checks."""
+        if "-y" not in options and "--yes" not in options:
+            question = (f"Load config from the file(s) {path or STARTUP_FILE} ?")
+            answer = await io.ask(f"{question} [y/N]: ")
+            if (answer or "").strip().lower() not in ("y", "yes"):
+                raise CommandError("Aborted!")
+        file = path or STARTUP_FILE
+        if not self.local_path(file).is_file():
+            raise CommandError(f"Error: The config file {file} doesn't exist")
+        config = self._load_config_db(file)
+        self._fail_if_faulted()
+        merged = copy.deepcopy(self.running)
+        _merge(merged, config)
+        io.write(f"Running command: {CFGGEN} -j {file} --write-to-db\n")
+        self._set_running({t: merged[t] for t in sorted(merged)}, f"config load {file}")
+
     def _reloaded(self, config: dict, file: str, force_sysinfo: bool = False) -> tuple[dict, list[str]]:
         """CONFIG_DB after `config reload FILE` (sonic-utilities config/main.py reload): flushed, then
         `sonic-cfggen -H -k SKU` when the file lacks platform or mac (202411+: load_sysinfo_if_missing),
@@ -235,7 +281,7 @@ class SonicDevice(Device):
             hwsku = meta.get("hwsku")
             if not hwsku:
                 raise CommandError("Could not get the HWSKU from config file,  Exiting!!!")
-            hardware = sonic_factory.hardware(self.platform, self.name)
+            hardware = sonic_factory.hardware(self.platform, self.name, self.eth0_mac)
             hardware["DEVICE_METADATA"]["localhost"]["hwsku"] = hwsku
             if hwsku != sonic_factory.default_sku(self.platform):
                 del hardware["PORT"]  # the lab knows only the default SKU's port layout
@@ -308,7 +354,7 @@ class SonicDevice(Device):
                 f"\nSONiC Software Version: SONiC.{self.version}\n"
                 f"SONiC OS Version: 12\nDistribution: Debian 12\nKernel: 6.1.0-11-2-amd64\n"
                 f"Platform: {meta.get('platform', '')}\nHwSKU: {meta.get('hwsku', '')}\nASIC: mellanox\n"
-                f"ASIC Count: 1\nSerial Number: MT{zlib.crc32(self.name.encode()):010d}\n"
+                f"ASIC Count: 1\nSerial Number: {self.serial}\n"
                 f"Model Number: M{self.platform}\nHardware Revision: A1\nUptime: {time.strftime('%H:%M:%S')} up {uptime},  1 user,  load average: 0.00, 0.01, 0.05\n")
         elif args[:2] == ["interfaces", "status"]:
             io.write(sonic_oper.interfaces_status(self.name, self.running, self.fabric) + "\n")
@@ -404,6 +450,7 @@ class SonicDevice(Device):
     async def _cfggen(self, args: list[str], io: Io) -> None:
         data: dict = {}
         expr = None
+        var_json = None
         print_data = False
         i = 0
         while i < len(args):
@@ -418,12 +465,18 @@ class SonicDevice(Device):
                 expr = args[i]
             elif arg == "--print-data":
                 print_data = True
+            elif arg == "--var-json" and i + 1 < len(args):
+                i += 1
+                var_json = args[i]
             else:
                 raise CommandError(f"Error: sonic-cfggen {' '.join(args)}: not simulated "
-                                   "(the lab knows -d, -j FILE, -v EXPR, --print-data)")
+                                   "(the lab knows -d, -j FILE, -v EXPR, --var-json TABLE, --print-data)")
             i += 1
         if expr is not None:
             io.write(_render_var(data, expr) + "\n")
+        if var_json is not None and var_json in data:
+            # sonic-cfggen: json.dumps(data[TABLE], indent=4); a table it lacks prints nothing
+            io.write(json.dumps(data[var_json], indent=4) + "\n")
         if print_data:
             io.write(_dump(data))
 

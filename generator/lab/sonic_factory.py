@@ -88,8 +88,11 @@ def platform_string(model: str) -> str:
     return _platform(model).platform
 
 
-def hardware(model: str, name: str) -> dict:
-    """What `sonic-cfggen -H -k <default SKU>` adds: platform, base MAC, SKU and its PORT rows."""
+def hardware(model: str, name: str, mac: str | None = None) -> dict:
+    """What `sonic-cfggen -H -k <default SKU>` adds: platform, base MAC, SKU and its PORT rows.
+
+    mac: the base MAC from the switch's EEPROM (the inventory's, `lab up --ztp`); else one from its name.
+    """
     platform = _platform(model)
     preset = _data()["preset"]
     ports = {}
@@ -103,18 +106,22 @@ def hardware(model: str, name: str) -> dict:
             row.update(preset["port"])
             ports[port.name] = row
     return {"DEVICE_METADATA": {"localhost": {"hwsku": default_sku(model), "platform": platform.platform,
-                                              "mac": base_mac(name)}},
+                                              "mac": mac or base_mac(name)}},
             "PORT": ports}
 
 
-def factory_config_db(model: str, name: str, version: str, mgmt: Management) -> dict:
-    """The running CONFIG_DB (and saved /etc/sonic/config_db.json) of a switch fresh from install."""
+def factory_config_db(model: str, name: str, version: str, mgmt: Management, *, mac: str | None = None,
+                      hostname: str | None = None) -> dict:
+    """The running CONFIG_DB (and saved /etc/sonic/config_db.json) of a switch fresh from install.
+
+    hostname: the image's own ("sonic" in sonic-ztp's ztp-config.j2 profile) for a switch that
+    waits for ZTP; else the lab device's name."""
     config = init_cfg()
-    hw = hardware(model, name)
+    hw = hardware(model, name, mac)
     config["PORT"] = hw["PORT"]
     meta = config["DEVICE_METADATA"]["localhost"]
     meta.update(hw["DEVICE_METADATA"]["localhost"])
-    meta.update({"hostname": name, "type": _data()["preset"]["type"],
+    meta.update({"hostname": hostname or name, "type": _data()["preset"]["type"],
                  "docker_routing_config_mode": _data()["docker_routing_config_mode"]})
     config["MGMT_PORT"] = {MGMT_PORT: dict(_data()["mgmt_port"])}
     if mgmt.mode == "static":

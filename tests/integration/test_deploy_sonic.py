@@ -202,13 +202,13 @@ STOCK = {"config", "sonic-cfggen", "systemd-run", "systemctl", "sha256sum", "sho
 def test_only_stock_commands_run_on_the_switch(fabric, capsys, monkeypatch):
     fab = fabric
     sent: list[str] = []
-    real_send = SonicDriver._send
+    real_run = SonicDriver._run
 
-    def recording_send(self, command, read_timeout=None):
+    def recording_run(self, command, read_timeout=None):
         sent.append(command)
-        return real_send(self, command, read_timeout)
+        return real_run(self, command, read_timeout)
 
-    monkeypatch.setattr(SonicDriver, "_send", recording_send)
+    monkeypatch.setattr(SonicDriver, "_run", recording_run)
     provision(fab, capsys)
     fab.write(nodes=5)
     code, out, err = fab.deploy(capsys)

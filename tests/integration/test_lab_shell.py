@@ -149,3 +149,45 @@ def test_sonic_prompt(lab_sonic):
         assert connection.send_command("sudo config list-checkpoints") == "[]"
     finally:
         connection.disconnect()
+
+
+# --- bash semantics the drivers rely on: `;` lists, `$?`, echo, exit statuses -------------
+def test_status_of_the_previous_command_in_the_shell(lab_shell):
+    assert lab_shell.send_command("false; echo $?") == "1"
+    assert lab_shell.send_command("true; echo $?") == "0"
+    assert lab_shell.send_command("frobnicate; echo rc=$?").splitlines() == [
+        "-bash: frobnicate: command not found", "rc=127"]
+    # $? survives to the next line, as in bash
+    lab_shell.send_command("false")
+    assert lab_shell.send_command("echo $?") == "1"
+    assert lab_shell.send_command("echo $?") == "0"
+
+
+def test_nv_errors_exit_1_and_success_0(lab_shell):
+    output = lab_shell.send_command('nv set interface swp1 link colour blue; echo "rc=$?"').splitlines()
+    assert output[0].startswith("Error: Invalid config path") and output[-1] == "rc=1"
+    assert lab_shell.send_command('nv set interface swp1 link mtu 9216; echo "rc=$?"') == "rc=0"
+    output = lab_shell.send_command('nv config apply --confirm-yes; echo "rc=$?"').splitlines()
+    assert output[0].startswith("Error:") and output[-1] == "rc=1"
+
+
+def test_quotes_and_lists_as_bash(lab_shell):
+    assert lab_shell.send_command("echo '$?' \"x;y\" a\\;b") == "$? x;y a;b"
+    assert lab_shell.send_command("false && echo yes || echo no") == "no"
+    assert lab_shell.send_command("true && echo yes || echo no") == "yes"
+    assert lab_shell.send_command("false || false; echo $?") == "1"
+    assert lab_shell.send_command("echo -n a; echo b") == "ab"
+    assert lab_shell.send_command("echo -e 'a\\tb'") == "a\tb"
+    assert lab_shell.send_command("echo -x") == "-x"
+    assert "syntax error near unexpected token `;'" in lab_shell.send_command("; echo never")
+    assert lab_shell.send_command("echo $?") == "2"
+    assert lab_shell.send_command("cat /nope; echo $?").splitlines() == [
+        "cat: /nope: No such file or directory", "1"]
+
+
+def test_exec_channel_status_is_the_last_command_of_the_list(lab_paramiko):
+    for command, status in (("false", 1), ("true; false", 1), ("false; true", 0), ("exit 3", 3),
+                            ("frobnicate", 127), ("false && true", 1), ("false || exit 4", 4)):
+        _, stdout, _ = lab_paramiko.exec_command(command)
+        stdout.read()
+        assert stdout.channel.recv_exit_status() == status, command

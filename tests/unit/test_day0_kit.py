@@ -68,17 +68,17 @@ def test_kea_sonic_option_67_per_switch() -> None:
         rel = "http/" + boot[0]["data"].removeprefix(URL + "/")
         doc = json.loads(kit.files[rel])["ztp"]
         # the gate first and halting; the day-0 config_db; FEATURE rows saved before, restored after
-        assert list(doc) == ["01-provisioning-script", "02-provisioning-script", "03-configdb-json",
-                             "04-provisioning-script"]
+        assert list(doc) == ["01-release-gate", "02-feature-save", "03-configdb-json", "04-feature-restore"]
         assert all(section["halt-on-failure"] is True for section in doc.values())
-        assert doc["01-provisioning-script"]["url"]["source"] == URL + "/ztp/sonic-release-gate.sh"
-        assert doc["02-provisioning-script"]["url"]["source"] == URL + "/ztp/sonic-feature-save.py"
-        assert doc["04-provisioning-script"]["url"]["source"] == URL + "/ztp/sonic-feature-restore.py"
+        assert doc["01-release-gate"]["plugin"] == {"url": URL + "/ztp/sonic-release-gate.sh", "ignore-section-data": True}
+        assert doc["02-feature-save"]["plugin"] == {"url": URL + "/ztp/sonic-feature-save.py", "ignore-section-data": True}
+        assert doc["04-feature-restore"]["plugin"] == {"url": URL + "/ztp/sonic-feature-restore.py", "ignore-section-data": True}
         config = doc["03-configdb-json"]
         assert config["clear-config"] is True and config["overwrite-device-metadata"] is False
         # every URL names a file of the kit
         for section in doc.values():
-            assert "http/" + section["url"]["source"].removeprefix(URL + "/") in kit.files
+            url = section["plugin"]["url"] if "plugin" in section else section["url"]["source"]
+            assert "http/" + url.removeprefix(URL + "/") in kit.files
     # switches without a row get no ztp.json
     assert not [rel for rel in kit.files if rel.startswith(f"http/ztp/{plan.switches[6].name}/")]
 

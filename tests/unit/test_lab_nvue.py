@@ -65,6 +65,28 @@ def test_apply_confirm_revert_and_confirm_yes(tmp_path):
     asyncio.run(scenario())
 
 
+def test_confirm_names_the_waiting_revision_and_bare_time_is_minutes(tmp_path):
+    # commands.py "Confirm flow" V2-V4: `nv config apply <rev> --confirm-yes|--confirm-no`, the
+    # waiting revision in state "confirm" in `nv config revision -o json`, `--confirm 2` = 2 minutes
+    async def scenario():
+        device = make_device(tmp_path)
+        await run(device, "nv set interface swp1 link mtu 9000")
+        status, out = await run(device, "nv config apply -y --confirm 2")
+        assert status == 0 and "confirm within 120s" in out
+        listing = json.loads((await run(device, "nv config revision -o json"))[1])
+        waiting = [rev for rev, info in listing.items() if info["state"] == "confirm"]
+        assert waiting == [str(device.confirm.rev_id)]
+        status, out = await run(device, "nv config apply 99 --confirm-yes")
+        assert status == 1 and out.startswith("Error: revision 99 is not waiting")
+        assert device.confirm is not None
+        assert (await run(device, f"nv config apply {waiting[0]} --confirm-no"))[0] == 0
+        assert device.confirm is None and device.applied == device.factory
+        listing = json.loads((await run(device, "nv config revision -o json"))[1])
+        assert listing[waiting[0]]["state"] == "confirm_fail"
+
+    asyncio.run(scenario())
+
+
 def test_apply_prompts_without_y(tmp_path):
     async def scenario():
         device = make_device(tmp_path)

@@ -30,7 +30,7 @@ def programs(commands) -> dict[str, str]:
 @pytest.mark.parametrize("commands", [c for _, c in NVUE_GENERATIONS], ids=lambda c: c.generation)
 def test_cumulus_commands_are_stock(commands: NvueCommands):
     found = programs(commands)
-    assert "confirm_status" in found and "apply_confirm" in found
+    assert "confirm_yes" in found and "apply_confirm" in found
     assert {k: v for k, v in found.items() if v not in CUMULUS_STOCK} == {}
 
 

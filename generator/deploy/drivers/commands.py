@@ -3,8 +3,42 @@
 NVUE generations (Cumulus Linux 5.x):
   5.0 - 5.8   `nv config apply` does not write startup.yaml: the driver sends `nv config save`
   5.9 +       apply also saves (NVIDIA: "Since 5.9 apply also saves")
-The confirm sub-commands (`--confirm-yes`, `--confirm-no`, `--confirm-status`) come from
-field guides, not the official reference: verify them on a real switch of each generation.
+
+Every command is judged by its exit status first (ssh.py `_check`), NVUE's also by an
+"Error" line (nvue.py `error_prefixes`). What the driver takes from output is below.
+
+Confirm flow (NVUE): what was verified where. Nothing here was seen on a switch by us; each
+row names the source that shows it. The driver's parsing uses only the verified rows.
+
+ #  fact                                                   releases   source
+ V1 `nv config apply --confirm <time>` applies and rolls     5.0+       NVIDIA NVUE reference, Config Commands
+    back unless confirmed, default 10 minutes;                           (docs.nvidia.com/networking-ethernet-software/
+    `--confirm-status` "shows the amount of time left"                    nvue-reference/Config-Commands), "Introduced in
+                                                                          Cumulus Linux 5.0.0"
+ V2 a bare `--confirm 60` is minutes ("requires you to       5.0+       same page: we always send a unit (`300s`),
+    confirm within one hour")                                            as napalm-cumulus does (`{revert_in}s`)
+ V3 confirm / reject a waiting revision:                     5.12       napalm-cumulus, github.com/david-pili/
+    `nv config apply <rev> --confirm-yes` / `--confirm-no`               napalm-cumulus napalm_cumulus/cumulus.py
+                                                                         ("Tested on Cumulus 5.12"); the same three
+                                                                         options in NVIDIA's NVOS test harness
+                                                                         (sonic-mgmt ngts constants_nvos.py ConfigConsts)
+ V4 `nv config revision -o json`: an object revision-id ->   5.12       napalm-cumulus `_get_pending_commits`:
+    {"state": ...}; a revision waiting for confirmation                  `v.get("state") == "confirm"`
+    is in state "confirm"
+ V5 `nv config history -o json`: a JSON list, newest first;  NVOS 2022, NVIDIA ngts OutputParsingTool.parse_config_history
+    the applied revision is `rev-id` (2024) / `rev_id`       2024       (sample: "apply-meta": {"rev_id": ...}) and
+    (2022), at the top or one level down (`apply-meta`)                  test_apply_detach.py (history[0] is the
+                                                                         newest apply; ConfigConsts.REVISION_ID="rev-id")
+ V6 `nv config apply` can print errors yet exit 0           2025       ipspace/netlab PR 1726 (so "Error" lines count)
+ V7 apply prints "applied" and "[rev_id: N]"                 NVOS       ngts NvueGeneralCli.apply_config/get_rev_id;
+                                                                         napalm-cumulus reads "attached [rev_id: N]"
+
+Unverified (the driver does not parse them): what `--confirm-status` prints (with or without
+a pending confirm) and its exit status then; whether `--confirm-yes`/`--confirm-no` without a
+revision work (only NVIDIA's own how-to labs show them); which states other than "confirm" a
+revision list shows on 5.0 - 5.11; whether `nv config revision -o json` prints the same object
+on 5.0 - 5.11 (V4 is one driver's 5.12 reading). The lab (generator/lab/nvue.py) prints the
+verified shapes and invents only the unverified text.
 
 Every command is a program the switch ships (issue 23, item 2): NVUE's `nv` and coreutils'
 `sha256sum` on Cumulus (its commit-confirm is NVUE's own `nv config apply --confirm`);
@@ -14,7 +48,6 @@ switch; tests/unit/test_switch_commands_stock.py keeps it so.
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
 
@@ -44,9 +77,11 @@ class NvueCommands:
     apply_confirm: str = "nv config apply -y --confirm {seconds}s"
     apply_revision: str = "nv config apply {revision} -y"
     message_option: str = " -m {message}"
-    confirm_yes: str = "nv config apply --confirm-yes"
-    confirm_no: str = "nv config apply --confirm-no"
-    confirm_status: str = "nv config apply --confirm-status"
+    # Confirm flow: rows V1-V5 of the table above.
+    confirm_yes: str = "nv config apply {revision} --confirm-yes"
+    confirm_no: str = "nv config apply {revision} --confirm-no"
+    revisions_json: str = "nv config revision -o json"
+    confirm_state: str = "confirm"
     detach: str = "nv config detach"
     history_json: str = "nv config history -o json"
     show_running: str = "nv config show -o yaml"
@@ -64,8 +99,6 @@ class NvueCommands:
     # 5.11 and earlier print the detail with plain -o json; 5.12+ need --view=detail (BGP page).
     show_bgp_neighbors_json: str = "nv show vrf default router bgp neighbor --view=detail -o json"
     candidate_path: str = NVUE_CANDIDATE_PATH
-    # `--confirm-status` prints "No pending confirm" when nothing waits for confirmation.
-    no_pending_confirm: re.Pattern = re.compile(r"no pending confirm", re.IGNORECASE)
 
     def commit(self, message: str = "", revert_in: int | None = None) -> str:
         command = self.apply if revert_in is None else self.apply_confirm.format(seconds=int(revert_in))

@@ -6,6 +6,8 @@ optional_args: port, known_hosts, accept_new_host_keys, key_file, cumulus_versio
 Commit-confirm follows napalm-srlinux: `commit_config(revert_in=N)` applies with
 NVUE's own confirm timer, a second commit while one is pending raises CommitError,
 `confirm_commit` keeps it and `rollback` with a pending confirm rejects it at once.
+Which NVUE strings and keys this relies on, and where each was verified: the table in
+commands.py ("Confirm flow").
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ from generator.device_data import DeviceDataError, parse_json, parse_yaml
 class NVUEDriver(SSHCliDriver):
     platform = "nvue"
     netmiko_device_type = "cumulus_linux"
+    # NVUE can print an error and still exit 0 (`nv config apply`: ipspace/netlab PR 1726,
+    # "the output of nv config apply shows errors, while the command returns success"), and
+    # NVUE's errors start with "Error:" (NVUE-CLI page examples; netlab, napalm-cumulus and
+    # NVIDIA's own NVOS test harness all match "Error"). So an "Error" line fails a command
+    # whatever its status; the exit status is checked first (ssh.py).
+    error_prefixes = ("Error",)
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
                  optional_args: dict | None = None) -> None:
@@ -73,23 +81,39 @@ class NVUEDriver(SSHCliDriver):
             raise CommitError(f"{self.where}: {exc}") from None
 
     def confirm_commit(self) -> None:
-        if not self.has_pending_commit():
+        revision = self._pending_confirm()
+        if revision is None:
             raise CommitError(f"{self.where}: no commit is pending confirmation")
         try:
-            self._check(self.commands.confirm_yes)
+            self._check(self.commands.confirm_yes.format(revision=revision))
             if self.commands.save:
                 self._check(self.commands.save)
         except CommandFailed as exc:
             raise CommitError(f"{self.where}: {exc}") from None
 
     def has_pending_commit(self) -> bool:
-        output = self._check(self.commands.confirm_status)
-        return not self.commands.no_pending_confirm.search(output)
+        return self._pending_confirm() is not None
+
+    def _pending_confirm(self) -> str | None:
+        """The revision waiting for confirmation, from `nv config revision -o json` (a mapping
+        revision id -> {"state": ...}; the waiting one is in state "confirm": commands.py table).
+        Not from `--confirm-status`, whose output no source shows."""
+        try:
+            revisions = parse_json(self._check(self.commands.revisions_json) or "{}", "the revision list")
+        except DeviceDataError as exc:
+            raise CommandFailed(f"{self.where}: cannot read {exc}") from None
+        if not isinstance(revisions, dict):
+            raise CommandFailed(f"{self.where}: `{self.commands.revisions_json}` is not a JSON object")
+        waiting = sorted((str(rev) for rev, info in revisions.items()
+                          if isinstance(info, dict) and info.get("state") == self.commands.confirm_state),
+                         key=lambda rev: (len(rev), rev))
+        return waiting[-1] if waiting else None
 
     def rollback(self) -> None:
         try:
-            if self.has_pending_commit():
-                self._check(self.commands.confirm_no)
+            revision = self._pending_confirm()
+            if revision is not None:
+                self._check(self.commands.confirm_no.format(revision=revision))
                 return
             revision = self._previous_revision()
             self._check(self.commands.apply_revision.format(revision=revision), read_timeout=max(self.timeout, 120))
@@ -106,7 +130,7 @@ class NVUEDriver(SSHCliDriver):
             raise CommitError(f"{self.where}: cannot read {exc}") from None
         if not isinstance(events, list):
             raise CommitError(f"{self.where}: cannot read the revision history: not a JSON list")
-        applied = [str(e["rev-id"]) for e in events if isinstance(e, dict) and "rev-id" in e]
+        applied = [rev for rev in map(_history_rev, events) if rev is not None]
         for rev in applied[1:]:
             if rev != applied[0]:
                 return rev
@@ -252,6 +276,20 @@ class NVUEDriver(SSHCliDriver):
             return parse_json(output, f"`{command}`") if output else {}
         except DeviceDataError as exc:       # hostile or broken output: this switch fails, the run goes on
             raise CommandFailed(f"{self.where}: {exc}") from None
+
+
+def _history_rev(event) -> str | None:
+    """The revision an `nv config history -o json` entry applied. Its key is spelled `rev-id`
+    (NVIDIA's NVOS test harness, 2024) or `rev_id` (the same harness's 2022 sample), at the top
+    of the entry or one level down (`apply-meta`): the harness flattens one level before reading
+    it, and so does this (commands.py table)."""
+    if not isinstance(event, dict):
+        return None
+    for scope in [event, *(v for v in event.values() if isinstance(v, dict))]:
+        for key in ("rev-id", "rev_id"):
+            if isinstance(scope.get(key), (str, int)) and not isinstance(scope.get(key), bool):
+                return str(scope[key])
+    return None
 
 
 def load_nvue_document(text: str) -> dict:

@@ -181,13 +181,15 @@ class SonicDriver(SSHCliDriver):
     # --- the confirm timer: stock systemd (commands.SonicCommands) ---------------------------
     def _systemd_run(self, template: str, unit: str, kind: str, command: str, description: str,
                      **fields) -> None:
-        """Start a transient unit; systemd-run's own line is the proof that it runs."""
-        output = self._check(template.format(unit=unit, description=shlex.quote(description), command=command,
-                                             **fields))
+        """Start a transient unit: exit status 0 and systemd-run's own line are the proof that it runs."""
+        output, status = self._run(template.format(unit=unit, description=shlex.quote(description),
+                                                   command=command, **fields))
+        output = self._scrub(output)
         started = _RUNNING.format(what="timer " if kind == "timer" else "", unit=f"{unit}.{kind}")
-        if started in output:
+        if status == 0 and started in output:
             return
         said = " ".join(output.split())[:200] or "nothing"
+        said += "" if status == 0 else f" (exit status {status})" if status is not None else " (no exit status)"
         if "already loaded" in output or "already exists" in output:
             raise CommandFailed(f"{unit}.{kind} cannot be started, a unit of that name is already on the switch "
                                 f"(another run's timer, or a revert that failed: `systemctl status {unit}.service`, "

@@ -7,6 +7,9 @@ trusts a key on first contact and records it (a changed key is still refused).
 `run_id` (optional_args, else a random one per driver) names the files this driver uploads
 to the switch (/tmp/fabricgen-<run_id>-candidate.yaml ...): runs never share a file, and
 each upload is checked with `sha256sum` on the switch before it is loaded.
+
+Every command's exit status counts (`_run`, `_check`): a command that exits non-zero is
+CommandFailed with the command (secrets scrubbed) and the first lines of what it printed.
 """
 
 from __future__ import annotations
@@ -35,10 +38,55 @@ from generator.deploy.drivers.commands import SHA256SUM
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _SHA256_LINE = re.compile(r"^\\?([0-9a-f]{64})\s")
+# How many lines of a failed command's output its CommandFailed quotes.
+FAILED_OUTPUT_LINES = 3
+
+
+def status_marker(nonce: str) -> str:
+    """The exit-status marker a driver appends to each command (see SSHCliDriver._run)."""
+    return f"__fg_rc_{nonce}"
+
+
+def with_status(command: str, marker: str) -> str:
+    """`command` followed by an echo of its exit status: `<command>; echo "<marker>=$?"`.
+
+    bash expands `$?` inside double quotes to the status of the last command before it, so
+    the echo reports `command`'s own status (bash(1), Special Parameters). The command's echo
+    on the terminal carries the literal `$?`, never digits, so it cannot be taken for the
+    answer. A command list of its own (`a; b`, `a | b`) reports its last command's status, as
+    bash does: every command fabricgen sends (commands.py) is one simple command.
+    """
+    return f'{command}; echo "{marker}=$?"'
+
+
+def split_status(output: str, marker: str) -> tuple[str, int | None]:
+    """(the command's output without the marker line, its exit status); None: no marker came back.
+
+    Only the LAST line counts, and the marker may end a line the command left unterminated
+    (`printf foo` then the echo prints `foo<marker>=0`). A marker-like line earlier in the
+    output (a device printing text that looks like one) is output, not a status: the real
+    marker follows everything the command printed.
+    """
+    text = output.replace("\r\n", "\n")
+    head, _, last = text.rstrip("\n").rpartition("\n")
+    match = re.fullmatch(rf"(.*){re.escape(marker)}=(\d{{1,3}})\s*", last)
+    if match is None:
+        return text.strip("\n"), None
+    rest = match.group(1)
+    body = f"{head}\n{rest}" if head and rest else (head or rest)
+    return body.strip("\n"), int(match.group(2))
 
 
 class CommandFailed(Exception):
     """The device answered a command with an error; the message is the device's."""
+
+
+def failure(command: str, status: int | None, output: str) -> str:
+    """One message for a failed command: what ran, how it ended, the first lines it printed."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    said = "; ".join(lines[:FAILED_OUTPUT_LINES]) + (" ..." if len(lines) > FAILED_OUTPUT_LINES else "")
+    how = "its output was cut (no exit status came back)" if status is None else f"exit status {status}"
+    return f"`{command}` failed, {how}" + (f": {said}" if said else "")
 
 
 class SSHCliDriver(NetworkDriver):
@@ -46,6 +94,10 @@ class SSHCliDriver(NetworkDriver):
 
     netmiko_device_type = "linux"
     default_port = 22
+    # Output lines that fail a command even when it exits 0. Empty here: the exit status
+    # decides (`-bash: x: command not found` is 127, click's `Usage:`/`Error:` exit 2). A
+    # driver sets this only for a NOS known to print errors with status 0 (nvue.py).
+    error_prefixes: tuple[str, ...] = ()
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
                  optional_args: dict | None = None) -> None:
@@ -64,6 +116,8 @@ class SSHCliDriver(NetworkDriver):
         self.run_id = run_id
         self.optional_args = args
         self.device = None
+        # Per driver, random: no device output can know it in advance (see split_status).
+        self._marker = status_marker(secrets.token_hex(4))
         self._prompt = re.compile(rf"{re.escape(username)}@[\w.-]+(?::\w+)?:[^\n]*[$#]\s*$")
 
     # --- connection -----------------------------------------------------
@@ -124,7 +178,10 @@ class SSHCliDriver(NetworkDriver):
 
     # --- commands -------------------------------------------------------
     def _send(self, command: str, read_timeout: float | None = None) -> str:
-        """Run one shell command and return its output without echo and prompt."""
+        """Send one line to the shell and return its output without echo and prompt.
+
+        The line's exit status is not read here: callers run commands with `_run`/`_check`.
+        """
         if self.device is None:
             raise ConnectionClosedException(f"{self.where}: not connected; call open() first")
         try:
@@ -152,11 +209,31 @@ class SSHCliDriver(NetworkDriver):
         transport = channel.get_transport() if channel is not None else None
         return bool(transport and transport.is_active() and not channel.closed)
 
-    def _check(self, command: str, read_timeout: float | None = None) -> str:
-        output = self._send(command, read_timeout)
-        errors = [ln for ln in output.splitlines() if ln.startswith(("Error", "Usage", "-bash:"))]
+    def _run(self, command: str, read_timeout: float | None = None) -> tuple[str, int | None]:
+        """Run one command; (its output, its exit status or None when the status never came back).
+
+        The status: netmiko drives ONE interactive shell channel (invoke_shell) for the whole
+        session, and SSH reports an exit status only when a channel's program ends (RFC 4254
+        section 6.10): for this channel, once at logout, never per command. An exec channel per
+        command would report it, but is a new session each time (one more sshd session and PAM
+        login per command, on a switch answering 700 calls per verify) and loses the shell the
+        prompt handling, sudo and the NOS login banner were set up for. So each command is sent
+        as `<command>; echo "<marker>=$?"` (with_status) and the marker is cut off its output
+        (split_status). The marker carries a random per-driver nonce.
+        """
+        output = self._send(with_status(command, self._marker), read_timeout)
+        return split_status(output, self._marker)
+
+    def _check(self, command: str, read_timeout: float | None = None, *, ok: tuple[int, ...] = (0,)) -> str:
+        """Run a command that must succeed: its exit status is in `ok` (0 unless the caller says
+        which other statuses are an answer, not a failure), its output was not cut, and no line
+        starts with one of `error_prefixes`. Returns its output."""
+        output, status = self._run(command, read_timeout)
+        if status is None or status not in ok:
+            raise CommandFailed(self._scrub(failure(command, status, output)))
+        errors = [ln for ln in output.splitlines() if self.error_prefixes and ln.startswith(self.error_prefixes)]
         if errors:
-            raise CommandFailed(self._scrub("; ".join(errors)))
+            raise CommandFailed(self._scrub(f"`{command}` exited 0 but printed: " + "; ".join(errors)))
         return output
 
     def _upload(self, text: str, remote_path: str) -> None:
@@ -174,7 +251,9 @@ class SSHCliDriver(NetworkDriver):
 
     def _verify_upload(self, remote_path: str, want: str) -> None:
         """The switch holds exactly what was sent: a half-written or swapped file is never loaded."""
-        output = self._send(SHA256SUM.format(path=shlex.quote(remote_path)))
+        # sha256sum exits 1 for a file it cannot read (coreutils manual): _check reports that with
+        # sha256sum's own line; a status 0 whose line is not "<64 hex>  <path>" is refused below.
+        output = self._check(SHA256SUM.format(path=shlex.quote(remote_path)))
         match = _SHA256_LINE.match(output.strip().splitlines()[0] if output.strip() else "")
         if not match:
             raise CommandFailed(f"cannot verify the upload of {remote_path}: sha256sum said "
