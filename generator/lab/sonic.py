@@ -31,6 +31,7 @@ tools, simulated in sonic_systemd.py:
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import logging
@@ -47,6 +48,12 @@ STARTUP_FILE = "/etc/sonic/config_db.json"
 INIT_CFG_FILE = "/etc/sonic/init_cfg.json"
 CHECKPOINTS_DIR = "/etc/sonic/checkpoints"
 CFGGEN = "/usr/local/bin/sonic-cfggen"
+# `config reload` stops and restarts every SONiC service, a minute or more on a switch; the lab
+# takes RELOAD_SECONDS, so whoever starts one must wait for it as for the real one.
+RELOAD_SECONDS = 1.0
+# "These service will restart eth0 and cause device lost network for 10 seconds" (sonic-utilities
+# config/main.py _restart_services): the lab's eth0 is back after ETH0_RESTART_SECONDS.
+ETH0_RESTART_SECONDS = 1.0
 BGPRAW_FROM = "202311"      # `show runningconfiguration all` adds "bgpraw" (DEVICE_STATE.md, show/main.py)
 # The FRR release each SONiC branch builds (sonic-buildimage rules/frr.mk; approximate, only printed)
 FRR_VERSIONS = {"202305": "8.5.1", "202311": "8.5.1", "202405": "8.5.4", "202411": "10.0.1", "202505": "10.3"}
@@ -93,7 +100,14 @@ class SonicDevice(Device):
             return self.dhcp_hostname
         return str(configured or self.name)
 
+    _eth0_back_at = 0.0          # until then eth0 is restarting (_restart_eth0)
+
+    def restarting_for(self) -> float:
+        return max(0.0, self._eth0_back_at - time.monotonic())
+
     def refuses_connections(self) -> str | None:
+        if time.monotonic() < self._eth0_back_at:
+            return "eth0 is restarting (config reload)"
         return self.cut_off
 
     def take_lease(self, mgmt: Management, hostname: str | None) -> None:
@@ -245,11 +259,25 @@ class SonicDevice(Device):
         loaded, commands = self._reloaded(config, file, force_sysinfo="-l" in options or "--load-sysinfo" in options)
         io.write("Acquired lock on /etc/sonic/reload.lock\nDisabling container monitoring ...\n"
                  "Stopping SONiC target ...\n"
-                 + "".join(f"Running command: {c}\n" for c in commands)
-                 + "Restarting SONiC target ...\nEnabling container monitoring ...\n"
+                 + "".join(f"Running command: {c}\n" for c in commands))
+        await asyncio.sleep(RELOAD_SECONDS)
+        io.write("Restarting SONiC target ...\nEnabling container monitoring ...\n"
                  "Reloading Monit configuration ...\nReinitializing monit daemon\n"
                  "Released lock on /etc/sonic/reload.lock\n")
+        before = self.running
         self._set_running(loaded, f"config reload {file}")
+        moved = sonic_factory.eth0_moved(before, loaded)
+        if moved:
+            self._restart_eth0(f"config reload {file}: {moved}")
+
+    def _restart_eth0(self, why: str) -> None:
+        """interfaces-config and networking restart with the new eth0 (sonic-utilities config/main.py
+        _restart_services; mvrf_restart_services: "eth0 should be moved to mvrf"): every SSH
+        session of the switch drops, as its TCP connection lived in the old VRF or on the old
+        address, and new logins fail until eth0 is up again."""
+        self._eth0_back_at = time.monotonic() + ETH0_RESTART_SECONDS
+        log.warning("%s: %s: eth0 restarts, dropping %d SSH session(s)", self.name, why, len(self.connections))
+        self.cut_connections()
 
     async def _load(self, options: list[str], path: str | None, io: Io) -> None:
         """`config load [-y] [FILE]` (sonic-utilities config/main.py load): `sonic-cfggen -j FILE

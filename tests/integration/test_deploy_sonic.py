@@ -151,7 +151,7 @@ def provision(fab: Fabric, capsys) -> dict:
     return fab.running()
 
 
-def test_provisioning_a_factory_switch(fabric, capsys):
+def test_provisioning_a_factory_switch(fabric, capsys, monkeypatch):
     fab = fabric
     factory = fab.running()
     meta = factory["DEVICE_METADATA"]["localhost"]
@@ -168,7 +168,26 @@ def test_provisioning_a_factory_switch(fabric, capsys):
     assert "fabricgen deploy --provision" in out
     assert fab.running() == factory, "a refused deploy sends nothing"
 
-    running = provision(fab, capsys)
+    # An operator's session open during day 0: the reload moves eth0 into the mgmt VRF (off on the
+    # factory image) and every session drops, the deploy's own included; the deploy logs in again.
+    watcher = ConnectHandler(device_type="linux", host="127.0.0.1", port=fab.lab.port(fab.name), username="admin",
+                             password=fab.lab.password, ssh_strict=True, system_host_keys=False, alt_host_keys=True,
+                             alt_key_file=str(fab.lab.known_hosts), allow_agent=False, use_keys=False, fast_cli=True)
+    reconnects: list[int] = []
+    real_commit = SonicDriver.commit_config
+
+    def counting_commit(self, message="", revert_in=None):
+        real_commit(self, message, revert_in)
+        reconnects.append(self.reconnects)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SonicDriver, "commit_config", counting_commit)
+        running = provision(fab, capsys)
+    assert not watcher.is_alive(), "the reload dropped the operator's session"
+    assert "eth0 moves into VRF mgmt: eth0 restarts, dropping" in (fab.lab.directory / "lab.log").read_text()
+    assert reconnects and reconnects[0] >= 1, "the deploy logged in again after the reload"
+    assert "MGMT_VRF_CONFIG" not in factory and running["MGMT_VRF_CONFIG"] == {
+        "vrf_global": {"mgmtVrfEnabled": "true"}}
     rendered = fab.rendered()
     managed = SonicManaged.of(rendered, management=True)
     assert managed.owned(running) == managed.owned(rendered)

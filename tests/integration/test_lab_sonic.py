@@ -207,7 +207,7 @@ def test_systemd_timer_reloads_the_saved_startup(lab, shell, lab_wait):
     candidate["DEVICE_METADATA"]["localhost"]["hwsku"] = "Mellanox-SN5600-O128"
     candidate["MGMT_INTERFACE"] = {"eth0|10.30.0.50/24": {"gwaddr": "10.30.0.1"}}   # and a new address
     shell.put("/tmp/day0.json", candidate)
-    out = shell.run(ARM.format(s=2, c="config reload -y"))
+    out = shell.run(ARM.format(s=3, c="config reload -y"))
     assert out.splitlines() == ["Running timer as unit: fabricgen-confirm.timer",
                                 "Will run service as unit: fabricgen-confirm.service"]
     units = show(shell, "fabricgen-confirm.timer", "fabricgen-confirm.service")
@@ -215,15 +215,48 @@ def test_systemd_timer_reloads_the_saved_startup(lab, shell, lab_wait):
     assert (timer["ActiveState"], timer["SubState"]) == ("active", "waiting")
     assert timer["Description"] == "fabricgen commit-confirm: config reload -y"
     assert (service["LoadState"], service["ActiveState"]) == ("loaded", "inactive")
-    shell.run("sudo config reload -y /tmp/day0.json")
-    assert shell.running()["DEVICE_METADATA"]["localhost"]["hwsku"] == "Mellanox-SN5600-O128"
+    # detached, as the deploy does it: systemd-run returns at once, the reload runs under PID 1
+    assert shell.run("sudo systemd-run --unit fabricgen-reload config reload -y /tmp/day0.json") == (
+        "Running as unit: fabricgen-reload.service")
+    # eth0 gets another address: this session drops, new logins fail
+    assert lab_wait(lambda: not shell.conn.is_alive(), timeout=5)
     refused(lab, "sw1")
-    # fired, ran `config reload -y` under systemd (not under any session), and both units are gone
-    assert lab_wait(lambda: show(shell, "fabricgen-confirm.timer")["fabricgen-confirm.timer"]["LoadState"]
-                    == "not-found", timeout=8)
-    assert show(shell, "fabricgen-confirm.service")["fabricgen-confirm.service"]["LoadState"] == "not-found"
-    assert shell.running() == startup
-    assert exec_status(lab, "sw1", "hostname")[0] == 0      # logins work again
+    # the timer fired, ran `config reload -y` of the saved startup, and eth0 is back where it was
+    assert lab_wait(lambda: _login_works(lab), timeout=10)
+    again = Shell(lab, "sw1")
+    try:
+        assert again.running() == startup
+        assert show(again, "fabricgen-confirm.timer")["fabricgen-confirm.timer"]["LoadState"] == "not-found"
+        assert show(again, "fabricgen-confirm.service")["fabricgen-confirm.service"]["LoadState"] == "not-found"
+    finally:
+        again.close()
+
+
+def _login_works(lab) -> bool:
+    try:
+        return exec_status(lab, "sw1", "hostname")[0] == 0
+    except (paramiko.SSHException, EOFError, OSError):
+        return False
+
+
+def test_a_reload_that_moves_eth0_drops_every_session(lab, shell, lab_wait):
+    running = shell.running()
+    other = Shell(lab, "sw1")
+    shell.put("/tmp/mvrf.json", dict(running, MGMT_VRF_CONFIG={"vrf_global": {"mgmtVrfEnabled": "true"}}))
+    assert shell.run("sudo systemd-run --unit r1 config reload -y /tmp/mvrf.json") == "Running as unit: r1.service"
+    assert other.conn.is_alive(), "the reload runs for a while first"
+    assert lab_wait(lambda: not shell.conn.is_alive() and not other.conn.is_alive(), timeout=5)
+    assert "eth0 moves into VRF mgmt: eth0 restarts, dropping 2 SSH session(s)" in (lab.directory / "lab.log").read_text()
+    assert lab_wait(lambda: _login_works(lab), timeout=5)
+    again = Shell(lab, "sw1")
+    try:
+        assert again.running()["MGMT_VRF_CONFIG"] == {"vrf_global": {"mgmtVrfEnabled": "true"}}
+        # a reload that leaves eth0 alone keeps the sessions (the mgmt VRF stays on)
+        again.put("/tmp/same.json", again.running())
+        again.run("sudo config reload -y /tmp/same.json")
+        assert again.conn.is_alive() and again.run("hostname").strip() == "sw1"
+    finally:
+        again.close()
 
 
 def test_systemd_run_unit_names_and_stop(lab, shell, lab_wait):

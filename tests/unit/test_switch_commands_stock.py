@@ -13,7 +13,8 @@ from generator.deploy.drivers.commands import NVUE_GENERATIONS, SHA256SUM, SONIC
 CUMULUS_STOCK = {"nv", "sha256sum"}
 SONIC_STOCK = {"config", "sonic-cfggen", "show", "cat", "systemd-run", "systemctl", "portstat", "docker",
                "vtysh", "sha256sum"}
-NOT_COMMANDS = {"confirm_description", "message_option", "revert_rollback", "revert_reload"}
+NOT_COMMANDS = {"confirm_description", "reload_description", "message_option", "revert_rollback",
+                "revert_reload"}
 
 
 def programs(commands) -> dict[str, str]:

@@ -149,11 +149,17 @@ class SonicCommands:
       day 0    sudo config checkpoint fabricgen-<UTC time>     (for the operator)
                sudo systemd-run --unit fabricgen-confirm --on-active=<s>s \
                    --description 'fabricgen commit-confirm: config reload -y' config reload -y
-               sudo config reload -y /tmp/fabricgen-<run>-candidate.json
+               sudo systemd-run --unit fabricgen-reload \
+                   --description 'fabricgen day 0: config reload -y <file>' \
+                   config reload -y /tmp/fabricgen-<run>-candidate.json
+               then the session is closed and a new one opened, with backoff, until
+               `systemctl show fabricgen-reload.service` says the reload has ended
       confirm  sudo systemctl stop fabricgen-confirm.timer, then sudo config save -y
       status   systemctl show fabricgen-confirm.timer fabricgen-confirm.service \
                    -p Id,Description,LoadState,ActiveState,SubState,Result
-      undo     sudo systemctl stop fabricgen-confirm.timer, then the command the timer would have run
+      undo     day 2: sudo systemctl stop fabricgen-confirm.timer, sudo config rollback <checkpoint>
+               day 0: sudo systemctl stop fabricgen-confirm.timer, then `config reload -y` of the
+               saved startup detached as above (fabricgen-reload), and reconnect
 
     SONiC has no commit-confirm. `systemd-run --on-active` makes a transient timer and service
     run by PID 1, not by the SSH session: the revert happens when the session, the deploy or the
@@ -168,13 +174,19 @@ class SonicCommands:
     Day 2 uses `config apply-patch` (RFC 6902, scoped to fabricgen's tables); day 0
     `config reload -y FILE` (sonic-utilities config/main.py: reload takes the file to load),
     saved with `config save -y` only once confirmed, so the timer's `config reload -y` of the
-    untouched startup file is the day-0 undo.
+    untouched startup file is the day-0 undo. A reload restarts eth0 ("These service will restart
+    eth0 and cause device lost network", config/main.py _restart_services) and, when it turns
+    the management VRF on, moves eth0 into it (mvrf_restart_services): the session that started
+    it drops. So the reload runs as a transient service of its own (systemd-run without a timer
+    returns at once; PID 1 runs the command), the deploy reconnects, and a reload that failed
+    stays visible as fabricgen-reload.service `failed` (Result=exit-code) until the deploy has
+    read it and run `systemctl reset-failed` on it.
     """
 
     checkpoint: str = "sudo config checkpoint {name}"
     apply_patch: str = "sudo config apply-patch {path}"
-    reload: str = "sudo config reload -y {path}"
-    reload_startup: str = "sudo config reload -y"
+    # day 0: run detached under systemd (see the docstring), never in the deploy's own session
+    reload: str = "config reload -y {path}"
     rollback: str = "sudo config rollback {name}"
     list_checkpoints: str = "sudo config list-checkpoints"
     save: str = "sudo config save -y"
@@ -191,6 +203,9 @@ class SonicCommands:
     revert_rollback: str = "config rollback {name}"
     revert_reload: str = "config reload -y"
     run_timer: str = "sudo systemd-run --unit {unit} --on-active={seconds}s --description {description} {command}"
+    run_detached: str = "sudo systemd-run --unit {unit} --description {description} {command}"
+    reload_unit: str = "fabricgen-reload"
+    reload_description: str = "fabricgen {why}: {command}"
     stop_unit: str = "sudo systemctl stop {unit}"
     reset_failed: str = "sudo systemctl reset-failed {unit}"
     show_units: str = "systemctl show {units} -p Id,Description,LoadState,ActiveState,SubState,Result"

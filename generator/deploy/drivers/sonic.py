@@ -8,7 +8,10 @@ lacks). fabricgen builds the target from the running config with only its own ta
 (generator/render/sonic_managed.py), so the patch touches nothing else.
 Day 0 (load_provision_candidate): a full config_db loaded with `config reload -y FILE`; the
 startup file is written (`config save`) only when the commit is confirmed, so the confirm
-timer's `config reload` of the untouched startup file is the rollback.
+timer's `config reload` of the untouched startup file is the rollback. The reload restarts eth0
+(and moves it into the management VRF when the file turns that on), which drops the SSH session:
+it runs detached under systemd, and commit_config returns once the driver has logged in again
+and the reload has ended (optional_args reload_wait bounds the wait).
 SONiC has no commit-confirm: `revert_in` arms a stock systemd timer (`systemd-run --on-active`)
 that runs the undo unless it is stopped; commands.SonicCommands lists every command sent.
 optional_args: port, known_hosts, accept_new_host_keys, key_file.
@@ -22,10 +25,17 @@ import difflib
 import json
 import re
 import shlex
+import time
 
 import jsonpatch
 from napalm.base import models
-from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
+from napalm.base.exceptions import (
+    CommitError,
+    ConnectAuthError,
+    ConnectionException,
+    MergeConfigException,
+    ReplaceConfigException,
+)
 
 from generator.deploy.drivers import oper, sonic_show
 from generator.deploy.drivers.commands import SONIC
@@ -34,6 +44,8 @@ from generator.device_data import DeviceDataError, parse_json
 
 PATCH = "patch"
 RELOAD = "reload"
+RELOAD_WAIT = 600.0                 # s: a reload without a confirm timer must be over by then
+RECONNECT_FIRST, RECONNECT_MAX = 1.0, 8.0   # s: backoff between logins while a reload runs
 ROLLBACK = "rollback"
 # The Description the deploy gives its timer names what the timer will run (systemctl show reads it back)
 _DESCRIPTION = re.compile(r"^fabricgen commit-confirm: config (?:rollback (\S+)|reload -y)$")
@@ -53,6 +65,7 @@ class SonicDriver(SSHCliDriver):
         self._ops: list[dict] = []
         self._mode = PATCH
         self._last_checkpoint: str | None = None
+        self.reconnects = 0                      # logins after a detached reload (day 0, its undo)
 
     # --- candidate ------------------------------------------------------
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
@@ -164,19 +177,72 @@ class SonicDriver(SSHCliDriver):
         # A checkpoint of the config before day 0, for the operator (`config rollback <name>` of
         # the same SKU); the undo the deploy itself uses is reloading the untouched startup file.
         self._checkpoint()
-        # The timer first: if the reload cuts this session, the switch still goes back to its
-        # saved startup config on its own.
+        # The timer first: if the switch does not come back, it goes back to its saved startup
+        # config on its own.
         if revert_in is not None:
             self._arm(revert_in, self.commands.revert_reload)
+        command = self.commands.reload.format(path=self.remote_path(self.commands.candidate_path))
         try:
-            self._check(self.commands.reload.format(path=self.remote_path(self.commands.candidate_path)),
-                        read_timeout=max(self.timeout, 300))
+            self._reload_detached(command, "day 0")
         except CommandFailed:
             if revert_in is not None:
-                self._restore_startup()
+                try:
+                    self._stop_timer()      # the reload never started: nothing to undo
+                except CommandFailed:
+                    pass                    # then the timer reloads the startup file: the same config
             raise
+        self._await_reload(self._reload_window(revert_in))
         if revert_in is None:
             self._check(self.commands.save)
+
+    # --- a reload beyond this session ---------------------------------------------------------
+    def _reload_detached(self, command: str, why: str) -> None:
+        self._systemd_run(self.commands.run_detached, self.commands.reload_unit, "service", command,
+                          self.commands.reload_description.format(why=why, command=command))
+
+    def _reload_window(self, revert_in: int | None) -> float:
+        """How long the switch has to come back: optional_args reload_wait, else the confirm time
+        less a quarter (at least 5 s) for the post-check and the confirm, else 10 minutes."""
+        if self.optional_args.get("reload_wait") is not None:
+            return float(self.optional_args["reload_wait"])
+        if revert_in is None:
+            return RELOAD_WAIT
+        return float(max(revert_in - max(5, revert_in // 4), 5))
+
+    def _await_reload(self, within: float) -> None:
+        """Close this session (the reload restarts eth0 under it) and log in again, with backoff,
+        until `systemctl show` says the reload unit has ended; raise one line if it failed or the
+        switch is not back within `within` seconds."""
+        unit = f"{self.commands.reload_unit}.service"
+        self.close()
+        started = time.monotonic()
+        delay, last = RECONNECT_FIRST, "no answer yet"
+        while True:
+            time.sleep(min(delay, max(0.0, started + within - time.monotonic())))
+            try:
+                if self.device is None:
+                    self.open()
+                    self.reconnects += 1
+                state = self._units(unit)[unit]
+            except ConnectAuthError as exc:
+                raise CommandFailed(f"after the reload the switch refuses the login: {exc}") from None
+            except (ConnectionException, CommandFailed) as exc:
+                last = " ".join(str(exc).split())[:160]
+                self.close()
+            else:
+                active = state.get("ActiveState")
+                if state.get("LoadState") == "not-found" or active == "inactive":
+                    return                      # ended with status 0: systemd collected the unit
+                if active == "failed":
+                    result = state.get("Result", "")
+                    self._run(self.commands.reset_failed.format(unit=unit))   # the journal keeps its output
+                    raise CommandFailed(f"`{state.get('Description', unit)}` failed on the switch ({unit} "
+                                        f"Result={result}; `journalctl -u {unit}` has its output)")
+                last = f"{unit} is still {active} ({state.get('SubState', '')})"
+            if time.monotonic() - started >= within:
+                raise CommandFailed(f"the switch did not come back within {within:.0f}s of its config reload "
+                                    f"(last: {last})")
+            delay = min(delay * 2, RECONNECT_MAX)
 
     # --- the confirm timer: stock systemd (commands.SonicCommands) ---------------------------
     def _systemd_run(self, template: str, unit: str, kind: str, command: str, description: str,
@@ -246,10 +312,11 @@ class SonicDriver(SSHCliDriver):
             raise CommandFailed(f"{unit}.timer is still waiting after systemctl stop")
 
     def _restore_startup(self) -> None:
-        try:
-            self._stop_timer()
-        finally:
-            self._check(self.commands.reload_startup, read_timeout=max(self.timeout, 300))
+        """Day-0 undo now: stop the timer, then what it would have run, `config reload -y` of the
+        untouched startup file, detached as the day-0 reload was (it moves eth0 back)."""
+        self._stop_timer()
+        self._reload_detached(self.commands.revert_reload, "rollback")
+        self._await_reload(self._reload_window(None))
 
     def confirm_commit(self) -> None:
         if not self.has_pending_commit():
