@@ -377,8 +377,8 @@ def lab_up(
     intent: IntentArg,
     directory: Annotated[str, typer.Option("--dir", help="lab state directory (endpoints.yml, pid, keys)")],
     wiring: Annotated[str | None, typer.Option(
-        "--wiring", help="CSV of the installed cables (a_device,a_port,b_device,b_port[,state,crc_errors]); "
-                         "default: the plan's cabling")] = None,
+        "--wiring", help="CSV of the installed cables (a_device,a_port,b_device,b_port[,state,crc_errors,"
+                         "lldp_portid]); default: the plan's cabling")] = None,
     nos_version: Annotated[str | None, typer.Option(
         "--nos-version", help="the NOS release the switches run (default: the intent's switch_os.version), "
                               "e.g. 5.9 or 202405")] = None,
@@ -395,7 +395,9 @@ def lab_up(
     The switches answer LLDP, interface, BGP and counter commands from the wiring (the plan's cabling
     unless --wiring gives another). With --ztp they boot as shipped instead: eth0 a DHCP client,
     the factory hostname and login (cumulus / admin, with the lab password), the inventory's MAC and
-    serial, waiting for `fabricgen lab ztp`.
+    serial, waiting for `fabricgen lab ztp`. A host port is heard as lldpd announces it by default: port ID =
+    the NIC's MAC (from hosts.discovered when it has one), description = the netdev; lldp_portid
+    ifname on its cable makes it announce the netdev (lldpd `portidsubtype ifname`).
     """
     import ipaddress
     import os
@@ -513,16 +515,20 @@ def _ztp_devices(plan, inventory: str, version: str, password: str | None):
 
 
 def _lab_world(plan, wiring: str | None):
-    """The lab's cables: the wiring file (devices checked against the plan) or the plan's cabling."""
-    from generator.lab.world import WiringError, check_devices, load_wiring, parse_wiring
+    """The lab's cables: the wiring file (devices checked against the plan) or the plan's cabling,
+    with the MACs of the host NICs the discovery file (hosts.discovered) recorded."""
+    from generator.lab.world import WiringError, check_devices, load_wiring, parse_wiring, with_host_macs
     from generator.render.cabling import render_cabling
 
+    found = plan.discovery.hosts if plan.discovery is not None else {}
+    macs = {(name, nic.netdev): nic.mac for name, host in found.items() for nic in host.nics.values() if nic.mac}
     try:
         if wiring is None:
-            return parse_wiring(render_cabling(plan), "cabling.csv")
+            return with_host_macs(parse_wiring(render_cabling(plan), "cabling.csv"), macs)
         world = load_wiring(wiring)
-        check_devices(world, {sw.name for sw in plan.switches} | {h.name for h in plan.hosts}, wiring)
-        return world
+        hosts = {h.name for h in plan.hosts}
+        check_devices(world, {sw.name for sw in plan.switches} | hosts, wiring, hosts)
+        return with_host_macs(world, macs)
     except WiringError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None

@@ -2,7 +2,8 @@
 
 playbooks/discover.yml runs playbooks/files/fabricgen_nics.py on each host (read-only, through
 ansible-runner with strict host keys, as the deploy does): netdev -> RDMA device -> PCI, port,
-link layer, state and rate from sysfs, and the GPUDirect RDMA path. The answers are written as
+link layer, state and rate from sysfs, the netdev's MAC (what lldpd announces as the LLDP port
+ID by default, so `verify` can recognise the NIC on its switch port), and the GPUDirect RDMA path. The answers are written as
 the discovery file the intent's `hosts.discovered` names (format below, deterministic bytes: no
 timestamps, hosts and NICs sorted), and one line per host compares them with the rails the
 intent renders, so a DGX whose compute NICs are mlx5_0,3,4,5,6,9,10,11 shows up before NCCL
@@ -14,7 +15,9 @@ falls back to TCP sockets.
       gpu01:
         gpudirect: nvidia-peermem        # nvidia-peermem | dmabuf | none
         nics:                            # every netdev with an RDMA device, sorted by netdev
-          - {netdev: ens1f0np0, rdma: mlx5_0, pci: "0000:08:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
+          - {netdev: ens1f0np0, mac: "0c:42:a1:00:00:01", rdma: mlx5_0, pci: "0000:08:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
+
+`mac` is written when the host reported one (files of earlier releases have none and stay valid).
 
 A host that cannot be read keeps its entry from an existing file at --out (so one unreachable
 server in 500 does not lose what was known about it); the command then exits 1.
@@ -37,7 +40,8 @@ from generator.device_data import DeviceDataError, parse_json
 HEADER = ("# Written by `fabricgen hosts discover`: the rail NICs each host reported "
           "(netdev -> RDMA device -> PCI).")
 VERSION = 1
-NIC_KEYS = ("netdev", "rdma", "pci", "port", "link_layer", "state", "rate_gbps")
+NIC_KEYS = ("netdev", "mac", "rdma", "pci", "port", "link_layer", "state", "rate_gbps")
+OPTIONAL_NIC_KEYS = ("mac",)        # left out of the file when the host did not report it
 # YAML 1.1 reads these plain words as booleans or null: such a string is written quoted
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -85,6 +89,7 @@ def parse_probe(stdout: str) -> dict:
             raise DiscoveryError("a NIC entry without a netdev name")
         nics.append({key: nic.get(key) for key in NIC_KEYS})
         nics[-1]["pci"] = str(nic.get("pci") or "")
+        nics[-1]["mac"] = nic.get("mac") or None      # "" from the probe: the address was unreadable
     return {"gpudirect": data.get("gpudirect"), "nics": sorted(nics, key=lambda n: n["netdev"])}
 
 
@@ -117,8 +122,9 @@ def discovery_text(hosts: dict[str, dict]) -> str:
             continue
         lines.append("    nics:")
         for nic in sorted(entry["nics"], key=lambda n: n["netdev"]):
-            fields = ", ".join(f"{key}: {json.dumps(nic[key]) if key == 'pci' else _scalar(nic[key])}"
-                               for key in NIC_KEYS)
+            fields = ", ".join(f"{key}: {json.dumps(nic[key]) if key in ('pci', 'mac') else _scalar(nic[key])}"
+                               for key in NIC_KEYS
+                               if key not in OPTIONAL_NIC_KEYS or nic.get(key) is not None)
             lines.append(f"      - {{{fields}}}")
     return "\n".join(lines) + "\n"
 

@@ -243,7 +243,7 @@ def run_hosts_playbook(
 
     `ssh_key` is a private key file; `known_hosts` replaces ~/.ssh/known_hosts (host
     keys are still checked strictly). `extravars` may set fabricgen_root etc. `tags` /
-    `skip_tags`: the playbook's feature tags (preflight, netplan, sysctl, qos, nccl, units).
+    `skip_tags`: the playbook's feature tags (preflight, netplan, sysctl, qos, nccl, units, lldpd).
     """
     render_dir = Path(render_dir).resolve()
     if not (render_dir / "hosts").is_dir():

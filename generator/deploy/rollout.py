@@ -43,7 +43,7 @@ from generator.deploy.interrupt import Interrupted, StopSignals
 from generator.deploy.lock import DeployLock, LockError, lock_path
 from generator.deploy.overrides import CONFIRM_ENV, confirm_timeout, is_lab, ssh_timeout  # noqa: F401
 from generator.deploy.preflight import PreflightError, check_login_users
-from generator.deploy.release_gate import release_refusal
+from generator.deploy.release_gate import release_name, release_refusal
 from generator.deploy.report import (
     CHANGED,
     FAILED,
@@ -217,7 +217,9 @@ def _guard(job: Job, name: str, driver, diff: str, running: dict | None) -> None
     if job.sonic is not None and job.provision:
         refusal = provision_refusal(json.loads(job.rendered[name]), running or {})
     elif job.sonic is not None:
-        reasons = check_patch(driver.patch_ops, driver.staged_base or running or {})
+        # GCU's allow-list of the intent's release: the release gate refused any other release
+        reasons = check_patch(driver.patch_ops, driver.staged_base or running or {},
+                              release_name(job.os_name, job.os_release))
         refusal = refusal_line(reasons) if reasons else None
     elif job.managed is not None:
         refusal = check_diff(diff, job.guards[name], running)

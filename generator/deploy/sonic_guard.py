@@ -8,10 +8,13 @@ A day-2 deploy is `config apply-patch` (RFC 6902) scoped to fabricgen's tables
   the bgp container picks frrcfgd vs bgpcfgd when it starts);
 - the PORT layout (ports added or removed, alias/index/lanes/subport): a breakout;
 - MGMT_INTERFACE / MGMT_PORT / MGMT_VRF_CONFIG: eth0 under the deploy's own SSH session;
-- buffer and PFC-watchdog changes beyond the field/operation allow-list that GCU enforces on
-  Mellanox Spectrum SKUs (sonic-utilities generic_config_updater/field_operation_validators.py,
-  gcu_field_operation_validators.conf.json; the list below is the 2024-era one that
-  DEVICE_STATE.md records; newer sonic-utilities refuse every BUFFER_POOL change).
+- buffer, WRED and PFC-watchdog changes beyond the field/operation allow-list that GCU enforces
+  on Mellanox Spectrum SKUs. That list differs by release (DEVICE_STATE.md): the guard judges a
+  patch by the list of the switch's release, the intent's switch_os.version, which the release
+  gate (release_gate.py) has already matched against `show version`. The lists, per release
+  with their sonic-utilities commits, are generator/data/sonic_gcu_releases.yaml (from each
+  branch's generic_config_updater/gcu_field_operation_validators.conf.json and
+  field_operation_validators.py).
 Such a patch is refused as a whole with the advice to provision (`fabricgen deploy
 --provision`: full config_db + `config reload`), so nothing is half-applied.
 """
@@ -19,7 +22,10 @@ Such a patch is refused as a whole with the advice to provision (`fabricgen depl
 from __future__ import annotations
 
 import json
+from functools import cache
+from importlib import resources
 
+import yaml
 from jsonpointer import JsonPointer
 
 from generator.deploy.waves import natural_key
@@ -27,13 +33,26 @@ from generator.render.sonic_managed import METADATA_RELOAD, MGMT_PORT_TABLES, PO
 
 PROVISION_ADVICE = "not a live change on SONiC, run `fabricgen deploy --provision` (full config_db + config reload)"
 
-# (row, field) pairs GCU lets `replace` change live
-_BUFFER_POOL = {("ingress_lossless_pool", "size"), ("ingress_lossless_pool", "xoff"), ("egress_lossy_pool", "size")}
-_BUFFER_PROFILE_FIELDS = {"dynamic_th", "xoff"}
-_WRED = {("AZURE_LOSSLESS", "green_min_threshold"), ("AZURE_LOSSLESS", "green_max_threshold"),
-         ("AZURE_LOSSLESS", "green_drop_probability")}
-# GCU strips path parts with digits (the port) and matches what remains, lowercased
-_PFC_WD_FIELDS = {"restoration_time", "detection_time", "action", "global/poll_interval", ""}
+
+@cache
+def _gcu() -> dict:
+    text = resources.files("generator.data").joinpath("sonic_gcu_releases.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def gcu_releases() -> list[str]:
+    """The SONiC releases whose GCU allow-list fabricgen knows, oldest first."""
+    return sorted(_gcu()["releases"])
+
+
+# Tables some known release's GCU field-checks, in the order a refusal lists them.
+GCU_TABLES = ("BUFFER_POOL", "BUFFER_PROFILE", "WRED_PROFILE", "PFC_WD")
+
+
+def spectrum(asic: str) -> str:
+    """spc4 -> Spectrum-4 (GCU's ASIC names are NVIDIA's Spectrum generations)."""
+    generation = asic.removeprefix("spc")
+    return "Spectrum" if generation == "1" else f"Spectrum-{generation}"
 
 
 def _expand(ops: list[dict], running: dict) -> list[dict]:
@@ -50,39 +69,84 @@ def _expand(ops: list[dict], running: dict) -> list[dict]:
     return out
 
 
-def _pfc_wd_allowed(op: dict, parts: list[str]) -> bool:
-    cleaned = [p for p in parts[1:] if not any(c.isdigit() for c in p)]
-    base = "/".join(cleaned).lower()
+def _fields(op: dict, parts: list[str], drop_digit_parts: bool) -> list[str]:
+    """The fields GCU's validator names for an op (field_operation_validators.py, every branch): the
+    path after the table, lowercased, without parts holding a digit when the validator drops them
+    (ports, pg_lossless_400000_5m_profile); an object value is one field per key."""
+    rest = [p for p in parts[1:] if not (drop_digit_parts and any(c.isdigit() for c in p))]
+    base = "/".join(rest).lower()
     value = op.get("value")
-    if op["op"] != "remove" and isinstance(value, dict):
-        names = [f"{base}/{k}" if base else k for k in value]
-    else:
-        names = [base]
-    return all(n in _PFC_WD_FIELDS for n in names)
+    if isinstance(value, dict):
+        return [f"{base}/{k}" if base else k for k in value]
+    return [base]
 
 
-# Why a change is not live, in the order a refusal lists them.
+def _listed(field: str, listed: str, match: str) -> bool:
+    # exact (rdma_config_update_validator) or the last part (202505 wred_profile_ and 202511
+    # buffer_profile_config_update_validator: fields_match_endswith)
+    return field == listed if match == "exact" else field.split("/")[-1] == listed
+
+
+def _gcu_refusal(op: dict, parts: list[str], release: str, hwsku: str) -> str | None:
+    """Why GCU of `release` refuses the op on a switch of `hwsku` (None: it takes it). The branch-date
+    check GCU adds for dated builds is left out: every Spectrum date in the table predates the
+    branch that lists it (sonic_gcu_releases.yaml)."""
+    table = parts[0]
+    data = _gcu()
+    rules = data["releases"].get(release)
+    if rules is None:
+        # An unknown release is refused, not judged by the newest list: between known releases the
+        # list moved both ways (202511 dropped every BUFFER_POOL and WRED rule 202505 had, and
+        # added whole-profile operations), so no known list predicts another release. A refusal
+        # here costs a provision and names the fix; a wrong pass fails in GCU on the switch, in the
+        # middle of a wave - what keying the list by release is for.
+        if table not in GCU_TABLES:
+            return None
+        return (f"fabricgen has no GCU allow-list for SONiC {release} (it knows {', '.join(gcu_releases())}; "
+                f"add the release to generator/data/sonic_gcu_releases.yaml): {table} changes")
+    spec = rules["tables"].get(table)
+    if spec is None:
+        return None  # not field-checked on this release (202511: WRED_PROFILE)
+    how = data["validators"][spec["validator"]]
+    if len(parts) == 2 and op["op"] in how.get("row_operations", ()):
+        return None  # 202511: whole profiles may be added, removed, replaced
+    asic = next((a for a, skus in rules["mellanox_asics"].items()
+                 if hwsku.lower() in (s.lower() for s in skus)), None)
+    if asic is None:
+        return (f"GCU on SONiC {release} allows no {table} change on hwsku {hwsku or '(none)'!r} "
+                "(no Spectrum ASIC in its list)")
+    scenarios = [s for s in spec["scenarios"].values() if s["platforms"].get(asic)]
+    if not any(s["fields"] for s in scenarios):
+        return f"GCU on SONiC {release} allows no {table} change on {spectrum(asic)}"
+    for field in _fields(op, parts, how["drop_digit_parts"]):
+        # GCU takes the first scenario listing the field, whatever its platforms
+        scenario = next((s for s in spec["scenarios"].values()
+                         if any(_listed(field, f, how["match"]) for f in s["fields"])), None)
+        if scenario is None or not scenario["platforms"].get(asic) or op["op"] not in scenario["operations"]:
+            day0 = (" (profiles are added or removed only at day 0)"
+                    if table == "BUFFER_PROFILE" and not how.get("row_operations") else "")
+            return f"{table} changes outside GCU's allow-list on SONiC {release} ({spectrum(asic)}){day0}"
+    return None
+
+
+# Why a change is not live, in the order a refusal lists them (GCU's reasons sit between BREAKOUT
+# and WHOLE, by table).
 RELOAD_ONLY = "DEVICE_METADATA fields that take effect only after a reload"
 MANAGEMENT = "eth0 (management interface) changes under the deploy's own session"
 BREAKOUT = "PORT layout changes (a breakout: ports added or removed, lanes/alias/index/subport)"
-POOL = "BUFFER_POOL changes outside GCU's allow-list"
-PROFILE = "BUFFER_PROFILE changes outside GCU's allow-list (profiles are added or removed only at day 0)"
-WRED = "WRED_PROFILE changes outside GCU's allow-list"
-PFC_WD = "PFC_WD changes outside GCU's allow-list"
 WHOLE = "a patch of the whole config_db"
-_ORDER = (RELOAD_ONLY, MANAGEMENT, BREAKOUT, POOL, PROFILE, WRED, PFC_WD, WHOLE)
 
 
-def _refusal(op: dict, running: dict) -> tuple[str, str] | None:
-    """(why, what) when the op is not a live change."""
+def _refusal(op: dict, running: dict, release: str) -> tuple[int, str, str] | None:
+    """(rank, why, what) when the op is not a live change."""
     parts = JsonPointer(op["path"]).parts
     if not parts:
-        return WHOLE, op["op"]
+        return 9, WHOLE, op["op"]
     table = parts[0]
     where = "/".join(parts) + ("" if op["op"] == "replace" else f" ({op['op']})")
     if table == "DEVICE_METADATA":
         if len(parts) < 2:
-            return RELOAD_ONLY, "DEVICE_METADATA replaced as a whole"
+            return 0, RELOAD_ONLY, "DEVICE_METADATA replaced as a whole"
         old = (running.get("DEVICE_METADATA") or {}).get(parts[1]) or {}
         if len(parts) == 2:
             new = op.get("value") if isinstance(op.get("value"), dict) else {}
@@ -92,44 +156,34 @@ def _refusal(op: dict, running: dict) -> tuple[str, str] | None:
             touched = {parts[2]}
         changed = [f for f in sorted(touched & set(METADATA_RELOAD)) if old.get(f) != new.get(f)]
         if changed:
-            return RELOAD_ONLY, ", ".join(f"{f} {old.get(f)!r} -> {new.get(f)!r}" for f in changed)
+            return 0, RELOAD_ONLY, ", ".join(f"{f} {old.get(f)!r} -> {new.get(f)!r}" for f in changed)
         return None
     if table in MGMT_PORT_TABLES:
-        return MANAGEMENT, where
+        return 1, MANAGEMENT, where
     if table == "PORT":
-        return (BREAKOUT, where) if len(parts) <= 2 or parts[2] in PORT_LAYOUT else None
-    if table == "BUFFER_POOL":
-        ok = op["op"] == "replace" and len(parts) == 3 and (parts[1], parts[2]) in _BUFFER_POOL
-        return None if ok else (POOL, where)
-    if table == "BUFFER_PROFILE":
-        # The 2024 validator drops path parts holding a digit and then wants an exact field
-        # match: `dynamic_th`/`xoff` pass on pg_lossless_400000_5m_profile, not on
-        # egress_lossless_profile (whose name stays in the path).
-        ok = (op["op"] == "replace" and len(parts) == 3 and parts[2] in _BUFFER_PROFILE_FIELDS
-              and any(c.isdigit() for c in parts[1]))
-        return None if ok else (PROFILE, where)
-    if table == "WRED_PROFILE":
-        ok = op["op"] == "replace" and len(parts) == 3 and (parts[1], parts[2]) in _WRED
-        return None if ok else (WRED, where)
-    if table == "PFC_WD":
-        return None if len(parts) >= 2 and _pfc_wd_allowed(op, parts) else (PFC_WD, where)
+        return (2, BREAKOUT, where) if len(parts) <= 2 or parts[2] in PORT_LAYOUT else None
+    # GCU reads the hwsku of the running config (get_asic_name: sonic-cfggen -d)
+    hwsku = str(((running.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku") or "")
+    why = _gcu_refusal(op, parts, release, hwsku)
+    if why:
+        rank = 3 + GCU_TABLES.index(table) if table in GCU_TABLES else 8
+        return rank, why, where
     return None
 
 
-def check_patch(ops: list[dict], running: dict, shown: int = 4) -> list[str]:
-    """Why a day-2 patch cannot be applied live, one line per reason with the first `shown`
-    places ([] when every op can)."""
-    found: dict[str, list[str]] = {}
+def check_patch(ops: list[dict], running: dict, release: str, shown: int = 4) -> list[str]:
+    """Why a day-2 patch cannot be applied live on a switch of SONiC `release` ("202411"), one line
+    per reason with the first `shown` places ([] when every op can)."""
+    found: dict[tuple[int, str], list[str]] = {}
     for op in _expand(ops, running):
-        hit = _refusal(op, running)
-        if hit and hit[1] not in found.setdefault(hit[0], []):
-            found[hit[0]].append(hit[1])
+        hit = _refusal(op, running, release)
+        if hit and hit[2] not in found.setdefault(hit[:2], []):
+            found[hit[:2]].append(hit[2])
     lines = []
-    for why in _ORDER:
-        places = sorted(found.get(why, ()), key=natural_key)
-        if places:
-            more = f" and {len(places) - shown} more" if len(places) > shown else ""
-            lines.append(f"{why}: {', '.join(places[:shown])}{more}")
+    for why in sorted(found):
+        places = sorted(found[why], key=natural_key)
+        more = f" and {len(places) - shown} more" if len(places) > shown else ""
+        lines.append(f"{why[1]}: {', '.join(places[:shown])}{more}")
     return lines
 
 
@@ -162,4 +216,4 @@ def provision_refusal(candidate: dict, running: dict) -> str | None:
     return None
 
 
-__all__ = ["PROVISION_ADVICE", "check_patch", "patch_text", "provision_refusal", "refusal_line"]
+__all__ = ["GCU_TABLES", "PROVISION_ADVICE", "check_patch", "gcu_releases", "patch_text", "provision_refusal", "refusal_line"]

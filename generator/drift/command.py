@@ -163,7 +163,7 @@ def check_switches(plan, files: dict[str, str], intent_path: str, endpoints: str
     return results
 
 
-_HOST_FEATURES = (("netplan", "netplan"), ("sysctl", "sysctl"), ("nccl", "nccl"), ("roce", "qos"),
+_HOST_FEATURES = (("lldpd", "lldpd"), ("netplan", "netplan"), ("sysctl", "sysctl"), ("nccl", "nccl"), ("roce", "qos"),
                   ("qos", "qos"))
 
 

@@ -2,7 +2,9 @@
 
 `fabricgen hosts discover` writes it (version 1): per host, every netdev that has an RDMA
 device, with the device name, PCI address, port, link layer, port state and rate read from
-sysfs, and the GPUDirect path it found. The compiler takes the RDMA device name of each rail
+sysfs, the netdev's MAC (optional: files of earlier releases have none), and the GPUDirect path
+it found. `verify` recognises a host NIC on its switch port by that MAC: lldpd announces it as
+the LLDP port ID by default (lldpcli(8)). The compiler takes the RDMA device name of each rail
 netdev from here (inbox drivers name devices rocep..., DGX compute NICs skip mlx5_1/2/7/8), and
 FG313 reports every rail the file shows missing, InfiniBand, not ACTIVE or slower than planned.
 
@@ -45,9 +47,10 @@ LINK_LAYERS = ("Ethernet", "InfiniBand", "Unknown")
 PORT_STATES = ("NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER")
 _STATE = re.compile(r"[A-Z][A-Z_]{0,31}")       # the kernel's names above, or a newer one
 _RDMA = re.compile(r"[A-Za-z0-9_]{1,32}")        # as hosts.rails[].rdma
+_MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")     # /sys/class/net/<netdev>/address
 _PCI = re.compile(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
 _HOST_KEYS = ("gpudirect", "nics")
-_NIC_KEYS = ("netdev", "rdma", "pci", "port", "link_layer", "state", "rate_gbps")
+_NIC_KEYS = ("netdev", "mac", "rdma", "pci", "port", "link_layer", "state", "rate_gbps")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,7 @@ class DiscoveredNic:
     link_layer: str | None
     state: str | None
     rate_gbps: float | None          # None: not reported
+    mac: str | None = None           # lower case, ":"-separated; None: not reported
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +301,9 @@ def _nic(value: Any, path: str) -> DiscoveredNic:
     if not valid_ifname(netdev):
         raise _Bad(None, f"{path}.netdev", f"{netdev!r} is not a Linux interface name")
     rdma = _text(nic["rdma"], f"{path}.rdma", _RDMA, "an RDMA device name (letters, digits, _; at most 32)")
+    mac = nic.get("mac") or None
+    if mac is not None:
+        mac = _text(mac, f"{path}.mac", _MAC, "a MAC address such as 0c:42:a1:00:00:01").lower()
     pci = nic.get("pci") or None
     if pci is not None:
         _text(pci, f"{path}.pci", _PCI, "a PCI address such as 0000:08:00.0")
@@ -311,7 +318,7 @@ def _nic(value: Any, path: str) -> DiscoveredNic:
         raise _Bad(None, f"{path}.rate_gbps", f"{rate!r} is not a rate in Gb/s such as 400")
     return DiscoveredNic(netdev=netdev, rdma=rdma, pci=pci, port=port,
                          link_layer=_choice(nic.get("link_layer") or None, f"{path}.link_layer", LINK_LAYERS),
-                         state=state, rate_gbps=rate)
+                         state=state, rate_gbps=rate, mac=mac)
 
 
 def _host(name: str, value: Any, path: str) -> DiscoveredHost:

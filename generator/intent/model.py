@@ -237,6 +237,11 @@ class Hosts(_Strict):
     mgmt_interface: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.-]{1,15}$")] = "eno1"
     rails: list[HostRail] | None = None
     nic_tooling: Literal["mlnx_qos", "dcb"] = "mlnx_qos"
+    # lldpd on the hosts, announcing each port by its name: lldpd's default LLDP port ID is the
+    # NIC's MAC (lldpcli(8)); the host playbook (tag lldpd) installs it and renders
+    # /etc/lldpd.d/fabricgen.conf with `configure lldp portidsubtype ifname`. Off: nothing is done.
+    lldpd: Annotated[bool, Field(description="install lldpd on the hosts and announce each port by its "
+                                             "netdev (portidsubtype ifname)")] = False
     # the discovery file `fabricgen hosts discover` writes, relative to the intent file: per host,
     # the RDMA device behind each rail netdev (generator/intent/discovery.py reads it)
     discovered: Annotated[str, Field(min_length=1, max_length=4096,

@@ -7,6 +7,9 @@ as the indentation nests them). Sources, Cumulus Linux user guide and NVUE comma
   system-description, system-name}, port: {description, name, ttl, type}}}` — as the
   documented `nv show interface swp51 lldp neighbor spine01` table nests them. The
   `capability` list under chassis is our addition (lldpd reports it; NVUE's key is unverified).
+  A server running lldpd with its defaults shows its NIC's MAC as `name` (the reference's
+  `nv show interface lldp` example: "swp1 ... server01 48:b0:2d:76:ee:8e"); `type` is lldpd's
+  subtype name (ifname, local, mac: lldpd src/lib/atoms/port.c), assumed to pass through NVUE.
 - `nv show interface <p> counters` (Monitoring-Interfaces-and-Transceivers-with-NVUE, 5.5+):
   the table shows carrier-transitions and Receive/Transmit rows (octets, unicast, multicast,
   broadcast packets; ACL/buffer/queue drops; alignment, FCS, jabber, length, oversize, symbol,
@@ -183,7 +186,7 @@ def lldp_json(name: str, port: str, fabric: Fabric | None) -> dict:
     return {"neighbor": {neighbor.system_name: {
         "age": int(time.time() - fabric.started), "chassis": chassis,
         "port": {"description": neighbor.port_description, "name": neighbor.port_id, "ttl": LLDP_TTL,
-                 "type": "ifname"}}}}
+                 "type": neighbor.port_id_subtype}}}}
 
 
 def _pfc_rates(faults, port: str) -> dict[str, float]:

@@ -1,8 +1,10 @@
 """The generic config updater (GCU) of the lab's SONiC: what `config apply-patch`, `config replace`
 and `config rollback` accept, and the running config they leave.
 
-Follows sonic-utilities generic_config_updater/ of the 202411 era (data/gcu_allowlist.yaml names the
-commit): PatchApplier.apply simulates the patch on the running config, then
+Follows sonic-utilities generic_config_updater/ of the switch's own release: the field/operation
+allow-list is the one of the lab switch's branch (generator/data/sonic_gcu_releases.yaml names the
+commit per release, 202311..202511), as a real switch runs the validator its image ships.
+PatchApplier.apply simulates the patch on the running config, then
 ConfigWrapper.validate_field_operation checks the diff from running to target
 (jsonpatch.JsonPatch.from_diff, so a patch's own shape does not matter, only what it changes),
 then empty tables are refused and the target is validated against the YANG models (when the lab
@@ -22,8 +24,9 @@ import jsonpointer
 import yaml
 
 DATA = Path(__file__).with_name("data") / "gcu_allowlist.yaml"
-RDMA_VALIDATOR = "generic_config_updater.field_operation_validators.rdma_config_update_validator"
-PORT_VALIDATOR = "generic_config_updater.field_operation_validators.port_config_update_validator"
+RELEASES = Path(__file__).resolve().parents[1] / "data" / "sonic_gcu_releases.yaml"
+VALIDATORS = "generic_config_updater.field_operation_validators"
+PORT_VALIDATOR = f"{VALIDATORS}.port_config_update_validator"
 # A YANG check: target config -> None or GCU's error text. None when the lab has no models.
 YangCheck = Callable[[dict], "str | None"]
 
@@ -37,12 +40,9 @@ def _data() -> dict:
     return yaml.safe_load(DATA.read_text(encoding="utf-8"))
 
 
-def asic_of(hwsku: str) -> str:
-    """field_operation_validators.get_asic_name for a Mellanox switch: spc1..spc5 or "unknown"."""
-    for asic, skus in _data()["mellanox_asics"].items():
-        if hwsku.lower() in (s.lower() for s in skus):
-            return asic
-    return "unknown"
+@cache
+def _releases() -> dict:
+    return yaml.safe_load(RELEASES.read_text(encoding="utf-8"))
 
 
 def branch_version(build_version: str) -> str | None:
@@ -54,10 +54,44 @@ def branch_version(build_version: str) -> str | None:
     return found
 
 
-def patch_fields(element: dict, remove_digits: bool = True) -> list[str]:
-    """The fields an operation touches, as rdma_config_update_validator names them (see the data file)."""
+def release_of(build_version: str) -> str | None:
+    """The release branch of a build: "202411" of "202411", "202411.1" or "SONiC.202411.12"; the
+    month of a dated build ("20231110.18" -> "202311"); None for master and private builds."""
+    for part in str(build_version).split("."):
+        if re.fullmatch(r"\d{6}", part):
+            return part
+    date = branch_version(build_version)
+    return date[:6] if date else None
+
+
+def gcu_release(build_version: str) -> str:
+    """The release whose allow-list the lab switch enforces. Its own when the table lists it; else
+    the newest listed release at or before it (the oldest for anything older; the newest for master
+    and private builds). A lab switch must answer something, and an unlisted release most likely
+    ships its predecessor's file; the deploy guard refuses an unlisted release instead (sonic_guard.py)."""
+    known = sorted(_releases()["releases"])
+    release = release_of(build_version)
+    if release is None:
+        return known[-1]
+    return max((r for r in known if r <= release), default=known[0])
+
+
+def _rules(build_version: str) -> dict:
+    return _releases()["releases"][gcu_release(build_version)]
+
+
+def asic_of(hwsku: str, build_version: str = "") -> str:
+    """field_operation_validators.get_asic_name for a Mellanox switch on that release: spc1..spc5 or "unknown"."""
+    for asic, skus in _rules(build_version)["mellanox_asics"].items():
+        if hwsku.lower() in (s.lower() for s in skus):
+            return asic
+    return "unknown"
+
+
+def patch_fields(element: dict, drop_digit_parts: bool = True) -> list[str]:
+    """The fields an operation touches, as the validators name them (see sonic_gcu_releases.yaml)."""
     parts = jsonpointer.JsonPointer(element["path"]).parts[1:]
-    if remove_digits:
+    if drop_digit_parts:
         parts = [p for p in parts if not any(c.isdigit() for c in p)]
     field = "/".join(parts).lower()
     value = element.get("value")
@@ -66,18 +100,36 @@ def patch_fields(element: dict, remove_digits: bool = True) -> list[str]:
     return [field]
 
 
-def rdma_allowed(element: dict, table: str, asic: str, build_version: str = "") -> bool:
-    """rdma_config_update_validator: every field listed for this table, operation and ASIC."""
+def _matches(field: str, listed: str, how: str) -> bool:
+    # rdma_config_update_validator_common: fields_match_exact / fields_match_endswith (202505+);
+    # the 202311..202411 validator compares exactly
+    return field == listed if how == "exact" else field.split("/")[-1] == listed
+
+
+def validator_of(table: str, build_version: str = "") -> str | None:
+    """The validator GCU of that release runs on the table; None: the table is not field-checked."""
+    spec = _rules(build_version)["tables"].get(table)
+    return spec["validator"] if spec else None
+
+
+def validator_allows(element: dict, table: str, asic: str, build_version: str = "") -> bool:
+    """The table's validator of that release (rdma_config_update_validator, its 202505
+    wred_profile_ and 202511 buffer_profile_ variants): every field listed for the operation and ASIC."""
+    spec = _rules(build_version)["tables"][table]
+    how = _releases()["validators"][spec["validator"]]
+    if (len(jsonpointer.JsonPointer(element["path"]).parts) == 2
+            and element["op"] in how.get("row_operations", ())):
+        return True  # 202511 buffer_profile_config_update_validator: whole profiles, before the ASIC
     if asic == "unknown":
         return False
-    scenarios = _data()["tables"].get(table, {})
     branch = branch_version(build_version)
-    for field in patch_fields(element):
-        scenario = next((s for s in scenarios.values() if field in s["fields"]), None)
+    for field in patch_fields(element, how["drop_digit_parts"]):
+        scenario = next((s for s in spec["scenarios"].values()
+                         if any(_matches(field, listed, how["match"]) for listed in s["fields"])), None)
         if scenario is None:
             return False
         since = scenario["platforms"].get(asic)
-        if not since:  # 2024 GCU: a KeyError or "" - either way the change is not allowed
+        if not since:  # 2024 GCU: a KeyError or "", 2025: .get() - either way not allowed
             return False
         if element["op"] not in scenario["operations"]:
             return False
@@ -111,18 +163,20 @@ def _table_of(path: str) -> str:
 
 
 def validate_field_operation(old: dict, target: dict, build_version: str = "") -> None:
-    """gu_common.ConfigWrapper.validate_field_operation, plus the lab's reload-only metadata rule."""
+    """gu_common.ConfigWrapper.validate_field_operation of the build's release, plus the lab's
+    reload-only metadata rule."""
     diff = list(jsonpatch.JsonPatch.from_diff(old, target))
     for operation, paths in _data()["illegal_operations"].items():
         for path in paths:
             if any(op["op"] == operation and op["path"] == path for op in diff):
                 raise GcuError(f"Given patch operation is invalid. Operation: {operation} is illegal on field: {path}")
     hwsku = str(((old.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku", ""))
-    asic = asic_of(hwsku)
+    asic = asic_of(hwsku, build_version)
     for element in diff:
         table = _table_of(element["path"])
-        if table in _data()["tables"] and not rdma_allowed(element, table, asic, build_version):
-            raise GcuError(f"Modification of {table} table is illegal- validating function {RDMA_VALIDATOR} "
+        validator = validator_of(table, build_version)
+        if validator and not validator_allows(element, table, asic, build_version):
+            raise GcuError(f"Modification of {table} table is illegal- validating function {VALIDATORS}.{validator} "
                            "returned False")
         if table == "PORT" and not port_allowed(element):
             raise GcuError(f"Modification of PORT table is illegal- validating function {PORT_VALIDATOR} "

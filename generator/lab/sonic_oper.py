@@ -268,12 +268,13 @@ def lldp_json0(name: str, running: dict, fabric: Fabric | None) -> dict:
             chassis["mgmt-ip"] = [{"value": neighbor.management_ip}]
         chassis["capability"] = [{"type": cap, "enabled": cap.lower() in neighbor.capabilities}
                                  for cap in ("Bridge", "Router", "Wlan", "Station")]
-        # a SONiC or Cumulus switch announces a locally assigned / ifname port id, a host lldpd its ifname
+        # a SONiC switch announces a locally assigned port id (its alias), a Cumulus one its ifname, a
+        # host's lldpd its MAC (default) or its ifname (portidsubtype ifname); json0 names the subtype
+        # as lldpd's port_id_subtype_map does (src/lib/atoms/port.c)
         interfaces.append({"name": eth, "via": "LLDP", "rid": str(len(interfaces) + 1),
                            "age": _age(time.time() - fabric.started),
                            "chassis": [chassis],
-                           "port": [{"id": [{"type": "ifname" if "station" in neighbor.capabilities else "local",
-                                             "value": neighbor.port_id}],
+                           "port": [{"id": [{"type": neighbor.port_id_subtype, "value": neighbor.port_id}],
                                      "descr": [{"value": neighbor.port_description}],
                                      "ttl": [{"value": str(LLDP_TTL)}]}]})
     return {"lldp": [{"interface": interfaces}]}

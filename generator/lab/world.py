@@ -1,8 +1,8 @@
 """The lab's physical world: which cable is plugged where, and what the switches see through it.
 
 `lab up --wiring FILE` (DESIGN.md) gives a CSV with header `a_device,a_port,b_device,b_port`
-and optional columns `state` (up|down) and `crc_errors` (integer); one row per installed cable,
-host ends included. The plan's `cabling.csv` is also a valid wiring file (its `speed`,
+and optional columns `state` (up|down), `crc_errors` (integer) and `lldp_portid` (mac|ifname: how
+the host end's lldpd announces that port, below); one row per installed cable, host ends included. The plan's `cabling.csv` is also a valid wiring file (its `speed`,
 `length_m` and `cable` columns are ignored), and it is the default world. A plan link with no
 row is an unplugged cable.
 
@@ -10,8 +10,15 @@ What the simulated switches derive from it (`Fabric`):
 
 - link state: up only if a cable is installed with state up, the port is admin-up in the
   switch's applied config, and, when the far end is a lab switch, that port is admin-up too;
-- LLDP: the far end's identity on an up link; a host end announces its host name as system
-  name and its netdev as port id, as lldpd does with `portidsubtype ifname`;
+- LLDP: the far end's identity on an up link. A host end announces what lldpd announces by
+  default (lldpd src/daemon/interfaces.c interfaces_helper_port_name_desc; lldpcli(8)
+  `configure lldp portidsubtype`): system name = host name, port ID = the NIC's MAC (subtype
+  mac), port description = the netdev. With `lldp_portid` ifname on its cable the host runs
+  `configure lldp portidsubtype ifname`: port ID = the netdev (subtype ifname), description
+  the netdev too (no ifalias). The NIC's MAC is the world's `host_macs` entry (`lab up` takes it
+  from the discovery file, `hosts discover` reads /sys/class/net/<netdev>/address) or, without
+  one, host_nic_mac(): a stable locally administered address per host and netdev. The chassis
+  ID is one stable MAC per host (lldpd takes one of the host's interface MACs);
 - counters: traffic and `crc_errors` are rates per second, integrated from the lab's start, so
   two reads a few seconds apart differ; CRC/FCS errors count as received errors at every
   *switch* end of that cable (a host end is not simulated). PFC pause and ECN-marked rates come
@@ -33,6 +40,7 @@ What the simulated switches derive from it (`Fabric`):
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import ipaddress
 import json
@@ -45,7 +53,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REQUIRED_COLUMNS = ("a_device", "a_port", "b_device", "b_port")
-OPTIONAL_COLUMNS = ("state", "crc_errors")
+OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid")
+# lldpcli(8) `configure lldp portidsubtype ifname|macaddress`: the host end's LLDP port ID
+LLDP_PORTIDS = ("mac", "ifname")
 # The plan's cabling.csv (render/cabling.py) carries these too: accepted and ignored.
 IGNORED_COLUMNS = ("speed", "length_m", "cable")
 WORLD_FILE = "world.json"
@@ -68,6 +78,7 @@ class Cable:
     state: str = "up"
     crc_errors: int = 0        # CRC/FCS errors per second at each switch end while the link is up
     line: int = 0
+    lldp_portid: str = "mac"   # a host end's LLDP port ID: its MAC (lldpd's default) or its ifname
 
     def far(self, device: str, port: str) -> tuple[str, str]:
         if (device, port) == (self.a_device, self.a_port):
@@ -78,22 +89,47 @@ class Cable:
 @dataclass(frozen=True)
 class World:
     cables: tuple[Cable, ...] = ()
+    # (host, netdev, MAC) of host NICs whose MAC is known (the discovery file); others get host_nic_mac()
+    host_macs: tuple[tuple[str, str, str], ...] = ()
     _index: dict = field(default_factory=dict, compare=False, repr=False)
+    _macs: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
         for cable in self.cables:
             self._index[(cable.a_device, cable.a_port)] = cable
             self._index[(cable.b_device, cable.b_port)] = cable
+        for host, netdev, mac in self.host_macs:
+            self._macs[(host, netdev)] = mac
 
     def cable_at(self, device: str, port: str) -> Cable | None:
         return self._index.get((device, port))
 
+    def host_mac(self, host: str, netdev: str) -> str:
+        """The MAC of a host NIC: the known one, else the lab's stable made-up one."""
+        return self._macs.get((host, netdev)) or host_nic_mac(host, netdev)
+
     def to_dict(self) -> dict:
-        return {"cables": [{k: v for k, v in asdict(c).items() if k != "line"} for c in self.cables]}
+        return {"cables": [{k: v for k, v in asdict(c).items() if k != "line"} for c in self.cables],
+                "host_macs": [list(entry) for entry in self.host_macs]}
 
     @classmethod
     def from_dict(cls, data: dict) -> World:
-        return cls(tuple(Cable(**c) for c in data.get("cables", [])))
+        return cls(tuple(Cable(**c) for c in data.get("cables", [])),
+                   tuple(tuple(entry) for entry in data.get("host_macs", [])))
+
+
+def with_host_macs(world: World, macs: dict[tuple[str, str], str]) -> World:
+    """WORLD with the MACs of host NICs ((host, netdev) -> MAC) its host ends announce."""
+    known = {(h, n): m for h, n, m in world.host_macs} | {k: v.lower() for k, v in macs.items()}
+    return World(world.cables, tuple((h, n, m) for (h, n), m in sorted(known.items())))
+
+
+def host_nic_mac(host: str, netdev: str) -> str:
+    """A stable, locally administered unicast MAC for a simulated host NIC (IEEE 802: bit 1 of the
+    first octet set = locally administered, bit 0 clear = unicast). 40 hashed bits: no two NICs of
+    a lab share one in practice."""
+    digest = hashlib.blake2b(f"{host}/{netdev}".encode(), digest_size=5).digest()
+    return ":".join(f"{o:02x}" for o in (0x02, *digest))
 
 
 def parse_wiring(text: str, source: str = "wiring") -> World:
@@ -129,7 +165,12 @@ def parse_wiring(text: str, source: str = "wiring") -> World:
         crc_text = row.get("crc_errors") or "0"
         if not crc_text.isdigit():
             raise WiringError(f"{source}:{number}: crc_errors {crc_text!r}: give a whole number >= 0")
-        cable = Cable(row["a_device"], row["a_port"], row["b_device"], row["b_port"], state, int(crc_text), number)
+        portid = (row.get("lldp_portid") or "mac").lower()
+        if portid not in LLDP_PORTIDS:
+            raise WiringError(f"{source}:{number}: lldp_portid {row['lldp_portid']!r}: use mac (lldpd's default) "
+                              "or ifname (lldpd configured with portidsubtype ifname)")
+        cable = Cable(row["a_device"], row["a_port"], row["b_device"], row["b_port"], state, int(crc_text), number,
+                      portid)
         ends = [(cable.a_device, cable.a_port), (cable.b_device, cable.b_port)]
         if ends[0] == ends[1]:
             raise WiringError(f"{source}:{number}: {ends[0][0]}:{ends[0][1]} is cabled to itself")
@@ -153,12 +194,17 @@ def load_wiring(path: str | Path) -> World:
     return parse_wiring(text, str(path))
 
 
-def check_devices(world: World, known: set[str], source: str) -> None:
-    """Every device named in the wiring is a switch or host of the plan (catches typos)."""
+def check_devices(world: World, known: set[str], source: str, hosts: set[str] | None = None) -> None:
+    """Every device named in the wiring is a switch or host of the plan (catches typos); with HOSTS,
+    an `lldp_portid` other than the default is on a cable with a host end (only a host runs lldpd
+    as the column says)."""
     for cable in world.cables:
         for device in (cable.a_device, cable.b_device):
             if device not in known:
                 raise WiringError(f"{source}:{cable.line}: {device!r} is not a switch or host of the plan")
+        if hosts is not None and cable.lldp_portid != "mac" and not {cable.a_device, cable.b_device} & hosts:
+            raise WiringError(f"{source}:{cable.line}: lldp_portid {cable.lldp_portid} is how a host's lldpd "
+                              f"announces its port; {cable.a_device} and {cable.b_device} are switches")
 
 
 def write_world(directory: Path, world: World) -> Path:
@@ -243,6 +289,9 @@ class LldpNeighbor:
     management_ip: str
     system_description: str
     capabilities: tuple[str, ...]
+    # lldpd's names of the port ID subtypes (src/lib/atoms/port.c port_id_subtype_map): ifname,
+    # ifalias, local, mac, ip
+    port_id_subtype: str = "ifname"
 
 
 @dataclass(frozen=True)
@@ -367,18 +416,27 @@ class Fabric:
             peer = self.devices[link.far_device]
             far_config = self._ports(link.far_device).get(link.far_port)
             port_id, description = link.far_port, (far_config.description if far_config else "") or link.far_port
+            subtype = "ifname"          # Cumulus: the swp name
             # A device may announce its port under another id than the world's name (optional
             # `lldp_port(port) -> (port id, description)`: SONiC's lldpmgrd sends the alias).
             announce = getattr(peer, "lldp_port", None)
             if announce is not None:
                 port_id, description = announce(link.far_port)
+                subtype = "local"       # lldpmgrd: `portidsubtype local <alias>`
             return LldpNeighbor(peer.hostname, port_id, description, chassis_mac(link.far_device),
                                 str(getattr(peer, "mgmt_ip", "")), str(getattr(peer, "lldp_description", "")),
-                                ("bridge", "router"))
-        # A GPU server running lldpd: system name = host name, port id = netdev (ifname subtype).
-        return LldpNeighbor(link.far_device, link.far_port, link.far_port,
-                            chassis_mac(f"{link.far_device}:{link.far_port}"), "",
-                            "Linux (lldpd on a GPU server)", ("station",))
+                                ("bridge", "router"), subtype)
+        # A GPU server running lldpd (module docstring): its MAC as port ID by default, its netdev
+        # with `portidsubtype ifname`; the netdev is the port description either way.
+        world = self.world()
+        cable = world.cable_at(device, port)
+        host, netdev = link.far_device, link.far_port
+        if cable is not None and cable.lldp_portid == "ifname":
+            port_id, subtype = netdev, "ifname"
+        else:
+            port_id, subtype = world.host_mac(host, netdev), "mac"
+        return LldpNeighbor(host, port_id, netdev, chassis_mac(host), "", "Linux (lldpd on a GPU server)",
+                            ("station",), subtype)
 
     def counters(self, device: str, port: str, extra_rates: dict[str, float] | None = None) -> dict[str, int]:
         """Counter totals of one port; extra_rates (per second) come from the device's faults."""

@@ -224,6 +224,7 @@ class FabricPlan:
     mgmt_interface: str
     nic_tooling: str
     deploy_user: str
+    host_lldpd: bool = False              # hosts.lldpd: lldpd with portidsubtype ifname on every host
     nccl: NcclPlan | None = None
     management: ManagementPlan | None = None
     routing: RoutingPlan | None = None

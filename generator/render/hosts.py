@@ -1,5 +1,5 @@
 """Per-host render: netplan, sysctl drop-in, NIC QoS script, its per-NIC unit and udev rule,
-nccl.conf and nccl.env.
+nccl.conf and nccl.env; with hosts.lldpd, lldpd.conf (lldpd's drop-in, portidsubtype ifname).
 
 Pure and deterministic. Every value comes from the plan; the templates only lay it
 out. Templates are compiled once per process, and files that are the same on every
@@ -20,6 +20,8 @@ UNIT_PREFIX = "fabricgen-roce-qos"
 UNIT_NAME = f"{UNIT_PREFIX}@.service"            # a template: one instance per rail netdev
 UDEV_RULES = "81-fabricgen-roce-qos.rules"
 NCCL_ENV_PATH = "/etc/fabricgen/nccl.env"
+# lldpd reads every *.conf of /etc/lldpd.d at start, in alphabetical order (lldpd(8), lldpcli(8) -c)
+LLDPD_CONF_PATH = "/etc/lldpd.d/fabricgen.conf"
 # The single unit earlier releases rendered (After=network-online.target): no longer rendered;
 # the playbook disables and removes an installed one.
 OLD_UNIT_NAME = f"{UNIT_PREFIX}.service"
@@ -31,6 +33,7 @@ INSTALL_PATHS = {
     UDEV_RULES: f"/etc/udev/rules.d/{UDEV_RULES}",
     "nccl.conf": "/etc/nccl.conf",
     "nccl.env": NCCL_ENV_PATH,
+    "lldpd.conf": LLDPD_CONF_PATH,          # only with hosts.lldpd
 }
 INSTALL_MODES = {
     "netplan.yaml": 0o600,          # netplan generate warns when others can read a config (routes, keys)
@@ -40,8 +43,9 @@ INSTALL_MODES = {
     UDEV_RULES: 0o644,
     "nccl.conf": 0o644,
     "nccl.env": 0o644,
+    "lldpd.conf": 0o644,
 }
-HOST_FILES = tuple(INSTALL_PATHS)
+HOST_FILES = tuple(f for f in INSTALL_PATHS if f != "lldpd.conf")      # rendered for every host
 
 # Socket buffer ceiling for NCCL bootstrap / socket transport: 64 MiB covers the
 # bandwidth-delay product of a 100G management path at datacenter RTTs.
@@ -104,6 +108,8 @@ def _shared(plan: FabricPlan) -> dict:
         "gid_index": "" if (index := gid_check_index(plan.nccl)) is None else str(index),
         "udev": {},                 # rail netdevs (the same on every host of a plan) -> rules file
     }
+    if plan.host_lldpd:
+        shared["lldpd.conf"] = template("host/lldpd.conf.j2").render(plan=plan, conf_path=LLDPD_CONF_PATH)
     _shared_cache.clear()
     _shared_cache[id(plan)] = (plan, shared)
     return shared
@@ -142,6 +148,8 @@ def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
     nccl = shared if own is None else _nccl_files(plan, own.settings, host)
     out[base + "nccl.conf"] = nccl["nccl.conf"]
     out[base + "nccl.env"] = nccl["nccl.env"]
+    if plan.host_lldpd:
+        out[base + "lldpd.conf"] = shared["lldpd.conf"]
     return dict(sorted(out.items()))
 
 
@@ -154,4 +162,4 @@ def render_hosts(plan: FabricPlan) -> dict[str, str]:
 
 
 __all__ = ["render_host", "render_hosts", "systemd_escape", "HOST_FILES", "INSTALL_PATHS", "INSTALL_MODES",
-           "SCRIPT_PATH", "UNIT_NAME", "UNIT_PREFIX", "OLD_UNIT_NAME", "UDEV_RULES", "NCCL_ENV_PATH"]
+           "SCRIPT_PATH", "UNIT_NAME", "UNIT_PREFIX", "OLD_UNIT_NAME", "UDEV_RULES", "NCCL_ENV_PATH", "LLDPD_CONF_PATH"]

@@ -148,7 +148,10 @@ def render_inventory(plan: FabricPlan) -> str:
             lines += _names(members[value], "        ")
 
     if plan.hosts:
-        lines += ["    hosts:"] + _rollout_vars(plan.host_rollout, "      ") + ["      hosts:"]
+        lines += ["    hosts:"] + _rollout_vars(plan.host_rollout, "      ")
+        if plan.host_lldpd:         # playbooks/hosts.yml, tag lldpd (left out when off: no byte changes)
+            lines.append("        fabricgen_lldpd: true")
+        lines += ["      hosts:"]
         for host in plan.hosts:
             lines += _host_vars(host, "        ")
     return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ Inputs are napalm getter results (models of napalm.base.models) and the drivers'
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from generator.verify.expected import PREFIX_TOLERANCE, Expectations
@@ -38,11 +39,46 @@ def _end(device: str, port: str) -> str:
 
 
 # --- cabling ---------------------------------------------------------------------------
+# A MAC as LLDP shows a MAC port ID: lldpd (json0, and NVUE which runs it) prints aa:bb:cc:dd:ee:ff
+_MAC = re.compile(r"[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(\1[0-9a-fA-F]{2}){4}")
+
+
+def _mac(text: str) -> str | None:
+    return text.lower().replace("-", ":") if _MAC.fullmatch(text) else None
+
+
+def _sees_planned_host(n: dict, planned, exp: Expectations) -> bool:
+    """A host port is announced as lldpd announces it (lldpd src/daemon/interfaces.c
+    interfaces_helper_port_name_desc, lldpcli(8) `configure lldp portidsubtype`): by default port
+    ID = the NIC's MAC and port description = the netdev; with `portidsubtype ifname` (or an
+    ifalias on the netdev) port ID = the netdev. So the planned NIC is recognised by its MAC
+    from hosts.discovered, or by the planned host name with the netdev as port ID or description."""
+    port_id, description = str(n.get("port") or ""), str(n.get("port_description") or "")
+    mac, planned_mac = _mac(port_id), exp.host_macs.get((planned.peer_device, planned.peer_port))
+    if mac is not None and mac == planned_mac:
+        return True
+    return _short(str(n.get("hostname") or "")) == planned.peer_device and planned.peer_port in (port_id, description)
+
+
+def _observed(n: dict, switches, owners: dict[str, tuple[str, str]]) -> tuple[tuple[str, str], str]:
+    """(the end an LLDP neighbour is, as (device, port); how a finding names it). A switch by its
+    port ID; a host port whose ID is a MAC by the NIC hosts.discovered gives that MAC, else by its
+    host name and description (the netdev, lldpd's default), the MAC named beside it."""
+    host, port_id = _short(str(n.get("hostname") or "")), str(n.get("port") or "")
+    mac = _mac(port_id)
+    if host in switches or mac is None:
+        return (host, port_id), _end(host, port_id)
+    end = owners.get(mac) or (host, str(n.get("port_description") or "") or port_id)
+    return end, f"{_end(*end)} (MAC {mac})"
+
+
 def check_cabling(readings: dict[str, SwitchReading], exp: Expectations) -> dict[str, list[Finding]]:
     """Every planned port's LLDP neighbour is the plan's; two ports that see each other's
     expected neighbour are ONE finding ("... are crossed"). Ports that are down are left to
-    the link check: a dark port shows no neighbour, and that is the link's finding."""
-    mismatches = []   # (device, port, expected (dev, port), observed (dev, port) | None)
+    the link check: a dark port shows no neighbour, and that is the link's finding. A switch
+    neighbour is matched by system name and port ID; a host's as _sees_planned_host says."""
+    owners = {mac: end for end, mac in exp.host_macs.items()}
+    mismatches = []   # (device, port, expected (dev, port), observed (dev, port) | None, observed text)
     for name, reading in sorted(readings.items()):
         if reading.lldp is None or reading.interfaces is None:
             continue
@@ -51,18 +87,21 @@ def check_cabling(readings: dict[str, SwitchReading], exp: Expectations) -> dict
             if not seen and not (reading.interfaces.get(port) or {}).get("is_up"):
                 continue
             expected = (planned.peer_device, planned.peer_port)
-            observed = [(_short(n["hostname"]), n["port"]) for n in seen]
-            if expected in observed:
+            if planned.peer_is_switch:
+                if expected in [(_short(n["hostname"]), n["port"]) for n in seen]:
+                    continue
+            elif any(_sees_planned_host(n, planned, exp) for n in seen):
                 continue
-            mismatches.append((name, port, expected, observed[0] if observed else None))
+            observed = _observed(seen[0], exp.ports, owners) if seen else (None, "no LLDP neighbour")
+            mismatches.append((name, port, expected, *observed))
     findings: dict[str, list[Finding]] = {}
     used: set[int] = set()
     cables_reported: set[frozenset] = set()
-    for i, (dev_a, port_a, exp_a, obs_a) in enumerate(mismatches):
+    for i, (dev_a, port_a, exp_a, obs_a, seen_a) in enumerate(mismatches):
         if i in used:
             continue
         for j in range(i + 1, len(mismatches)):
-            dev_b, port_b, exp_b, obs_b = mismatches[j]
+            dev_b, port_b, exp_b, obs_b, _seen_b = mismatches[j]
             if j in used or obs_a != exp_b or obs_b != exp_a:
                 continue
             used |= {i, j}
@@ -83,10 +122,12 @@ def check_cabling(readings: dict[str, SwitchReading], exp: Expectations) -> dict
                 ERROR, message))
             break
         else:
-            observed = _end(*obs_a) if obs_a else "no LLDP neighbour"
+            expected = _end(*exp_a)
+            if exp_a in exp.host_macs:
+                expected += f" (MAC {exp.host_macs[exp_a]})"
             findings.setdefault(dev_a, []).append(Finding(
-                "cabling", dev_a, port_a, _end(*exp_a), observed, ERROR,
-                f"{port_a} on {dev_a}: expected {_end(*exp_a)}, LLDP shows {observed}"))
+                "cabling", dev_a, port_a, expected, seen_a, ERROR,
+                f"{port_a} on {dev_a}: expected {expected}, LLDP shows {seen_a}"))
     return findings
 
 

@@ -1,7 +1,8 @@
 """Read every switch through its napalm driver, in a thread pool, with a progress bar on a terminal.
 
-Per switch: counters (read 1), interfaces, LLDP, BGP; then counters again once `interval_s`
-has passed since read 1 (errors / PFC / ECN compare the two); then, while a planned BGP
+Per switch: counters (read 1), interfaces, LLDP (napalm's detail getter: port ID and port
+description), BGP; then counters again once `interval_s` has passed since read 1 (errors /
+PFC / ECN compare the two); then, while a planned BGP
 session is still not established, BGP again every SETTLE_POLL_S until `settle_s` after the
 first read (a session still connecting is not yet a finding). A getter that fails leaves its
 checks unknown; the others still run.
@@ -49,7 +50,7 @@ def read_switch(name: str, make_driver: Callable, password: str | None, *, inter
         counters0 = get("counters", driver.get_interfaces_counters)
         pfc0 = get("pfc", getattr(driver, "get_pfc_ecn_counters", _missing("get_pfc_ecn_counters")))
         reading.interfaces = get("interfaces", driver.get_interfaces)
-        reading.lldp = get("lldp", driver.get_lldp_neighbors)
+        reading.lldp = get("lldp", lambda: lldp_neighbors(driver))
         reading.bgp = get("bgp", driver.get_bgp_neighbors)
         time.sleep(max(0.0, started + interval_s - time.monotonic()))
         reading.interval_s = time.monotonic() - started
@@ -68,6 +69,25 @@ def read_switch(name: str, make_driver: Callable, password: str | None, *, inter
         except Exception:  # noqa: BLE001 - what we read stays valid
             pass
     return reading
+
+
+def lldp_neighbors(driver) -> dict[str, list[dict]]:
+    """{local port: [{hostname, port, port_description}]}: the remote system name, port ID and port
+    description of napalm's get_lldp_neighbors_detail. The description matters for hosts: lldpd
+    announces a host port's MAC as its port ID and the netdev as its description unless configured
+    with `portidsubtype ifname` (lldpcli(8)). A driver without the detail getter gives napalm's
+    get_lldp_neighbors (system name and port ID only)."""
+    detail = getattr(driver, "get_lldp_neighbors_detail", None)
+    try:
+        found = detail() if detail is not None else None
+    except NotImplementedError:
+        found = None
+    if found is None:
+        return driver.get_lldp_neighbors()
+    return {str(port): [{"hostname": str(n.get("remote_system_name") or ""), "port": str(n.get("remote_port") or ""),
+                         "port_description": str(n.get("remote_port_description") or "")}
+                        for n in neighbors if isinstance(n, dict)]
+            for port, neighbors in found.items() if isinstance(neighbors, list)}
 
 
 def _missing(name: str):

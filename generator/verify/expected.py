@@ -11,7 +11,7 @@ a session is what its peer holds on a loop-free best path; the check accepts a r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 PREFIX_TOLERANCE = 0.10     # fraction of the expected count
 PREFIX_SLACK_MIN = 2        # at least this many either side
@@ -48,6 +48,9 @@ class Expectations:
     sessions: dict[str, dict[str, PlannedSession]]        # switch -> neighbor id -> session
     mtu: int
     lossless_priorities: tuple[int, ...]
+    # (host, netdev) -> the NIC's MAC from hosts.discovered (`hosts discover`), where it has one:
+    # lldpd announces it as the host port's LLDP port ID by default
+    host_macs: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def peer_port(self, device: str, port: str) -> PlannedPort | None:
         return self.ports.get(device, {}).get(port)
@@ -77,7 +80,14 @@ def expectations(plan) -> Expectations:
     for device, neighbor, p in raw_sessions:
         sessions[device][neighbor] = PlannedSession(device, neighbor, p.port, p.peer_device, p.peer_port,
                                                     p.peer_asn, received[(device, p.peer_device)])
-    return Expectations(ports, sessions, plan.qos.switch_mtu, tuple(plan.qos.pfc_priorities))
+    host_macs: dict[tuple[str, str], str] = {}
+    if plan.discovery is not None:
+        for host in plan.hosts:
+            for nic in host.nics:
+                found = plan.discovery.nic(host.name, nic.netdev)
+                if found is not None and found.mac:
+                    host_macs[(host.name, nic.netdev)] = found.mac
+    return Expectations(ports, sessions, plan.qos.switch_mtu, tuple(plan.qos.pfc_priorities), host_macs)
 
 
 def _received(edges: dict[str, list[str]], asn: dict[str, int], originated: dict[str, int]) -> dict:

@@ -4,7 +4,7 @@
 used for the netplan check when the host has it (netplan itself depends on it).
 
   fabricgen_nics.py discover    print JSON: the GPUDirect path and every netdev that has an RDMA
-                                device (netdev -> RDMA device -> PCI, port, link layer, state, rate)
+                                device (netdev -> MAC, RDMA device -> PCI, port, link layer, state, rate)
   fabricgen_nics.py preflight   check the rails of $FG_PREFLIGHT (JSON) before anything is changed:
                                 prints `ok: ...`, or ONE `error: <host>: ...` line and exits 1
   fabricgen_nics.py roce        after the apply: every rail port ACTIVE at the planned rate with the
@@ -13,6 +13,8 @@ used for the netplan check when the host has it (netplan itself depends on it).
 FABRICGEN_SYSROOT prefixes /sys and /proc/driver (tests point it at a fake tree).
 
 Where the values come from (Linux sysfs ABI, drivers/infiniband/core/sysfs.c):
+  /sys/class/net/<netdev>/address              the netdev's MAC (IFLA_ADDRESS): what lldpd announces
+                                               as the LLDP port ID by default (lldpcli(8))
   /sys/class/net/<netdev>/device               -> the PCI function (its name is the PCI address)
   /sys/class/net/<netdev>/device/infiniband/<rdma>   the RDMA device on that function
   /sys/class/net/<netdev>/dev_port             0-based port of a multi-port function (mlx4)
@@ -136,6 +138,16 @@ def gpudirect() -> str:
     return "none"
 
 
+_MAC = re.compile(r"[0-9a-f]{2}(:[0-9a-f]{2}){5}")
+
+
+def mac_of(netdev: str) -> str:
+    """The netdev's current MAC, lower case ("" when unreadable or not a 6-byte Ethernet address).
+    lldpd reads the same address (netlink IFLA_ADDRESS) for its default MAC port ID."""
+    text = read(f"{SYS}/class/net/{netdev}/address").lower()
+    return text if _MAC.fullmatch(text) else ""
+
+
 def discover() -> dict:
     nics = []
     try:
@@ -147,7 +159,8 @@ def discover() -> dict:
         if not rdma:
             continue
         info = port_info(rdma, port)
-        nics.append({"netdev": netdev, "rdma": rdma, "pci": pci_of(f"{SYS}/class/net/{netdev}/device"),
+        nics.append({"netdev": netdev, "mac": mac_of(netdev), "rdma": rdma,
+                     "pci": pci_of(f"{SYS}/class/net/{netdev}/device"),
                      "port": port, "link_layer": info["link_layer"], "state": info["state"],
                      "rate_gbps": info["rate_gbps"]})
     return {"gpudirect": gpudirect(), "nics": nics}

@@ -473,6 +473,8 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         _symlink(sys_dir / "class/infiniband" / ib_name, ibdev)
         _symlink(sys_dir / "bus/pci/devices" / fn, dev)
         (net / "dev_port").write_text("0\n")
+        if not (net / "address").exists():     # the MAC the link-local GID below is built from
+            (net / "address").write_text(f"0c:42:a1:00:00:{i:02x}\n")
         layer = _per_nic(link_layer, ifc, "Ethernet")
         port_state, phys = PORT_STATES[_per_nic(state, ifc, "ACTIVE")]
         port = ibdev / "ports/1"

@@ -63,13 +63,15 @@ class Fabric:
     intent: Path
     lab: object                     # conftest.LabHandle
     name: str                       # the one switch
+    release: str = "202411"         # switch_os.version, and the lab switch's own release
 
     @property
     def endpoints(self) -> str:
         return str(self.lab.directory / "endpoints.yml")
 
     def write(self, nodes: int = 4, host_cable: int = 3) -> str:
-        text = INTENT.replace("NODES", str(nodes)).replace("HOSTCABLE", str(host_cable))
+        text = (INTENT.replace("NODES", str(nodes)).replace("HOSTCABLE", str(host_cable))
+                .replace('version: "202411"', f'version: "{self.release}"'))
         self.intent.write_text(text)
         return text
 
@@ -118,22 +120,26 @@ class Fabric:
         return code, json.loads(capsys.readouterr().out)
 
 
-@pytest.fixture
-def fabric(tmp_path, lab_start, monkeypatch) -> Fabric:
+def make_fabric(tmp_path, lab_start, monkeypatch, release: str = "202411") -> Fabric:
     monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(tmp_path / "backups"))
     monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
     monkeypatch.setenv("FABRICGEN_SSH_TIMEOUT", "5")
     monkeypatch.chdir(tmp_path)
-    fab = Fabric(tmp_path / "fabric.yaml", None, "")
+    fab = Fabric(tmp_path / "fabric.yaml", None, "", release)
     fab.write()
     plan = run_checks(load_intent(fab.intent)).plan
     assert plan is not None
     sw = plan.switches[0]
     # the switch sits at its plan address, as ZTP left it (a DHCP reservation or the console)
-    fab.lab = lab_start([LabDevice(sw.name, "sonic", "202411", mgmt_address=f"{sw.mgmt_ip}/24",
+    fab.lab = lab_start([LabDevice(sw.name, "sonic", release, mgmt_address=f"{sw.mgmt_ip}/24",
                                    mgmt_gateway="10.30.0.1")], username="admin")
     fab.name = sw.name
     return fab
+
+
+@pytest.fixture
+def fabric(tmp_path, lab_start, monkeypatch) -> Fabric:
+    return make_fabric(tmp_path, lab_start, monkeypatch)
 
 
 def yang_issues(config: dict) -> list[str]:
@@ -313,6 +319,41 @@ def test_live_buffer_changes_are_refused_with_the_provision_advice(fabric, capsy
     # ... which provisioning puts right
     running = provision(fab, capsys)
     assert running["BUFFER_POOL"] == fab.rendered()["BUFFER_POOL"]
+
+
+@pytest.mark.parametrize("release", ["202411", "202511"])
+def test_a_pool_size_change_follows_the_release_of_gcu(tmp_path, lab_start, monkeypatch, capsys, release):
+    """Restoring the lossless pool's size is a live change on 202411 and none on 202511 (sonic-utilities
+    gcu_field_operation_validators.conf.json of each branch; generator/data/sonic_gcu_releases.yaml):
+    the deploy judges it by the intent's release and refuses it on 202511 before anything changes."""
+    fab = make_fabric(tmp_path, lab_start, monkeypatch, release)
+    provisioned = provision(fab, capsys)
+    # Someone resized the pool by hand (config reload of an edited file).
+    edited = json.loads(json.dumps(provisioned))
+    pool = edited["BUFFER_POOL"]["ingress_lossless_pool"]
+    pool["size"] = str(int(pool["size"]) - 1024)
+    fab.put("/tmp/edited.json", json.dumps(edited))
+    fab.shell("sudo config reload -y /tmp/edited.json")
+    drifted = fab.running()
+    assert drifted["BUFFER_POOL"]["ingress_lossless_pool"] == pool
+    wanted = fab.rendered()["BUFFER_POOL"]["ingress_lossless_pool"]["size"]
+
+    code, out, err = fab.deploy(capsys)
+    if release == "202411":
+        assert code == 0, out + err
+        assert fab.running()["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == wanted
+        return
+    assert code == 1, out + err
+    assert "refused before apply" in out and "fabricgen deploy --provision" in out
+    assert ("GCU on SONiC 202511 allows no BUFFER_POOL change on Spectrum-4: "
+            "BUFFER_POOL/ingress_lossless_pool/size") in out
+    assert fab.running() == drifted, "a refused deploy sends nothing"
+    # The switch's own GCU refuses the same change: the guard predicted it, it did not invent it.
+    fab.put("/tmp/pool.json", json.dumps(
+        [{"op": "replace", "path": "/BUFFER_POOL/ingress_lossless_pool/size", "value": wanted}]))
+    (answer,) = fab.shell("sudo config apply-patch /tmp/pool.json")
+    assert "Modification of BUFFER_POOL table is illegal" in answer, answer
+    assert fab.running() == drifted
 
 
 def test_failed_post_check_rolls_the_patch_back(fabric, capsys, monkeypatch):

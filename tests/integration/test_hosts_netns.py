@@ -228,3 +228,47 @@ def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_pa
     state = json.loads((lab.directory / "nicstate" / reset.name / "mlnx_qos-ens2f0np0.json").read_text())
     assert state["trust"] == "dscp"
     assert os.path.exists(sysroot / "sys/class/net/ens2f0np0")
+
+
+def test_lldpd_is_an_optional_tagged_feature(netns_hosts, tmp_path):  # noqa: F811
+    """hosts.lldpd: the render holds lldpd's drop-in (`configure lldp portidsubtype ifname`,
+    lldpcli(8)) and the playbook's `lldpd` tag installs it; off again, the tag removes it. Under a
+    fabricgen_root the package and the service are left out (no package database, no systemd)."""
+    _, plan, render, gateway = _plan(tmp_path, extra="  lldpd: true\n")
+    one = plan.hosts[0].name
+    rendered = (render / "hosts" / one / "lldpd.conf").read_text()
+    assert rendered.splitlines()[-1] == "configure lldp portidsubtype ifname"
+    assert "fabricgen_lldpd: true" in (render / "inventory.yml").read_text()
+    lab = netns_hosts(plan, gateway)
+    fakes = write_fake_nic_tools(lab.directory / "fakebin")
+    for host in plan.hosts:
+        write_fake_sysfs(lab.directory / "sys" / host.name, [n.netdev for n in host.nics])
+    extravars = _lab_vars(lab, fakes)
+    conf = lab.hosts[one].root / "etc/lldpd.d/fabricgen.conf"
+
+    def run(directory: Path, **kw):
+        return run_hosts_playbook(directory, directory / "inventory.yml", extravars=extravars, ssh_key=lab.key,
+                                  known_hosts=lab.known_hosts, private_data_dir=tmp_path / "runner", limit=one,
+                                  tags="lldpd", **kw)
+
+    checked = run(render, check=True)
+    assert checked.ok and checked.hosts[one].changed > 0 and not conf.exists(), checked.failures
+    first = run(render)
+    assert first.ok, (first.failures, first.stdout[-4000:])
+    assert conf.read_text() == rendered and stat.S_IMODE(conf.stat().st_mode) == 0o644
+    # only the lldpd tag ran: no other host file was installed
+    assert not (lab.hosts[one].root / "etc/nccl.conf").exists()
+    again = run(render)
+    assert again.ok and again.hosts[one].changed == 0, again.changes
+
+    # hosts.lldpd off: nothing is rendered for lldpd, and the tag removes the drop-in of the earlier run
+    off_intent = tmp_path / "off" / "fabric.yaml"
+    off_intent.parent.mkdir()
+    off_intent.write_text((tmp_path / "fabric.yaml").read_text().replace("  lldpd: true\n", ""))
+    off_loaded = load_intent(off_intent)
+    off = write_tree(render_files(run_checks(off_loaded).plan, off_loaded.text), tmp_path / "off" / "render")
+    assert not (off / "hosts" / one / "lldpd.conf").exists()
+    assert "fabricgen_lldpd" not in (off / "inventory.yml").read_text()
+    removed = run(off)
+    assert removed.ok and removed.hosts[one].changed > 0 and not conf.exists(), removed.failures
+    assert run(off).hosts[one].changed == 0

@@ -117,6 +117,8 @@ def test_preflight_stops_mismatched_hosts_and_discovery_fixes_the_render(netns_h
     found = read_discovery(discovered)
     assert found.nic(gpu02, "ens2f0np0").rdma == "mlx5_7" and found.nic(gpu02, "ens2f0np0").pci == "0000:09:00.0"
     assert found.nic(gpu03, "ens1f0np0").link_layer == "Ethernet"
+    # the MAC lldpd announces as the LLDP port ID by default, read from /sys/class/net/<netdev>/address
+    assert found.nic(gpu01, "ens1f0np0").mac == "0c:42:a1:00:00:00"
     first_bytes = discovered.read_bytes()
     # again, now that the intent reads the file: the render already says mlx5_7, and the bytes stay
     out = io.StringIO()

@@ -18,9 +18,10 @@ import pytest
 import yaml
 
 from generator.checks.runner import run_checks
+from generator.deploy.discover import discovery_text
 from generator.intent.loader import load_intent
 from generator.lab.control import lab_down, raise_counters, set_faults, set_wiring
-from generator.lab.world import load_wiring, parse_wiring
+from generator.lab.world import host_nic_mac, load_wiring, parse_wiring, with_host_macs
 from generator.render.cabling import render_cabling
 
 pytestmark = pytest.mark.integration
@@ -170,6 +171,85 @@ def test_faulty_wiring_gives_exactly_its_findings(rewired, tmp_path):
     assert sum(1 for suite in xml for _ in suite) == 24 + len(fabric.plan.hosts)
 
 
+# Host LLDP both ways lldpd announces a port (lldpcli(8)): gpu001 runs `portidsubtype ifname`
+# (port ID = netdev), the others lldpd's default (port ID = MAC, description = netdev). swp1/swp3
+# cross gpu001 and gpu002, swp5/swp6 cross gpu003's two NICs, swp7 holds gpu004's second NIC and
+# swp8 is unplugged.
+HOST_LLDP = """\
+a_device,a_port,b_device,b_port,lldp_portid
+vf-leaf-1,swp1,gpu002,ens1f0np0,
+vf-leaf-1,swp2,gpu001,ens2f0np0,ifname
+vf-leaf-1,swp3,gpu001,ens1f0np0,ifname
+vf-leaf-1,swp4,gpu002,ens2f0np0,mac
+vf-leaf-1,swp5,gpu003,ens2f0np0,
+vf-leaf-1,swp6,gpu003,ens1f0np0,
+vf-leaf-1,swp7,gpu004,ens2f0np0,
+"""
+
+
+def _discovered(fabric, directory: Path) -> tuple[Path, dict]:
+    """An intent naming a discovery file whose NICs have MACs (as `hosts discover` writes it), and the MACs."""
+    macs, entries = {}, {}
+    for h, host in enumerate(fabric.plan.hosts, 1):
+        nics = []
+        for n, nic in enumerate(host.nics):
+            macs[(host.name, nic.netdev)] = f"0c:42:a1:00:{h:02x}:{n:02x}"
+            nics.append({"netdev": nic.netdev, "mac": macs[(host.name, nic.netdev)], "rdma": nic.rdma,
+                         "pci": f"0000:{8 + n:02x}:00.0", "port": 1, "link_layer": "Ethernet", "state": "ACTIVE",
+                         "rate_gbps": 400})
+        entries[host.name] = {"gpudirect": "nvidia-peermem", "nics": nics}
+    (directory / "discovered.yaml").write_text(discovery_text(entries))
+    intent = directory / "fabric.yaml"
+    intent.write_text(INTENT + "hosts: {discovered: discovered.yaml}\n")
+    return intent, macs
+
+
+def test_hosts_announcing_macs_or_names_pass_and_miscabled_host_ports_are_found(rewired, tmp_path):
+    fabric = rewired
+    intent, macs = _discovered(fabric, tmp_path)
+    rows = fabric.plan_wiring().splitlines()
+    wired = "\n".join([rows[0] + ",lldp_portid"] + [r + (",ifname" if ",gpu001," in r else ",") for r in rows[1:]])
+    # the lab's hosts announce the MACs the discovery file recorded (as `lab up` does with hosts.discovered)
+    set_wiring(fabric.lab, with_host_macs(parse_wiring(wired + "\n", "w.csv"), macs))
+    assert leaf_driver_port(fabric, "swp3") == macs[("gpu002", "ens1f0np0")]
+    passed = fabric.run("verify", str(intent), "--endpoints", fabric.endpoints, *FAST, "--format", "json")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+
+    wiring = tmp_path / "hosts.csv"
+    wiring.write_text(HOST_LLDP + "".join(",".join(r.split(",")[:4]) + ",\n" for r in rows if "spine" in r))
+    set_wiring(fabric.lab, with_host_macs(load_wiring(wiring), macs))
+    result = fabric.run("verify", str(intent), "--endpoints", fabric.endpoints, *FAST, "--format", "json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    findings = {(f["check"], f["port"]): f for f in json.loads(result.stdout)["findings"]}
+    assert sorted(findings) == [("cabling", "swp1,swp3"), ("cabling", "swp5,swp6"), ("cabling", "swp7"),
+                                ("link", "swp8")]
+    assert findings[("cabling", "swp1,swp3")]["observed"].endswith("(crossed)")
+    assert (findings[("cabling", "swp7")]["expected"], findings[("cabling", "swp7")]["observed"]) == (
+        f"gpu004:ens1f0np0 (MAC {macs[('gpu004', 'ens1f0np0')]})",
+        f"gpu004:ens2f0np0 (MAC {macs[('gpu004', 'ens2f0np0')]})")
+
+    # without the discovery file the same lab is judged by the port descriptions: the same findings
+    plain = fabric.verify("--format", "json")
+    assert plain.returncode == 3
+    assert sorted((f["check"], f["port"]) for f in json.loads(plain.stdout)["findings"]) == sorted(findings)
+
+
+def leaf_driver_port(fabric, port: str) -> str:
+    """The port ID the leaf's LLDP shows on PORT, read with `nv show` through the lab's SSH."""
+    import napalm
+
+    endpoint = yaml.safe_load(Path(fabric.endpoints).read_text())["switches"][LEAF]
+    driver = napalm.get_network_driver("nvue")(
+        "127.0.0.1", endpoint["username"], PASSWORD, timeout=10,
+        optional_args={"port": endpoint["port"], "known_hosts": str(fabric.lab / "known_hosts"),
+                       "cumulus_version": "5.11"})
+    driver.open()
+    try:
+        return driver.get_lldp_neighbors()[port][0]["port"]
+    finally:
+        driver.close()
+
+
 def test_a_switch_that_refuses_the_login_cannot_be_checked(rewired):
     set_faults(rewired.lab, SPINE2, {"refuse_auth": True})
     result = rewired.verify("--format", "json")
@@ -228,8 +308,14 @@ def test_napalm_getter_tests_pass_against_the_lab(leaf_driver, name):
 
 def test_getters_see_the_plan(fabric, leaf_driver):
     lldp = leaf_driver.get_lldp_neighbors()
-    assert lldp["swp1"] == [{"hostname": "gpu001", "port": "ens1f0np0"}]
+    # a host's lldpd announces its NIC's MAC as port ID and the netdev as description (lldpd's
+    # default; the NVUE reference shows servers so: "swp1 ... server01 48:b0:2d:76:ee:8e")
+    assert lldp["swp1"] == [{"hostname": "gpu001", "port": host_nic_mac("gpu001", "ens1f0np0")}]
     assert lldp["swp17"] == [{"hostname": SPINE1, "port": "swp1"}]
+    host = leaf_driver.get_lldp_neighbors_detail("swp1")["swp1"][0]
+    assert (host["remote_port"], host["remote_port_description"]) == (host_nic_mac("gpu001", "ens1f0np0"),
+                                                                      "ens1f0np0")
+    assert leaf_driver._json("nv show interface swp1 lldp -o json")["neighbor"]["gpu001"]["port"]["type"] == "mac"
     interfaces = leaf_driver.get_interfaces()
     assert interfaces["swp17"]["speed"] == 400000.0 and interfaces["swp17"]["mtu"] == 9216
     peers = leaf_driver.get_bgp_neighbors()["global"]["peers"]

@@ -23,7 +23,7 @@ from generator.checks.runner import run_checks
 from generator.deploy.rollout import run_deploy
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice, lab_down, lab_up, raise_counters, set_faults, set_wiring
-from generator.lab.world import parse_wiring
+from generator.lab.world import host_nic_mac, parse_wiring
 from generator.render.cabling import render_cabling
 from generator.verify.command import run_verify
 
@@ -179,8 +179,15 @@ def test_napalm_getter_tests_pass_against_the_sonic_lab(leaf_driver, name):
 
 def test_sonic_getters_speak_the_switch_names(fabric, leaf_driver):
     lldp = leaf_driver.get_lldp_neighbors()
-    # Ethernet0 = etp1a = plan swp1s0 (2x400G split of front-panel port 1)
-    assert lldp["Ethernet0"] == [{"hostname": "gpu001", "port": "ens1f0np0"}]
+    # Ethernet0 = etp1a = plan swp1s0 (2x400G split of front-panel port 1); the host's lldpd
+    # announces its NIC's MAC as port ID and the netdev as description (lldpd's default)
+    assert lldp["Ethernet0"] == [{"hostname": "gpu001", "port": host_nic_mac("gpu001", "ens1f0np0")}]
+    host = leaf_driver.get_lldp_neighbors_detail("Ethernet0")["Ethernet0"][0]
+    assert (host["remote_port"], host["remote_port_description"]) == (host_nic_mac("gpu001", "ens1f0np0"),
+                                                                      "ens1f0np0")
+    raw = leaf_driver._json(leaf_driver.commands.show_lldp_json)
+    ports = {i["name"]: i["port"][0]["id"][0]["type"] for i in raw["lldp"][0]["interface"]}
+    assert (ports["Ethernet0"], ports["Ethernet256"]) == ("mac", "local")          # lldpctl -f json0 subtypes
     # a SONiC neighbour announces its alias (lldpmgrd: portidsubtype local <alias>)
     assert lldp["Ethernet256"] == [{"hostname": SPINE1, "port": "etp1a"}]
     detail = leaf_driver.get_lldp_neighbors_detail()["Ethernet256"][0]

@@ -67,6 +67,16 @@ def test_writer_output_loads_through_the_intent(tmp_path):
     assert found.nic("gpu03", "ens1f0np0") is None
 
 
+def test_the_mac_is_optional_and_read_in_lower_case(tmp_path):
+    # files of earlier releases have no mac; a hand-edited upper-case one is the same address
+    text = discovery_text({"gpu01": {"gpudirect": "none", "nics": [
+        _nic("ens1f0np0", "mlx5_0"), _nic("ens2f0np0", "mlx5_1", mac="0C:42:A1:00:00:01")]}})
+    assert 'mac: "0C:42:A1:00:00:01"' in text and text.count("mac:") == 1
+    found = parse_discovery(text, "discovered.yaml")
+    assert found.nic("gpu01", "ens1f0np0").mac is None
+    assert found.nic("gpu01", "ens2f0np0").mac == "0c:42:a1:00:00:01"
+
+
 def test_the_same_data_as_pyyaml_reads(tmp_path):
     """The event-built document equals yaml.safe_load's for what the writer emits, odd names included."""
     entries = {"0001": {"gpudirect": "none", "nics": []},
@@ -136,6 +146,10 @@ BAD = [
      "hosts.gpu01.nics[0].pci", "quote it"),       # unquoted, YAML 1.1 reads a base-60 number
     ("version: 1\nhosts:\n  gpu01:\n    nics:\n      - {netdev: ens1, rdma: mlx5_0, link_layer: ethernet}\n", 5,
      "hosts.gpu01.nics[0].link_layer", "not one of"),
+    ("version: 1\nhosts:\n  gpu01:\n    nics:\n      - {netdev: ens1, rdma: mlx5_0, mac: '0c:42:a1:00:01'}\n", 5,
+     "hosts.gpu01.nics[0].mac", "MAC address"),
+    ("version: 1\nhosts:\n  gpu01:\n    nics:\n      - {netdev: ens1, rdma: mlx5_0, mac: 0c-42-a1-00-00-01}\n", 5,
+     "hosts.gpu01.nics[0].mac", "MAC address"),
     ("version: 1\nhosts:\n  gpu01:\n    nics:\n      - {netdev: ens1, rdma: mlx5_0, port: 0}\n", 5,
      "hosts.gpu01.nics[0].port", "port number"),
     ("version: 1\nhosts:\n  gpu01:\n    nics:\n      - {netdev: ens1, rdma: mlx5_0, prt: 1}\n", 5,

@@ -21,11 +21,11 @@ from generator.intent.discovery import parse_discovery
 
 # as playbooks/files/fabricgen_nics.py prints it (one JSON line), NICs in sysfs order
 PROBE = json.dumps({"gpudirect": "nvidia-peermem", "nics": [
-    {"netdev": "ens2f0np0", "rdma": "mlx5_3", "pci": "0000:18:00.0", "port": 1, "link_layer": "Ethernet",
-     "state": "ACTIVE", "rate_gbps": 400},
-    {"netdev": "ens1f0np0", "rdma": "mlx5_0", "pci": "0000:08:00.0", "port": 1, "link_layer": "Ethernet",
-     "state": "ACTIVE", "rate_gbps": 400},
-    {"netdev": "ibp41s0", "rdma": "mlx5_4", "pci": "0000:29:00.0", "port": 1, "link_layer": "InfiniBand",
+    {"netdev": "ens2f0np0", "mac": "0c:42:a1:00:00:03", "rdma": "mlx5_3", "pci": "0000:18:00.0", "port": 1,
+     "link_layer": "Ethernet", "state": "ACTIVE", "rate_gbps": 400},
+    {"netdev": "ens1f0np0", "mac": "0c:42:a1:00:00:00", "rdma": "mlx5_0", "pci": "0000:08:00.0", "port": 1,
+     "link_layer": "Ethernet", "state": "ACTIVE", "rate_gbps": 400},
+    {"netdev": "ibp41s0", "mac": "", "rdma": "mlx5_4", "pci": "0000:29:00.0", "port": 1, "link_layer": "InfiniBand",
      "state": "DOWN", "rate_gbps": 2.5}]})
 
 # the contract's example, written out by hand (issue 16 contract: "Discovery file")
@@ -36,8 +36,8 @@ hosts:
   gpu01:
     gpudirect: nvidia-peermem
     nics:
-      - {netdev: ens1f0np0, rdma: mlx5_0, pci: "0000:08:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
-      - {netdev: ens2f0np0, rdma: mlx5_3, pci: "0000:18:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
+      - {netdev: ens1f0np0, mac: "0c:42:a1:00:00:00", rdma: mlx5_0, pci: "0000:08:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
+      - {netdev: ens2f0np0, mac: "0c:42:a1:00:00:03", rdma: mlx5_3, pci: "0000:18:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
       - {netdev: ibp41s0, rdma: mlx5_4, pci: "0000:29:00.0", port: 1, link_layer: InfiniBand, state: DOWN, rate_gbps: 2.5}
   gpu02:
     gpudirect: none
@@ -59,8 +59,9 @@ def test_file_is_the_contract_format_sorted_and_stable():
 def test_intent_loader_reads_it_back():
     found = parse_discovery(discovery_text(_hosts()), "discovered.yaml")
     nic = found.nic("gpu01", "ens2f0np0")
-    assert (nic.rdma, nic.pci, nic.port, nic.link_layer, nic.state, nic.rate_gbps) == \
-        ("mlx5_3", "0000:18:00.0", 1, "Ethernet", "ACTIVE", 400)
+    assert (nic.rdma, nic.pci, nic.port, nic.link_layer, nic.state, nic.rate_gbps, nic.mac) == \
+        ("mlx5_3", "0000:18:00.0", 1, "Ethernet", "ACTIVE", 400, "0c:42:a1:00:00:03")
+    assert found.nic("gpu01", "ibp41s0").mac is None            # no Ethernet MAC reported: the key is left out
     assert found.hosts["gpu02"].gpudirect == "none" and found.hosts["gpu02"].nics == {}
 
 

@@ -61,12 +61,27 @@ def test_discover_reads_the_device_model(tmp_path):
     done = probe(tmp_path, "discover")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"gpudirect": "nvidia-peermem", "nics": [
-        {"netdev": "ens1f0np0", "rdma": "mlx5_0", "pci": "0000:08:00.0", "port": 1, "link_layer": "Ethernet",
-         "state": "ACTIVE", "rate_gbps": 400},
-        {"netdev": "ens2f0np0", "rdma": "mlx5_3", "pci": "0000:18:00.0", "port": 1, "link_layer": "Ethernet",
-         "state": "ACTIVE", "rate_gbps": 200},
-        {"netdev": "ens3f0np0", "rdma": "mlx5_4", "pci": "0000:29:00.1", "port": 1, "link_layer": "InfiniBand",
-         "state": "DOWN", "rate_gbps": 400}]}
+        {"netdev": "ens1f0np0", "mac": "0c:42:a1:00:00:00", "rdma": "mlx5_0", "pci": "0000:08:00.0", "port": 1,
+         "link_layer": "Ethernet", "state": "ACTIVE", "rate_gbps": 400},
+        {"netdev": "ens2f0np0", "mac": "0c:42:a1:00:00:01", "rdma": "mlx5_3", "pci": "0000:18:00.0", "port": 1,
+         "link_layer": "Ethernet", "state": "ACTIVE", "rate_gbps": 200},
+        {"netdev": "ens3f0np0", "mac": "0c:42:a1:00:00:02", "rdma": "mlx5_4", "pci": "0000:29:00.1", "port": 1,
+         "link_layer": "InfiniBand", "state": "DOWN", "rate_gbps": 400}]}
+
+
+@pytest.mark.parametrize(("written", "reported"), [("0C:42:A1:0A:0B:0C\n", "0c:42:a1:0a:0b:0c"), (None, ""),
+                                                  ("80:00:02:08:fe:80:00:00:00:00:00:00:0c:42:a1:ff:ff:00:00:01\n",
+                                                   "")])
+def test_discover_reports_the_mac_lldpd_announces(tmp_path, written, reported):
+    # /sys/class/net/<netdev>/address: lldpd's default LLDP port ID; an IPoIB netdev's 20-byte
+    # address or an unreadable file is no Ethernet MAC and is reported as ""
+    write_fake_sysfs(tmp_path, ["ens1f0np0"])
+    address = tmp_path / "sys/class/net/ens1f0np0/address"
+    if written is None:
+        address.unlink()
+    else:
+        address.write_text(written)
+    assert json.loads(probe(tmp_path, "discover").stdout)["nics"][0]["mac"] == reported
 
 
 @pytest.mark.parametrize(("flavour", "expected"), [("nvidia-peermem", "nvidia-peermem"), ("none", "none"),

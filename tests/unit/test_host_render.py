@@ -16,7 +16,7 @@ import yaml
 from generator.intent.loader import load_intent
 from generator.intent.model import Nccl
 from generator.plan.compile import compile_plan
-from generator.render.hosts import HOST_FILES, render_host
+from generator.render.hosts import HOST_FILES, INSTALL_PATHS, render_host
 from generator.render.inventory import render_inventory
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,6 +35,24 @@ def test_host_files_layout_and_determinism(name):
     assert sorted(files) == sorted(f"hosts/{host.name}/{f}" for f in HOST_FILES)
     assert files == render_host(_plan(name), host)
     assert all(text.endswith("\n") for text in files.values())
+
+
+def test_hosts_lldpd_renders_lldpds_drop_in_and_the_inventory_switch():
+    intent = load_intent(REPO / "inventories" / "small" / "fabric.yaml").intent
+    off = compile_plan(intent)
+    on = compile_plan(intent.model_copy(update={"hosts": intent.hosts.model_copy(update={"lldpd": True})}))
+    host = on.hosts[0]
+    files = render_host(on, host)
+    assert sorted(files) == sorted(f"hosts/{host.name}/{f}" for f in (*HOST_FILES, "lldpd.conf"))
+    conf = files[f"hosts/{host.name}/lldpd.conf"]
+    # lldpcli(8): the command that makes the port ID the interface name; every other line a comment
+    assert [line for line in conf.splitlines() if not line.startswith("#")] == ["configure lldp portidsubtype ifname"]
+    assert conf == render_host(on, on.hosts[-1])[f"hosts/{on.hosts[-1].name}/lldpd.conf"]
+    assert INSTALL_PATHS["lldpd.conf"] == "/etc/lldpd.d/fabricgen.conf"
+    assert yaml.safe_load(render_inventory(on))["all"]["children"]["hosts"]["vars"]["fabricgen_lldpd"] is True
+    # off (the default): no file, no inventory variable, so no byte of the render changes
+    assert not any(name.endswith("lldpd.conf") for name in render_host(off, off.hosts[0]))
+    assert "lldpd" not in render_inventory(off)
 
 
 def test_netplan_content_matches_plan():

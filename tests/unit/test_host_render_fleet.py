@@ -68,8 +68,10 @@ def test_install_table_is_the_contract():
         "81-fabricgen-roce-qos.rules": "/etc/udev/rules.d/81-fabricgen-roce-qos.rules",
         "nccl.conf": "/etc/nccl.conf",
         "nccl.env": "/etc/fabricgen/nccl.env",
+        "lldpd.conf": "/etc/lldpd.d/fabricgen.conf",        # only with hosts.lldpd
     }
-    assert set(INSTALL_MODES) == set(HOST_FILES) and INSTALL_MODES["netplan.yaml"] == 0o600
+    assert set(INSTALL_MODES) == set(INSTALL_PATHS) == {*HOST_FILES, "lldpd.conf"}
+    assert INSTALL_MODES["netplan.yaml"] == 0o600
     assert INSTALL_MODES["roce-qos.sh"] == 0o755
 
 

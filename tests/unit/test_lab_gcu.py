@@ -1,6 +1,7 @@
 """The lab SONiC's generic config updater rules and factory CONFIG_DB, without SSH.
 
-Expected outcomes follow sonic-utilities generic_config_updater at 2cbfcc918 (2024-11):
+Expected outcomes follow sonic-utilities generic_config_updater on the switch's release branch
+(commits in generator/data/sonic_gcu_releases.yaml); the fixture switch runs 202411, whose
 rdma_config_update_validator drops path elements that contain a digit, lower-cases the rest and
 needs an exact match in gcu_field_operation_validators.conf.json; validate_field_operation judges
 jsonpatch.JsonPatch.from_diff(running, target), not the patch as written.
@@ -68,11 +69,21 @@ def test_patch_fields(element, fields):
 
 
 def test_asic_of_spectrum_skus():
-    assert sonic_gcu.asic_of("ACS-SN5600") == "spc4"
-    assert sonic_gcu.asic_of("mellanox-sn5600-o128") == "spc4"   # GCU compares lower-cased
-    assert sonic_gcu.asic_of("ACS-MSN4700") == "spc3"
-    assert sonic_gcu.asic_of("ACS-SN5640") == "spc5"
-    assert sonic_gcu.asic_of("Arista-7060X6-64PE") == "unknown"
+    assert sonic_gcu.asic_of("ACS-SN5600", "202411") == "spc4"
+    assert sonic_gcu.asic_of("mellanox-sn5600-o128", "202311") == "spc4"   # GCU compares lower-cased
+    assert sonic_gcu.asic_of("ACS-MSN4700", "202411") == "spc3"
+    assert sonic_gcu.asic_of("ACS-SN5640", "202411") == "unknown"   # 202411's get_asic_name reads spc1..4
+    assert sonic_gcu.asic_of("ACS-SN5640", "202505") == "spc5"
+    assert sonic_gcu.asic_of("Mellanox-SN5600-C256S1", "202311") == "unknown"  # listed from 202405
+    assert sonic_gcu.asic_of("Arista-7060X6-64PE", "202511") == "unknown"
+
+
+@pytest.mark.parametrize(("build", "release"), [
+    ("202411", "202411"), ("SONiC.202505.12-abc", "202505"), ("20231110.18", "202311"),
+    ("202605", "202511"), ("master.123-abc", "202511"), ("202305", "202311"), ("202408", "202405")])
+def test_a_lab_switch_runs_the_list_of_its_release(build, release):
+    """Its own release; an unlisted one the newest listed at or before it (the oldest below all)."""
+    assert sonic_gcu.gcu_release(build) == release
 
 
 # --- the allow-list on a running Spectrum-4 -------------------------------------------------
@@ -132,10 +143,57 @@ def test_illegal_removals(running):
 
 def test_spectrum5_and_old_branches_may_not_change_buffers(running):
     element = op("replace", "/BUFFER_POOL/ingress_lossless_pool/size", "60000000")
-    assert sonic_gcu.rdma_allowed(element, "BUFFER_POOL", "spc4", "20231110.18")
-    assert not sonic_gcu.rdma_allowed(element, "BUFFER_POOL", "spc4", "20220500.3")  # before 20221100
-    assert not sonic_gcu.rdma_allowed(element, "BUFFER_POOL", "spc5")                 # not listed in 2024
-    assert not sonic_gcu.rdma_allowed(element, "BUFFER_POOL", "unknown")
+    assert sonic_gcu.validator_allows(element, "BUFFER_POOL", "spc4", "20231110.18")
+    assert not sonic_gcu.validator_allows(element, "BUFFER_POOL", "spc4", "20220500.3")  # before 20221100
+    assert not sonic_gcu.validator_allows(element, "BUFFER_POOL", "spc5", "202411")      # not listed in 2024
+    assert sonic_gcu.validator_allows(element, "BUFFER_POOL", "spc5", "202505")          # 20241200 on
+    assert not sonic_gcu.validator_allows(element, "BUFFER_POOL", "spc5", "20241110.1")  # a build before it
+    assert not sonic_gcu.validator_allows(element, "BUFFER_POOL", "unknown", "202411")
+
+
+# --- the same switch on other releases -------------------------------------------------------
+def _refused(running: dict, element: dict, version: str) -> str | None:
+    before = copy.deepcopy(running)
+    try:
+        apply(running, element, version=version)
+    except GcuError as exc:
+        assert running == before
+        return str(exc)
+    return None
+
+
+def test_202511_refuses_every_buffer_pool_change(running):
+    """202511 (667f4b32, #4226): BUFFER_POOL keeps rdma_config_update_validator with no field."""
+    size = op("replace", "/BUFFER_POOL/ingress_lossless_pool/size", "60000000")
+    for version in ("202311", "202405", "202411", "202505"):
+        assert _refused(running, size, version) is None, version
+    assert _refused(running, size, "202511") == (
+        "Modification of BUFFER_POOL table is illegal- validating function "
+        "generic_config_updater.field_operation_validators.rdma_config_update_validator returned False")
+
+
+def test_202505_validates_wred_by_field_name(running):
+    """202505 (a4212fed, #3934): wred_profile_config_update_validator, the last path part; 202511: none."""
+    running["WRED_PROFILE"]["WRED_LOSSY"] = dict(running["WRED_PROFILE"]["AZURE_LOSSLESS"])
+    tune = op("replace", "/WRED_PROFILE/WRED_LOSSY/green_max_threshold", "2000000")
+    assert "rdma_config_update_validator returned False" in _refused(running, tune, "202411")
+    assert _refused(running, tune, "202505") is None
+    ecn = op("replace", "/WRED_PROFILE/AZURE_LOSSLESS/ecn", "ecn_none")
+    assert "wred_profile_config_update_validator returned False" in _refused(running, ecn, "202505")
+    assert _refused(running, ecn, "202511") is None  # WRED_PROFILE is not field-checked on 202511
+
+
+def test_202511_takes_whole_buffer_profiles(running):
+    """202511 buffer_profile_config_update_validator (7a046d63, ae048e70): whole rows and the fields
+    of any profile by their last part; the 2024 validator refuses both."""
+    new = op("add", "/BUFFER_PROFILE/pg_lossless_400000_40m_profile",
+             {"pool": "ingress_lossless_pool", "size": "1", "xon": "1", "xoff": "1", "dynamic_th": "0"})
+    digitless = op("replace", "/BUFFER_PROFILE/egress_lossless_profile/dynamic_th", "3")
+    size = op("replace", f"/BUFFER_PROFILE/{PG}/size", "300000")
+    for element in (new, digitless, op("remove", f"/BUFFER_PROFILE/{PG}")):
+        assert _refused(running, element, "202411") is not None
+        assert _refused(running, element, "202511") is None, element
+    assert "buffer_profile_config_update_validator returned False" in _refused(running, size, "202511")
 
 
 def test_port_fec_must_be_supported(running):

@@ -25,7 +25,9 @@ from generator.lab.world import (
     World,
     WorldSource,
     check_devices,
+    host_nic_mac,
     parse_wiring,
+    with_host_macs,
 )
 from generator.render.cabling import render_cabling
 from generator.render.output import render_files
@@ -66,6 +68,7 @@ def test_plan_cabling_is_a_wiring_file(tmp_path):
     ("a_device,a_port,b_device,b_port\nleaf,swp1,gpu1\n", 2, "3 field(s)"),
     ("a_device,a_port,b_device,b_port\nleaf,,gpu1,eth0\n", 2, "a_port is empty"),
     ("", 1, "empty wiring file"),
+    ("a_device,a_port,b_device,b_port,lldp_portid\nleaf,swp1,gpu1,eth0,ifalias\n", 2, "lldp_portid 'ifalias'"),
 ])
 def test_a_bad_row_is_one_error_with_file_and_line(text, line, words):
     with pytest.raises(WiringError) as info:
@@ -87,6 +90,28 @@ def test_unknown_device_is_named_with_its_line():
     world = parse_wiring("a_device,a_port,b_device,b_port\nleaf,swp1,gpu1,eth0\nleaf,swp2,gpu9,eth0\n", "w.csv")
     with pytest.raises(WiringError, match=r"^w.csv:3: 'gpu9' is not a switch or host of the plan$"):
         check_devices(world, {"leaf", "gpu1"}, "w.csv")
+
+
+def test_lldp_portid_column_is_a_host_ends_and_defaults_to_mac():
+    world = parse_wiring("a_device,a_port,b_device,b_port,lldp_portid\nleaf,swp1,gpu1,eth0,IFNAME\n"
+                         "leaf,swp2,gpu2,eth0,\nleaf,swp3,spine,swp1,ifname\n", "w.csv")
+    assert [c.lldp_portid for c in world.cables] == ["ifname", "mac", "ifname"]
+    check_devices(world, {"leaf", "spine", "gpu1", "gpu2"}, "w.csv")
+    with pytest.raises(WiringError, match=r"^w.csv:4: lldp_portid ifname is how a host's lldpd .* are switches$"):
+        check_devices(world, {"leaf", "spine", "gpu1", "gpu2"}, "w.csv", hosts={"gpu1", "gpu2"})
+
+
+def test_host_macs_are_stable_locally_administered_and_survive_world_json():
+    mac = host_nic_mac("gpu001", "ens1f0np0")
+    assert mac == host_nic_mac("gpu001", "ens1f0np0") != host_nic_mac("gpu001", "ens2f0np0")
+    first = int(mac.split(":")[0], 16)
+    assert first & 0x02 and not first & 0x01                 # locally administered, unicast
+    world = with_host_macs(parse_wiring("a_device,a_port,b_device,b_port\nleaf,swp1,gpu1,eth0\n", "w.csv"),
+                           {("gpu1", "eth0"): "0C:42:A1:00:00:01"})
+    assert world.host_mac("gpu1", "eth0") == "0c:42:a1:00:00:01"
+    assert world.host_mac("gpu1", "eth1") == host_nic_mac("gpu1", "eth1")
+    again = World.from_dict(world.to_dict())
+    assert again.host_macs == world.host_macs and again.host_mac("gpu1", "eth0") == "0c:42:a1:00:00:01"
 
 
 def test_world_source_rereads_a_changed_file(tmp_path):
@@ -148,14 +173,36 @@ def _settled(fabric: Fabric, clock: Clock, name: str):
     return fabric.sessions(name)
 
 
-def test_correct_wiring_every_link_up_and_hosts_announce_their_netdev(tmp_path):
+def test_correct_wiring_every_link_up_and_hosts_announce_as_lldpd_does_by_default(tmp_path):
     plan, fabric, _, _ = _fabric(tmp_path)
     for port in plan.ports:
         if port.device in {sw.name for sw in plan.switches}:
             assert fabric.link(port.device, port.port).up, port
-    host = plan.hosts[0].nics[0]
-    neighbor = fabric.lldp(host.switch, host.port)
-    assert (neighbor.system_name, neighbor.port_id) == (plan.hosts[0].name, host.netdev)
+    host, other = plan.hosts[0], plan.hosts[1]
+    nic = host.nics[0]
+    neighbor = fabric.lldp(nic.switch, nic.port)
+    # lldpd's default (lldpcli(8)): port ID = the NIC's MAC, port description = the netdev
+    assert (neighbor.system_name, neighbor.port_id, neighbor.port_id_subtype, neighbor.port_description) == \
+        (host.name, host_nic_mac(host.name, nic.netdev), "mac", nic.netdev)
+    # one chassis per host, whichever NIC it is heard on
+    assert fabric.lldp(host.nics[1].switch, host.nics[1].port).chassis_id == neighbor.chassis_id
+    assert fabric.lldp(other.nics[0].switch, other.nics[0].port).chassis_id != neighbor.chassis_id
+    uplink = next(p for p in plan.ports if p.device == nic.switch and "spine" in p.peer_device)
+    assert fabric.lldp(uplink.device, uplink.port).port_id_subtype == "ifname"       # a Cumulus switch: swp name
+
+
+def test_a_host_with_portidsubtype_ifname_announces_its_netdev(tmp_path):
+    plan = _plan(tmp_path)
+    nic = plan.hosts[0].nics[0]
+    cabling = render_cabling(plan).splitlines()
+    rows = [cabling[0] + ",lldp_portid"] + [row + (",ifname" if plan.hosts[0].name in row.split(",") else ",")
+                                            for row in cabling[1:]]
+    _, fabric, _, _ = _fabric(tmp_path, "\n".join(rows) + "\n")
+    neighbor = fabric.lldp(nic.switch, nic.port)
+    assert (neighbor.port_id, neighbor.port_id_subtype, neighbor.port_description) == (nic.netdev, "ifname",
+                                                                                       nic.netdev)
+    second = plan.hosts[1].nics[0]
+    assert fabric.lldp(second.switch, second.port).port_id_subtype == "mac"
 
 
 NUMBERED_RAIL = """\
@@ -305,3 +352,24 @@ vrf: {default: {router: {bgp: {enable: 'on', address-family: {ipv4-unicast: {red
     bgp = nvue_oper.bgp_of(document)
     assert bgp.announces("10.255.0.1/32") and not bgp.announces("10.254.0.0/31")
     assert not bgp.announces("10.255.0.0/24")       # min-prefix-len 32
+
+
+def test_lab_up_takes_host_macs_from_the_discovery_file(tmp_path):
+    # `lab up` (cli._lab_world): the MACs `hosts discover` recorded are what the lab's hosts announce
+    from generator.cli import _lab_world
+    from generator.deploy.discover import discovery_text
+
+    plan = _plan(tmp_path)
+    entries = {host.name: {"gpudirect": "nvidia-peermem", "nics": [
+        {"netdev": nic.netdev, "mac": f"0C:42:A1:00:{h:02x}:{n:02x}" if h == 1 else None, "rdma": nic.rdma,
+         "pci": f"0000:{8 + n:02x}:00.0", "port": 1, "link_layer": "Ethernet", "state": "ACTIVE", "rate_gbps": 400}
+        for n, nic in enumerate(host.nics)]} for h, host in enumerate(plan.hosts, 1)}
+    (tmp_path / "discovered.yaml").write_text(discovery_text(entries))
+    (tmp_path / "fabric.yaml").write_text(INTENT + "hosts: {discovered: discovered.yaml}\n")
+    discovered = run_checks(load_intent(tmp_path / "fabric.yaml")).plan
+    first, second = discovered.hosts[0], discovered.hosts[1]
+    world = _lab_world(discovered, None)
+    assert world.host_mac(first.name, first.nics[1].netdev) == "0c:42:a1:00:01:01"
+    assert world.host_mac(second.name, second.nics[0].netdev) == host_nic_mac(second.name, second.nics[0].netdev)
+    assert _lab_world(plan, None).host_mac(first.name, first.nics[1].netdev) == \
+        host_nic_mac(first.name, first.nics[1].netdev)

@@ -97,7 +97,7 @@ def test_a_node_added_is_a_patch_of_fabricgen_tables_only(tmp_path):
     untouched = {"MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG", "NTP", "NTP_SERVER", "SYSLOG_SERVER",
                  "DNS_NAMESERVER", "FEATURE", "FLEX_COUNTER_TABLE", "AAA", "VERSIONS", "DEVICE_METADATA"}
     assert not tables & untouched
-    assert check_patch(ops, running) == [], "adding a node is a live change"
+    assert check_patch(ops, running, "202411") == [], "adding a node is a live change"
     patched = jsonpatch.apply_patch(running, ops)
     managed = SonicManaged.of(new, True)
     assert managed.owned(patched) == managed.owned(new)
@@ -125,7 +125,7 @@ def test_a_factory_switch_needs_provisioning(tmp_path):
     meta = running["DEVICE_METADATA"]["localhost"]
     meta.update(hwsku="ACS-SN5600", docker_routing_config_mode="separated")
     del meta["frr_mgmt_framework_config"]
-    refusals = check_patch(day2_ops(running, new), running)
+    refusals = check_patch(day2_ops(running, new), running, "202411")
     assert refusals == [
         "DEVICE_METADATA fields that take effect only after a reload: docker_routing_config_mode 'separated' -> "
         "'unified', frr_mgmt_framework_config None -> 'true', hwsku 'ACS-SN5600' -> 'Mellanox-SN5600-O128'"]
@@ -133,66 +133,132 @@ def test_a_factory_switch_needs_provisioning(tmp_path):
     assert line.startswith(PROVISION_ADVICE) and "--provision" in line
 
 
-@pytest.mark.parametrize(("change", "allowed"), [
-    (lambda c: c["BUFFER_POOL"]["egress_lossless_pool"].update(size="1000"), False),
-    (lambda c: c["BUFFER_POOL"]["ingress_lossless_pool"].update(size="1000"), True),
-    (lambda c: c["BUFFER_POOL"].pop("egress_lossless_pool"), False),
-    (lambda c: c["BUFFER_PROFILE"][next(p for p in c["BUFFER_PROFILE"] if p.startswith("pg_lossless"))]
-     .update(xoff="1024"), True),
-    (lambda c: c["BUFFER_PROFILE"][next(p for p in c["BUFFER_PROFILE"] if p.startswith("pg_lossless"))]
-     .update(size="1024"), False),
+RELEASES = ("202311", "202405", "202411", "202505", "202511")
+ALL = frozenset(RELEASES)
+TO_202505 = frozenset(RELEASES[:4])
+ONLY_202511 = frozenset({"202511"})
+NONE: frozenset = frozenset()
+PG = "pg_lossless_400000_5m_profile"
+
+
+# Which releases take each change live on the provisioned SN5600 (Mellanox-SN5600-O128: spc4).
+# Sources, sonic-utilities generic_config_updater/ per branch (commits in
+# generator/data/sonic_gcu_releases.yaml): 202311..202411 the list DEVICE_STATE.md records;
+# 202505 WRED_PROFILE by field name whatever the profile (#3934); 202511 no BUFFER_POOL field
+# (#4226), WRED_PROFILE unchecked, whole BUFFER_PROFILE rows and fields of any profile (#4087, #4585).
+@pytest.mark.parametrize(("change", "releases"), [
+    (lambda c: c["BUFFER_POOL"]["egress_lossless_pool"].update(size="1000"), NONE),
+    (lambda c: c["BUFFER_POOL"]["ingress_lossless_pool"].update(size="1000"), TO_202505),
+    (lambda c: c["BUFFER_POOL"].pop("egress_lossless_pool"), NONE),
+    (lambda c: c["BUFFER_PROFILE"][PG].update(xoff="1024"), ALL),
+    (lambda c: c["BUFFER_PROFILE"][PG].update(size="1024"), NONE),
     (lambda c: c["BUFFER_PROFILE"].update(pg_lossless_400000_300m_profile={
-        "pool": "ingress_lossless_pool", "size": "1", "xon": "1", "xoff": "1", "dynamic_th": "0"}), False),
-    (lambda c: c["BUFFER_PROFILE"]["egress_lossless_profile"].update(dynamic_th="5"), False),
-    (lambda c: c["WRED_PROFILE"]["AZURE_LOSSLESS"].update(green_min_threshold="100000"), True),
-    (lambda c: c["WRED_PROFILE"]["AZURE_LOSSLESS"].update(ecn="ecn_none"), False),
-    (lambda c: c["PFC_WD"][next(p for p in c["PFC_WD"] if p != "GLOBAL")].update(detection_time="400"), True),
-    (lambda c: c["PFC_WD"]["GLOBAL"].update(POLL_INTERVAL="400"), True),
-    (lambda c: c["PORT"][next(iter(c["PORT"]))].update(lanes="0,1"), False),
-    (lambda c: c["PORT"][next(iter(c["PORT"]))].update(description="moved"), True),
-    (lambda c: c.update(MGMT_INTERFACE={"eth0|10.30.0.9/24": {"gwaddr": "10.30.0.1"}}), False),
-    (lambda c: c.update(NTP_SERVER={"10.30.0.6": {}}), True),
+        "pool": "ingress_lossless_pool", "size": "1", "xon": "1", "xoff": "1", "dynamic_th": "0"}), ONLY_202511),
+    (lambda c: c["BUFFER_PROFILE"]["egress_lossless_profile"].update(dynamic_th="5"), ONLY_202511),
+    (lambda c: c["WRED_PROFILE"]["AZURE_LOSSLESS"].update(green_min_threshold="100000"), ALL),
+    (lambda c: c["WRED_PROFILE"]["AZURE_LOSSLESS"].update(ecn="ecn_none"), ONLY_202511),
+    (lambda c: c["PFC_WD"][next(p for p in c["PFC_WD"] if p != "GLOBAL")].update(detection_time="400"), ALL),
+    (lambda c: c["PFC_WD"]["GLOBAL"].update(POLL_INTERVAL="400"), ALL),
+    (lambda c: c["PORT"][next(iter(c["PORT"]))].update(lanes="0,1"), NONE),
+    (lambda c: c["PORT"][next(iter(c["PORT"]))].update(description="moved"), ALL),
+    (lambda c: c.update(MGMT_INTERFACE={"eth0|10.30.0.9/24": {"gwaddr": "10.30.0.1"}}), NONE),
+    (lambda c: c.update(NTP_SERVER={"10.30.0.6": {}}), ALL),
 ])
-def test_live_change_allow_list(tmp_path, change, allowed):
-    """DEVICE_STATE.md's GCU allow-list for Spectrum SKUs, and the reload-only parts."""
+def test_live_change_allow_list_per_release(tmp_path, change, releases):
+    """GCU's allow-list of each release for Spectrum-4, and the reload-only parts."""
     running = provisioned(rendered(tmp_path))
     new = copy.deepcopy(rendered(tmp_path))
     change(new)
     ops = day2_ops(running, new)
     assert ops
-    refusals = check_patch(ops, running)
-    assert (refusals == []) is allowed, (ops, refusals)
-    # The lab's GCU (generator/lab/sonic_gcu.py, written from sonic-utilities' validator and its
-    # conf file) judges the buffer/WRED/PFC-WD cases the same way. MGMT_* and PORT lanes differ
-    # by design: GCU would take them, fabricgen refuses them as day-0 material.
-    if touched_tables(ops) <= {"BUFFER_POOL", "BUFFER_PROFILE", "WRED_PROFILE", "PFC_WD"}:
-        from generator.lab.sonic_gcu import GcuError, validate_field_operation
+    for release in RELEASES:
+        refusals = check_patch(ops, running, release)
+        assert (refusals == []) is (release in releases), (release, ops, refusals)
+        assert all(release in line for line in refusals if "GCU" in line), refusals
+        # The lab's GCU (generator/lab/sonic_gcu.py, written from sonic-utilities' validators) judges
+        # the buffer/WRED/PFC-WD cases the same way on a switch of that release. MGMT_* and PORT
+        # lanes differ by design: GCU would take them, fabricgen refuses them as day-0 material.
+        if touched_tables(ops) <= {"BUFFER_POOL", "BUFFER_PROFILE", "WRED_PROFILE", "PFC_WD"}:
+            from generator.lab.sonic_gcu import GcuError, validate_field_operation
 
-        try:
-            validate_field_operation(running, jsonpatch.apply_patch(running, ops))
-            gcu_allows = True
-        except GcuError:
-            gcu_allows = False
-        assert gcu_allows is allowed, ops
+            try:
+                validate_field_operation(running, jsonpatch.apply_patch(running, ops), build_version=release)
+                gcu_allows = True
+            except GcuError:
+                gcu_allows = False
+            assert gcu_allows is (release in releases), (release, ops)
 
 
-def test_pfc_watchdog_rows_follow_gcu_field_matching():
+def _pool_size(release: str, hwsku: str = "Mellanox-SN5600-O128", pool: str = "ingress_lossless_pool") -> list[str]:
+    running = {"DEVICE_METADATA": {"localhost": {"hwsku": hwsku}},
+               "BUFFER_POOL": {pool: {"size": "1000", "type": "ingress", "mode": "dynamic"}}}
+    return check_patch([{"op": "replace", "path": f"/BUFFER_POOL/{pool}/size", "value": "2000"}], running, release)
+
+
+def test_refusals_name_the_release_and_the_asic():
+    # 202411 allows `replace` of the lossless pool size on Spectrum-4, 202511 no BUFFER_POOL field at all
+    assert _pool_size("202411") == []
+    assert _pool_size("202511") == [
+        "GCU on SONiC 202511 allows no BUFFER_POOL change on Spectrum-4: BUFFER_POOL/ingress_lossless_pool/size"]
+    line = refusal_line(_pool_size("202511"))
+    assert line.startswith(PROVISION_ADVICE) and "SONiC 202511" in line
+    assert _pool_size("202411", pool="egress_lossless_pool") == [
+        "BUFFER_POOL changes outside GCU's allow-list on SONiC 202411 (Spectrum-4): "
+        "BUFFER_POOL/egress_lossless_pool/size"]
+    # SN5640 (Spectrum-5): 202411's validator reads spc1..spc4 only; 202505 lists spc5 from 20241200
+    assert _pool_size("202411", "ACS-SN5640") == [
+        "GCU on SONiC 202411 allows no BUFFER_POOL change on hwsku 'ACS-SN5640' (no Spectrum ASIC in its list): "
+        "BUFFER_POOL/ingress_lossless_pool/size"]
+    assert _pool_size("202505", "ACS-SN5640") == []
+    # SN2201 is in no release's list: GCU refuses every buffer and PFC watchdog change there
+    assert all("hwsku 'ACS-SN2201'" in _pool_size(r, "ACS-SN2201")[0] for r in RELEASES)
+
+
+def test_an_unknown_release_is_refused_for_gcu_tables_only():
+    """A release the table lacks (newer or older) is not guessed from a neighbour's list."""
+    for release in ("202605", "202305"):
+        (line,) = _pool_size(release)
+        assert line.startswith(f"fabricgen has no GCU allow-list for SONiC {release} (it knows 202311, "
+                               "202405, 202411, 202505, 202511;"), line
+    ntp = [{"op": "add", "path": "/NTP_SERVER/10.30.0.6", "value": {}}]
+    assert check_patch(ntp, {}, "202605") == []
+
+
+def test_wred_thresholds_of_any_profile_from_202505():
+    """202505's wred_profile_config_update_validator matches green_* by the last path part, so a
+    profile other than AZURE_LOSSLESS may be tuned; 202311..202411 list azure_lossless/green_* only;
+    202511 does not field-check WRED_PROFILE."""
+    running = {"DEVICE_METADATA": {"localhost": {"hwsku": "ACS-SN5600"}},
+               "WRED_PROFILE": {"WRED_LOSSY": {"green_min_threshold": "1", "ecn": "ecn_all"}}}
+    tune = [{"op": "replace", "path": "/WRED_PROFILE/WRED_LOSSY/green_min_threshold", "value": "2"}]
+    ecn = [{"op": "replace", "path": "/WRED_PROFILE/WRED_LOSSY/ecn", "value": "ecn_none"}]
+    assert [r for r in RELEASES if check_patch(tune, running, r) == []] == ["202505", "202511"]
+    assert [r for r in RELEASES if check_patch(ecn, running, r) == []] == ["202511"]
+    assert check_patch(tune, running, "202411") == [
+        "WRED_PROFILE changes outside GCU's allow-list on SONiC 202411 (Spectrum-4): "
+        "WRED_PROFILE/WRED_LOSSY/green_min_threshold"]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_pfc_watchdog_rows_follow_gcu_field_matching(release):
     """GCU drops path parts with digits (the port) and matches the rest, lowercased; a row added
     with only allowed fields passes, a whole table added does not (field_operation_validators.py)."""
-    running = {"PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"}}}
+    meta = {"DEVICE_METADATA": {"localhost": {"hwsku": "ACS-SN5600"}}}
+    running = {"PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"}}, **meta}
     row = {"op": "add", "path": "/PFC_WD/Ethernet8",
            "value": {"action": "drop", "detection_time": "200", "restoration_time": "200"}}
-    assert check_patch([row], running) == []
-    assert check_patch([{"op": "remove", "path": "/PFC_WD/Ethernet8"}], running) == []
+    assert check_patch([row], running, release) == []
+    assert check_patch([{"op": "remove", "path": "/PFC_WD/Ethernet8"}], running, release) == []
     table = {"op": "add", "path": "/PFC_WD", "value": {"GLOBAL": {"POLL_INTERVAL": "200"}}}
-    assert check_patch([table], {}) != []
+    assert check_patch([table], meta, release) != []
 
 
 def test_moves_are_judged_as_the_remove_and_add_they_are():
-    running = {"BUFFER_PROFILE": {"a": {"size": "1"}}}
+    running = {"BUFFER_PROFILE": {"a": {"size": "1"}}, "DEVICE_METADATA": {"localhost": {"hwsku": "ACS-SN5600"}}}
     move = {"op": "move", "from": "/BUFFER_PROFILE/a", "path": "/BUFFER_PROFILE/b"}
-    (line,) = check_patch([move], running)
+    (line,) = check_patch([move], running, "202411")
     assert "BUFFER_PROFILE/a (remove), BUFFER_PROFILE/b (add)" in line
+    assert check_patch([move], running, "202511") == [], "202511 adds and removes whole profiles live"
 
 
 def test_provisioning_keeps_what_only_the_device_knows(tmp_path):

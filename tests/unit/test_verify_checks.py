@@ -86,6 +86,76 @@ def test_a_dark_port_is_left_to_the_link_check_but_an_up_port_without_lldp_is_no
     assert finding.port == "swp3" and finding.observed == "no LLDP neighbour"
 
 
+# --- cabling: host ports as lldpd announces them ----------------------------------------
+MACS = {(f"gpu0{i}", "ens1f0np0"): f"0c:42:a1:00:00:0{i}" for i in (1, 2, 3)}
+
+
+def _lldpd(host: str, mac: str, description: str = "ens1f0np0") -> dict:
+    """A host port as get_lldp_neighbors_detail reads lldpd's default: port ID = MAC, description = netdev."""
+    return {"hostname": host, "port": mac, "port_description": description}
+
+
+def _with_macs(exp: Expectations) -> Expectations:
+    return Expectations(exp.ports, exp.sessions, exp.mtu, exp.lossless_priorities, dict(MACS))
+
+
+@pytest.mark.parametrize("discovered", [False, True], ids=["no-discovery", "discovered-macs"])
+def test_host_ports_announced_with_their_mac_pass_by_description_or_mac(discovered):
+    exp = _with_macs(_exp()) if discovered else _exp()
+    readings = _readings(exp, {LEAF: {f"swp{i}": [_lldpd(f"gpu0{i}", MACS[(f"gpu0{i}", "ens1f0np0")])]
+                                      for i in (1, 2, 3)}})
+    assert C.check_cabling(readings, exp) == {}
+
+
+def test_the_discovered_mac_alone_identifies_the_nic():
+    # a host not yet renamed (lldpd sends the kernel's host name) or a description set by hand
+    # (`configure ports ens1f0np0 lldp portdescription ...`): the MAC hosts discover read is the NIC
+    exp = _with_macs(_exp())
+    readings = _readings(exp, {LEAF: {"swp1": [_lldpd("localhost", "0C-42-A1-00-00-01", "rail 0")]}})
+    assert C.check_cabling(readings, exp) == {}
+    # without the discovery file there is nothing to recognise it by
+    (finding,) = C.check_cabling(_readings(_exp(), {LEAF: {"swp1": [_lldpd("localhost", "0c:42:a1:00:00:01",
+                                                                              "rail 0")]}}), _exp())[LEAF]
+    assert finding.observed == "localhost:rail 0 (MAC 0c:42:a1:00:00:01)"
+
+
+def test_an_ifname_port_id_passes_and_a_switch_port_is_still_matched_by_port_id():
+    exp = _with_macs(_exp())
+    readings = _readings(exp, {LEAF: {"swp1": [{"hostname": "gpu01", "port": "ens1f0np0",
+                                                "port_description": "rail 0 uplink"}],     # ifalias: lldpd sends ifname
+                                      # a switch port's description does not stand in for its port ID
+                                      "swp17": [{"hostname": SPINE, "port": "swp9", "port_description": "swp1"}]}})
+    (finding,) = C.check_cabling(readings, exp)[LEAF]
+    assert finding.line() == "swp17 on leaf-1: expected spine-1:swp1, LLDP shows spine-1:swp9"
+
+
+def test_a_wrong_mac_is_a_finding_naming_both_ends():
+    exp = _with_macs(_exp())
+    # gpu02's port, a MAC nobody discovered, described as another netdev
+    readings = _readings(exp, {LEAF: {"swp2": [_lldpd("gpu02", "02:aa:bb:cc:dd:ee", "ens2f0np0")]}})
+    (finding,) = C.check_cabling(readings, exp)[LEAF]
+    assert (finding.expected, finding.observed) == ("gpu02:ens1f0np0 (MAC 0c:42:a1:00:00:02)",
+                                                    "gpu02:ens2f0np0 (MAC 02:aa:bb:cc:dd:ee)")
+    assert finding.line() == ("swp2 on leaf-1: expected gpu02:ens1f0np0 (MAC 0c:42:a1:00:00:02), "
+                              "LLDP shows gpu02:ens2f0np0 (MAC 02:aa:bb:cc:dd:ee)")
+
+
+def test_a_mac_of_another_discovered_nic_names_that_nic():
+    exp = _with_macs(_exp())
+    readings = _readings(exp, {LEAF: {"swp2": [_lldpd("gpu09", MACS[("gpu03", "ens1f0np0")])]}})
+    (finding,) = C.check_cabling(readings, exp)[LEAF]
+    assert finding.observed == "gpu03:ens1f0np0 (MAC 0c:42:a1:00:00:03)"
+
+
+@pytest.mark.parametrize("discovered", [False, True], ids=["no-discovery", "discovered-macs"])
+def test_two_crossed_host_cables_seen_by_mac_are_one_finding(discovered):
+    exp = _with_macs(_exp()) if discovered else _exp()
+    readings = _readings(exp, {LEAF: {"swp1": [_lldpd("gpu03", MACS[("gpu03", "ens1f0np0")])],
+                                      "swp3": [_lldpd("gpu01", MACS[("gpu01", "ens1f0np0")])]}})
+    findings = C.check_cabling(readings, exp)
+    assert [f.line() for f in findings[LEAF]] == ["swp1 and swp3 on leaf-1 are crossed"]
+
+
 # --- link ------------------------------------------------------------------------------
 def test_link_speed_and_mtu_findings_are_separate_and_named():
     exp = _exp()
@@ -179,3 +249,29 @@ def test_napalm_models_hold_for_the_builders():
     assert oper.speed_mbps("400G") == 400000.0 and oper.speed_mbps("auto") == -1.0
     with pytest.raises(ValueError):
         oper.counters(rx_crc=1)
+
+
+# --- what verify reads over LLDP -------------------------------------------------------
+class _Detail:
+    def get_lldp_neighbors_detail(self):
+        return {"swp1": [oper.lldp_neighbor_detail(remote_port="0c:42:a1:00:00:01", remote_system_name="gpu01",
+                                                   remote_port_description="ens1f0np0")]}
+
+    def get_lldp_neighbors(self):
+        raise AssertionError("the detail getter carries the port description")
+
+
+class _Basic:
+    def get_lldp_neighbors_detail(self):
+        raise NotImplementedError
+
+    def get_lldp_neighbors(self):
+        return {"swp1": [oper.lldp_neighbor("gpu01", "ens1f0np0")]}
+
+
+def test_verify_reads_the_port_description_from_the_detail_getter():
+    from generator.verify.collect import lldp_neighbors
+
+    assert lldp_neighbors(_Detail()) == {"swp1": [{"hostname": "gpu01", "port": "0c:42:a1:00:00:01",
+                                                   "port_description": "ens1f0np0"}]}
+    assert lldp_neighbors(_Basic()) == {"swp1": [{"hostname": "gpu01", "port": "ens1f0np0"}]}
