@@ -5,7 +5,8 @@ pool of `deploy.concurrency`, normalised and compared per feature. Hosts (best
 effort): playbooks/hosts.yml in ansible check + diff mode. A device that cannot be
 reached, authenticated or read is `unknown`: never counted as in sync. A switch with a
 commit waiting for confirmation (NVUE: a revision in state "confirm" in `nv config revision`, SONiC
-`fabricgen-confirm status`) is `pending`: its running config may still revert on its own,
+`systemctl show fabricgen-confirm.timer`: waiting, or its revert running) is `pending`: its
+running config may still revert on its own,
 so it is never in sync, whatever it holds now (issue 15, finding 8).
 
 The endpoints file's `hosts:` key routes the host check; its value may be a mapping

@@ -61,6 +61,10 @@ class Device:
         """Why a new SSH connection is refused right now (None: it is accepted)."""
         return None
 
+    def restarting_for(self) -> float:
+        """Seconds until a management port that is restarting (a SONiC `config reload`) is up again."""
+        return 0.0
+
     def logged_in_users(self) -> set[str]:
         return {user for user in self.connections.values() if user}
 

@@ -9,7 +9,8 @@ Commands, each printing roughly what sonic-utilities prints (config/main.py, gen
   config reload [-y] [FILE]    load FILE (default the saved startup) under init_cfg.json, no GCU checks
   config save [-y]             running -> /etc/sonic/config_db.json
   sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR
-  show runningconfiguration all | show version
+  show runningconfiguration all (with "bgpraw" from 202311) | show version
+  vtysh -c "show running-config"
 
 Operational state, from the running CONFIG_DB and the lab world (sonic_oper.py has the formats):
   show interfaces status | show interfaces counters (= portstat -j with -j) | portstat -j
@@ -20,13 +21,12 @@ Operational state, from the running CONFIG_DB and the lab world (sonic_oper.py h
 When the running config no longer gives eth0 the address the lab serves the switch on, new SSH
 connections are refused until a rollback or reload gives it back; sessions already open keep working.
 
-SONiC has no commit-confirm. The lab (and a real switch, via a small helper script the deploy
-installs) provides `fabricgen-confirm`:
+SONiC has no commit-confirm, and the factory image has no fabricgen tool. What the deploy uses to
+revert an unconfirmed change and to run `config reload` beyond its SSH session are stock systemd
+tools, simulated in sonic_systemd.py:
 
-  fabricgen-confirm start <seconds> <checkpoint>   `config rollback <checkpoint>` unless stopped in time
-  fabricgen-confirm start-reload <seconds>         `config reload -y` of the saved startup unless stopped
-  fabricgen-confirm stop                           keep the running config (confirm)
-  fabricgen-confirm status                         JSON {"pending", "remaining", "checkpoint", "mode"}
+  systemd-run [--unit NAME] [--on-active=SPAN] [--description TEXT] COMMAND...
+  systemctl stop|show|is-active|reset-failed UNIT...
 """
 
 from __future__ import annotations
@@ -38,17 +38,25 @@ import logging
 import re
 import time
 import zlib
-from dataclasses import dataclass
 
 from generator.lab import sonic_factory, sonic_gcu, sonic_oper
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import Management, lease_for
+from generator.lab.sonic_systemd import Systemd
 
 STARTUP_FILE = "/etc/sonic/config_db.json"
 INIT_CFG_FILE = "/etc/sonic/init_cfg.json"
 CHECKPOINTS_DIR = "/etc/sonic/checkpoints"
 CFGGEN = "/usr/local/bin/sonic-cfggen"
-ROLLBACK, RELOAD = "rollback", "reload"
+# `config reload` stops and restarts every SONiC service, a minute or more on a switch; the lab
+# takes RELOAD_SECONDS, so whoever starts one must wait for it as for the real one.
+RELOAD_SECONDS = 1.0
+# "These service will restart eth0 and cause device lost network for 10 seconds" (sonic-utilities
+# config/main.py _restart_services): the lab's eth0 is back after ETH0_RESTART_SECONDS.
+ETH0_RESTART_SECONDS = 1.0
+BGPRAW_FROM = "202311"      # `show runningconfiguration all` adds "bgpraw" (DEVICE_STATE.md, show/main.py)
+# The FRR release each SONiC branch builds (sonic-buildimage rules/frr.mk; approximate, only printed)
+FRR_VERSIONS = {"202305": "8.5.1", "202311": "8.5.1", "202405": "8.5.4", "202411": "10.0.1", "202505": "10.3"}
 log = logging.getLogger("generator.lab")
 
 
@@ -60,14 +68,6 @@ class ClickFailure(CommandError):
     def __init__(self, first_line: str, usage: str, reason: str):
         super().__init__(f"{first_line}\nUsage: {usage}\nTry \"{usage.split(' [')[0]} -h\" for help.\n\n"
                          f"Error: {reason}")
-
-
-@dataclass
-class ConfirmTimer:
-    mode: str                    # ROLLBACK | RELOAD
-    checkpoint: str | None       # ROLLBACK only
-    deadline: float
-    handle: asyncio.TimerHandle
 
 
 class SonicDevice(Device):
@@ -87,7 +87,7 @@ class SonicDevice(Device):
         self.running: dict = sonic_factory.factory_config_db(platform, self.name, self.version, self.mgmt,
                                                              mac=self.eth0_mac, hostname=self.factory_hostname)
         self.checkpoints: dict[str, dict] = {}
-        self.timer: ConfirmTimer | None = None
+        self.systemd = Systemd(self.name, self.run, lambda name: name in self._handlers())
         self.cut_off: str | None = None  # why new logins are refused, while they are
         self.write_file(INIT_CFG_FILE, _dump(sonic_factory.init_cfg()))
         self._save()
@@ -100,7 +100,14 @@ class SonicDevice(Device):
             return self.dhcp_hostname
         return str(configured or self.name)
 
+    _eth0_back_at = 0.0          # until then eth0 is restarting (_restart_eth0)
+
+    def restarting_for(self) -> float:
+        return max(0.0, self._eth0_back_at - time.monotonic())
+
     def refuses_connections(self) -> str | None:
+        if time.monotonic() < self._eth0_back_at:
+            return "eth0 is restarting (config reload)"
         return self.cut_off
 
     def take_lease(self, mgmt: Management, hostname: str | None) -> None:
@@ -117,18 +124,21 @@ class SonicDevice(Device):
                 and hwsku in {sku for _, sku in known.hwskus})
 
     # --- dispatch -------------------------------------------------------
+    def _handlers(self) -> dict:
+        return {"config": self._config, "show": self._show, "sonic-cfggen": self._cfggen,
+                "portstat": self._portstat, "pfcstat": self._pfcstat, "wredstat": self._wredstat,
+                "lldpctl": self._lldpctl, "docker": self._docker, "vtysh": self._vtysh,
+                "systemd-run": self.systemd.systemd_run, "systemctl": self.systemd.systemctl}
+
     async def run(self, argv: list[str], io: Io) -> int | None:
-        handlers = {"config": self._config, "show": self._show, "fabricgen-confirm": self._confirm,
-                    "sonic-cfggen": self._cfggen, "portstat": self._portstat, "pfcstat": self._pfcstat,
-                    "wredstat": self._wredstat, "lldpctl": self._lldpctl, "docker": self._docker,
-                    "vtysh": self._vtysh}
-        handler = handlers.get(argv[0]) if argv else None
+        handler = self._handlers().get(argv[0]) if argv else None
         if handler is None:
             return None
         try:
             await handler(argv[1:], io)
         except CommandError as exc:
-            io.write(f"{exc}\n")
+            if str(exc):
+                io.write(f"{exc}\n")
             return getattr(exc, "status", 1)
         return 0
 
@@ -249,11 +259,25 @@ class SonicDevice(Device):
         loaded, commands = self._reloaded(config, file, force_sysinfo="-l" in options or "--load-sysinfo" in options)
         io.write("Acquired lock on /etc/sonic/reload.lock\nDisabling container monitoring ...\n"
                  "Stopping SONiC target ...\n"
-                 + "".join(f"Running command: {c}\n" for c in commands)
-                 + "Restarting SONiC target ...\nEnabling container monitoring ...\n"
+                 + "".join(f"Running command: {c}\n" for c in commands))
+        await asyncio.sleep(RELOAD_SECONDS)
+        io.write("Restarting SONiC target ...\nEnabling container monitoring ...\n"
                  "Reloading Monit configuration ...\nReinitializing monit daemon\n"
                  "Released lock on /etc/sonic/reload.lock\n")
+        before = self.running
         self._set_running(loaded, f"config reload {file}")
+        moved = sonic_factory.eth0_moved(before, loaded)
+        if moved:
+            self._restart_eth0(f"config reload {file}: {moved}")
+
+    def _restart_eth0(self, why: str) -> None:
+        """interfaces-config and networking restart with the new eth0 (sonic-utilities config/main.py
+        _restart_services; mvrf_restart_services: "eth0 should be moved to mvrf"): every SSH
+        session of the switch drops, as its TCP connection lived in the old VRF or on the old
+        address, and new logins fail until eth0 is up again."""
+        self._eth0_back_at = time.monotonic() + ETH0_RESTART_SECONDS
+        log.warning("%s: %s: eth0 restarts, dropping %d SSH session(s)", self.name, why, len(self.connections))
+        self.cut_connections()
 
     async def _load(self, options: list[str], path: str | None, io: Io) -> None:
         """`config load [-y] [FILE]` (sonic-utilities config/main.py load): `sonic-cfggen -j FILE
@@ -308,7 +332,8 @@ class SonicDevice(Device):
         self._config_serial += 1
         loss = sonic_factory.management_loss(config, self.mgmt)
         if loss and not self.cut_off:
-            until = (f"until the confirm timer ({self.timer.mode}) fires" if self.timer
+            timers = self.systemd.waiting_timers()
+            until = (f"until {timers[0].id} fires ({timers[0].description})" if timers
                      else "until a config rollback or config reload restores it")
             log.warning("%s: %s cuts management: %s; new SSH logins to %s are refused %s",
                         self.name, why, loss, self.mgmt.ip, until)
@@ -340,7 +365,13 @@ class SonicDevice(Device):
     # --- show / sonic-cfggen ---------------------------------------------
     async def _show(self, args: list[str], io: Io) -> None:
         if args[:2] == ["runningconfiguration", "all"]:
-            io.write(_dump(self.running))
+            # sonic-utilities show/main.py `all`: the output of `sonic-cfggen -d --print-data`, and on a
+            # single-ASIC switch (202311 and later) one more top-level key, "bgpraw", FRR's running
+            # config as one string (`vtysh -c 'show running-config'`), printed with json.dumps(indent=4).
+            output = json.loads(_dump(self.running))
+            if _release_at_least(self.version, BGPRAW_FROM):
+                output["bgpraw"] = frr_running_config(self.running, self.version)
+            io.write(json.dumps(output, indent=4) + "\n")
         elif args[:1] == ["version"]:
             meta = self.running.get("DEVICE_METADATA", {}).get("localhost", {})
             up = int(time.time() - self.booted)
@@ -439,6 +470,8 @@ class SonicDevice(Device):
         if command in (["show", "bgp", "vrf", "default", "neighbors", "json"], ["show", "bgp", "neighbors", "json"],
                        ["show", "ip", "bgp", "neighbors", "json"]):
             io.write(json.dumps(sonic_oper.bgp_neighbors_json(self.name, self.running, self.fabric), indent=2) + "\n")
+        elif command in (["show", "running-config"], ["show", "run"]):
+            io.write(frr_running_config(self.running, self.version))
         else:
             raise CommandError(f"% Unknown command: {' '.join(command) or ' '.join(args)}")
 
@@ -475,55 +508,31 @@ class SonicDevice(Device):
         if print_data:
             io.write(_dump(data))
 
-    # --- fabricgen-confirm ------------------------------------------------
-    async def _confirm(self, args: list[str], io: Io) -> None:
-        if args[:1] == ["start"] and len(args) == 3 and args[1].isdigit():
-            if args[2] not in self.checkpoints:
-                raise CommandError(f"Error: Checkpoint '{args[2]}' does not exist")
-            self._start_timer(ROLLBACK, int(args[1]), args[2])
-            io.write(f"confirm timer started: rollback to {args[2]} in {args[1]}s\n")
-        elif args[:1] == ["start-reload"] and len(args) == 2 and args[1].isdigit():
-            self._start_timer(RELOAD, int(args[1]), None)
-            io.write(f"confirm timer started: config reload of {STARTUP_FILE} in {args[1]}s\n")
-        elif args == ["stop"]:
-            if self.timer is None:
-                raise CommandError("Error: no confirm timer is running")
-            self.timer.handle.cancel()
-            self.timer = None
-            io.write("confirm timer stopped\n")
-        elif args == ["status"]:
-            timer = self.timer
-            status = {"pending": timer is not None,
-                      "remaining": max(0, round(timer.deadline - time.monotonic())) if timer else 0,
-                      "checkpoint": timer.checkpoint if timer else None,
-                      "mode": timer.mode if timer else None}
-            io.write(json.dumps(status) + "\n")
-        else:
-            raise CommandError("Usage: fabricgen-confirm start <seconds> <checkpoint> | start-reload <seconds> "
-                               "| stop | status")
-
-    def _start_timer(self, mode: str, seconds: int, checkpoint: str | None) -> None:
-        if self.timer is not None:
-            raise CommandError("Error: a confirm timer is already running")
-        handle = asyncio.get_running_loop().call_later(seconds, self._expire)
-        self.timer = ConfirmTimer(mode, checkpoint, time.monotonic() + seconds, handle)
-
-    def _expire(self) -> None:
-        timer, self.timer = self.timer, None
-        if timer is None:
-            return
-        try:
-            if timer.mode == RELOAD:
-                config, _ = self._reloaded(self._load_config_db(STARTUP_FILE), STARTUP_FILE)
-                self._set_running(config, "confirm timer: config reload")
-            else:
-                new = self._gcu(self.running, target=copy.deepcopy(self.checkpoints[timer.checkpoint]))
-                self._set_running(new, f"confirm timer: rollback {timer.checkpoint}")
-        except (CommandError, sonic_gcu.GcuError, KeyError) as exc:
-            log.warning("%s: confirm timer (%s) failed: %s", self.name, timer.mode, _reason(exc))
-
 
 # --- helpers -------------------------------------------------------------------------------
+def frr_running_config(running: dict, version: str) -> str:
+    """What `vtysh -c 'show running-config'` prints for the BGP that CONFIG_DB gives FRR (the lab's
+    sketch: header, hostname, router bgp with its neighbors; FRR's own defaults omitted)."""
+    release = sonic_factory.release(version)
+    frr = FRR_VERSIONS.get(release) or FRR_VERSIONS[max((r for r in FRR_VERSIONS if r <= release),
+                                                        default=min(FRR_VERSIONS))]
+    hostname = (running.get("DEVICE_METADATA") or {}).get("localhost", {}).get("hostname") or "sonic"
+    lines = ["Building configuration...", "", "Current configuration:", "!", f"frr version {frr}",
+             "frr defaults traditional", f"hostname {hostname}", "log syslog informational",
+             "log facility local4", "agentx", "no service integrated-vtysh-config", "!"]
+    bgp = sonic_oper.bgp_of(running)
+    if bgp is not None:
+        lines += [f"router bgp {bgp.asn}", f" bgp router-id {bgp.router_id}"]
+        for neighbor in bgp.neighbors.values():
+            peer = neighbor.id if neighbor.numbered else f"{neighbor.id} interface"
+            lines.append(f" neighbor {peer} remote-as {neighbor.remote_as}")
+            if not neighbor.enabled:
+                lines.append(f" neighbor {neighbor.id} shutdown")
+        lines += ["exit", "!"]
+    lines += ["end"]
+    return "\n".join(lines) + "\n"
+
+
 def _dump(config: dict) -> str:
     return json.dumps(config, indent=4, sort_keys=True) + "\n"
 

@@ -166,3 +166,21 @@ def _platform(model: str):
     if platform is None:
         raise ValueError(f"no SONiC platform data for model {model!r}")
     return platform
+
+
+def eth0_moved(before: dict, after: dict) -> str | None:
+    """Why a reload from `before` to `after` restarts eth0 somewhere else, or None: the management
+    VRF switched on or off (MGMT_VRF_CONFIG vrf_global mgmtVrfEnabled; no row is "false", as
+    hostcfgd reads it) or eth0's MGMT_INTERFACE rows changed (interfaces.j2 renders eth0 from them)."""
+    def vrf(config: dict) -> str:
+        row = (config.get("MGMT_VRF_CONFIG") or {}).get("vrf_global") or {}
+        return str(row.get("mgmtVrfEnabled", "false")).lower()
+
+    def eth0(config: dict) -> dict:
+        return {k: v for k, v in (config.get("MGMT_INTERFACE") or {}).items() if str(k).split("|")[0] == MGMT_PORT}
+
+    if vrf(before) != vrf(after):
+        return f"management VRF {'on' if vrf(after) == 'true' else 'off'}, eth0 moves {'into' if vrf(after) == 'true' else 'out of'} VRF mgmt"
+    if eth0(before) != eth0(after):
+        return "eth0's MGMT_INTERFACE changed"
+    return None

@@ -138,6 +138,8 @@ class ZtpChannel:
             device.syslog(str(request.get("tag") or "user")[:64], str(request.get("message") or "")[:4096])
             return {"ok": True}
         if op == "finish":
+            # a reload at the end of ZTP restarts eth0 for a moment: reachable means after that
+            await asyncio.sleep(device.restarting_for())
             if request.get("ok"):
                 device.ztp_waiting = False
                 self.on_finish(device.name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,11 +157,15 @@ def provision(fab: Fabric, capsys) -> dict:
     return fab.running()
 
 
-def test_provisioning_a_factory_switch(fabric, capsys):
+def test_provisioning_a_factory_switch(fabric, capsys, monkeypatch):
     fab = fabric
     factory = fab.running()
     meta = factory["DEVICE_METADATA"]["localhost"]
     assert meta["hwsku"] == "ACS-SN5600" and meta["mac"], "the lab must boot like a real SN5600"
+    # as a 202411 image prints it: FRR's config as a string beside the tables
+    assert isinstance(json.loads(fab.shell("show runningconfiguration all")[0])["bgpraw"], str)
+    assert "bgpraw" not in factory
+    assert "fabricgen-confirm: command not found" in fab.shell("sudo fabricgen-confirm status")[0]
 
     # Day 2 on a factory switch: its SKU and routing mode can only change with a reload.
     code, out, err = fab.deploy(capsys)
@@ -169,7 +174,26 @@ def test_provisioning_a_factory_switch(fabric, capsys):
     assert "fabricgen deploy --provision" in out
     assert fab.running() == factory, "a refused deploy sends nothing"
 
-    running = provision(fab, capsys)
+    # An operator's session open during day 0: the reload moves eth0 into the mgmt VRF (off on the
+    # factory image) and every session drops, the deploy's own included; the deploy logs in again.
+    watcher = ConnectHandler(device_type="linux", host="127.0.0.1", port=fab.lab.port(fab.name), username="admin",
+                             password=fab.lab.password, ssh_strict=True, system_host_keys=False, alt_host_keys=True,
+                             alt_key_file=str(fab.lab.known_hosts), allow_agent=False, use_keys=False, fast_cli=True)
+    reconnects: list[int] = []
+    real_commit = SonicDriver.commit_config
+
+    def counting_commit(self, message="", revert_in=None):
+        real_commit(self, message, revert_in)
+        reconnects.append(self.reconnects)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SonicDriver, "commit_config", counting_commit)
+        running = provision(fab, capsys)
+    assert not watcher.is_alive(), "the reload dropped the operator's session"
+    assert "eth0 moves into VRF mgmt: eth0 restarts, dropping" in (fab.lab.directory / "lab.log").read_text()
+    assert reconnects and reconnects[0] >= 1, "the deploy logged in again after the reload"
+    assert "MGMT_VRF_CONFIG" not in factory and running["MGMT_VRF_CONFIG"] == {
+        "vrf_global": {"mgmtVrfEnabled": "true"}}
     rendered = fab.rendered()
     managed = SonicManaged.of(rendered, management=True)
     assert managed.owned(running) == managed.owned(rendered)
@@ -185,7 +209,7 @@ def test_provisioning_a_factory_switch(fabric, capsys):
     # saved: the startup file is the provisioned config, and the confirm timer is gone
     startup = json.loads(fab.shell("cat /etc/sonic/config_db.json")[0])
     assert managed.owned(startup) == managed.owned(rendered)
-    assert json.loads(fab.shell("sudo fabricgen-confirm status")[0])["pending"] is False
+    assert fab.shell("systemctl is-active fabricgen-confirm.timer")[0].strip() == "inactive"
     # pushed with a checkpoint of the factory config (issue 12: checkpoint, reload, post-check)
     checkpoints = json.loads(fab.shell("sudo config list-checkpoints")[0])
     assert any(c.startswith("fabricgen-") for c in checkpoints), checkpoints
@@ -194,6 +218,57 @@ def test_provisioning_a_factory_switch(fabric, capsys):
     assert code == 0, doc
     code, out, _ = fab.deploy(capsys)
     assert code == 0 and "0 to change, 1 unchanged" in out
+
+
+# Every program the deploy and drift run on a SONiC switch: stock sonic-utilities, systemd, coreutils.
+STOCK = {"config", "sonic-cfggen", "systemd-run", "systemctl", "sha256sum", "show", "cat"}
+
+
+def test_only_stock_commands_run_on_the_switch(fabric, capsys, monkeypatch):
+    fab = fabric
+    sent: list[str] = []
+    real_run = SonicDriver._run
+
+    def recording_run(self, command, read_timeout=None):
+        sent.append(command)
+        return real_run(self, command, read_timeout)
+
+    monkeypatch.setattr(SonicDriver, "_run", recording_run)
+    provision(fab, capsys)
+    fab.write(nodes=5)
+    code, out, err = fab.deploy(capsys)
+    assert code == 0, out + err
+    code, doc = fab.drift(capsys)
+    assert code == 0, doc
+    programs = set()
+    for command in sent:
+        argv = shlex.split(command)
+        argv = argv[1:] if argv[0] == "sudo" else argv
+        programs.add(argv[0])
+        if argv[0] == "systemd-run":          # what the transient unit runs is stock too
+            assert argv[argv.index("--description") + 2] == "config", command
+    assert programs <= STOCK, programs - STOCK
+    assert {"systemd-run", "systemctl"} <= programs
+    assert not any("fabricgen-confirm start" in c or c.startswith("sudo fabricgen") for c in sent)
+
+
+def test_a_taken_confirm_unit_fails_the_deploy_before_any_change(fabric, capsys):
+    fab = fabric
+    before = provision(fab, capsys)
+    # A revert that failed earlier leaves fabricgen-confirm.service loaded as `failed`: systemd
+    # refuses the name until someone looks at it and runs reset-failed.
+    fab.shell("sudo systemd-run --unit fabricgen-confirm config rollback fabricgen-gone")
+    fab.write(nodes=5)
+    code, out, err = fab.deploy(capsys)
+    assert code == 1, out + err
+    line = next(ln for ln in out.splitlines() if "failed:" in ln)
+    assert "fabricgen-confirm.timer cannot be started" in line and "reset-failed fabricgen-confirm.service" in line
+    assert "Unit fabricgen-confirm.service was already loaded or has a fragment file." in line
+    assert fab.running() == before, "the timer is armed before the patch: nothing was applied"
+    assert fab.shell("systemctl is-active fabricgen-confirm.timer")[0].strip() == "inactive"
+    fab.shell("sudo systemctl reset-failed fabricgen-confirm.service")
+    code, out, err = fab.deploy(capsys)
+    assert code == 0, out + err
 
 
 def test_day2_node_added_is_a_scoped_patch(fabric, capsys):
@@ -302,7 +377,7 @@ def test_failed_post_check_rolls_the_patch_back(fabric, capsys, monkeypatch):
     running = fab.running()
     managed = SonicManaged.of(fab.rendered(), True)
     assert managed.owned(running) == managed.owned(before)
-    assert json.loads(fab.shell("sudo fabricgen-confirm status")[0])["pending"] is False
+    assert fab.shell("systemctl is-active fabricgen-confirm.timer")[0].strip() == "inactive"
 
 
 def test_failed_provisioning_reloads_the_saved_config(fabric, capsys, monkeypatch):

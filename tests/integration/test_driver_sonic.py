@@ -78,6 +78,20 @@ def test_replace_diff_commit_get_config(lab_switch, tmp_path, CONFIG_DB):
     assert lab_switch.compare_config() == ""
 
 
+def test_config_db_is_read_without_bgpraw(lab_switch, factory, CONFIG_DB):
+    # 202311+: `show runningconfiguration all` adds FRR's config as a top-level string
+    shown = json.loads(lab_switch.device.send_command("show runningconfiguration all", read_timeout=15))
+    assert isinstance(shown.pop("bgpraw"), str)
+    assert factory == shown and "bgpraw" not in factory
+    lab_switch.load_replace_candidate(config=json.dumps(CONFIG_DB))
+    assert "bgpraw" not in lab_switch.compare_config()
+    assert all(not op["path"].startswith("/bgpraw") for op in lab_switch.patch_ops)
+    lab_switch.discard_config()
+    lab_switch.load_provision_candidate(config=json.dumps(CONFIG_DB))
+    assert "bgpraw" not in lab_switch.staged_base
+    lab_switch.discard_config()
+
+
 def test_merge_candidate(lab_switch, CONFIG_DB):
     commit(lab_switch, CONFIG_DB)
     lab_switch.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet0": {"mtu": "9100"}}}))
@@ -107,9 +121,15 @@ def test_revert_in_reverts_without_confirm(lab_switch, lab_wait, CONFIG_DB, SECO
     commit(lab_switch, CONFIG_DB)
     commit(lab_switch, SECOND, revert_in=2)
     assert lab_switch.has_pending_commit()
+    # the timer is systemd's, armed with stock systemd-run; it names what it will run
+    shown = lab_switch.device.send_command("systemctl show fabricgen-confirm.timer -p Description,SubState")
+    assert "SubState=waiting" in shown and "Description=fabricgen commit-confirm: config rollback fabricgen-" in shown
     assert running(lab_switch)["PORT"]["Ethernet0"]["mtu"] == "9100"
     assert lab_wait(lambda: not lab_switch.has_pending_commit(), timeout=6)
     assert running(lab_switch) == CONFIG_DB
+    with pytest.raises(CommitError, match="no commit is pending"):
+        lab_switch.confirm_commit()       # too late: the timer reverted it, nothing is saved
+    assert json.loads(lab_switch.get_config(retrieve="startup")["startup"]) == CONFIG_DB
 
 
 def test_confirm_keeps(lab_switch, CONFIG_DB):
@@ -161,3 +181,51 @@ def test_get_facts(lab_switch, CONFIG_DB):
     assert facts["interface_list"] == sorted(CONFIG_DB["PORT"]) and len(facts["interface_list"]) == 65
     assert facts["serial_number"].startswith("MT")
     assert facts["uptime"] >= 0
+
+
+def test_day0_reload_runs_detached_and_a_switch_that_stays_away_is_one_line(lab_sonic, lab_wait, factory):
+    # The provisioning file gives eth0 another address: the reload drops the session and the
+    # switch never answers at the old one. The driver waits reload_wait seconds, then says so in
+    # one line; the systemd timer reloads the saved startup file and the switch is back.
+    moved = json.loads(json.dumps(factory))
+    moved["MGMT_INTERFACE"] = {"eth0|192.0.2.99/24": {"gwaddr": "192.0.2.1"}}
+    device = lab_sonic.driver("sonic01", "sonic_fabric", reload_wait=3)
+    device.open()
+    device.load_provision_candidate(config=json.dumps(moved))
+    started = time.monotonic()
+    with pytest.raises(CommitError) as failed:
+        device.commit_config(revert_in=8)
+    message = str(failed.value)
+    assert "\n" not in message and "did not come back within 3s of its config reload" in message, message
+    assert time.monotonic() - started < 8
+    device.close()
+
+    def back() -> dict | None:
+        probe = lab_sonic.driver("sonic01", "sonic_fabric", timeout=3)
+        try:
+            probe.open()
+        except Exception:  # noqa: BLE001 - not back yet
+            return None
+        try:
+            return {"running": running(probe), "pending": probe.has_pending_commit()}
+        finally:
+            probe.close()
+
+    state = lab_wait(back, timeout=15)
+    assert state == {"running": factory, "pending": False}, "the timer reloaded the untouched startup file"
+
+
+def test_day0_commit_and_confirm_with_a_detached_reload(lab_sonic, factory, CONFIG_DB):
+    device = lab_sonic.driver("sonic01", "sonic_fabric")
+    device.open()
+    try:
+        device.load_provision_candidate(config=json.dumps(CONFIG_DB))
+        device.commit_config(revert_in=30)
+        assert device.has_pending_commit() and device.reconnects >= 1
+        assert running(device)["PORT"]["Ethernet0"]["mtu"] == "9216"
+        device.confirm_commit()
+        assert not device.has_pending_commit()
+        assert json.loads(device.get_config(retrieve="startup")["startup"])["PORT"]["Ethernet0"]["mtu"] == "9216"
+    finally:
+        device.close()
+

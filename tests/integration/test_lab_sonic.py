@@ -41,7 +41,8 @@ class Shell:
             sftp.close()
 
     def running(self) -> dict:
-        return json.loads(self.run("show runningconfiguration all"))
+        """CONFIG_DB (what `show runningconfiguration all` prints before it adds "bgpraw")."""
+        return json.loads(self.run("sonic-cfggen -d --print-data"))
 
     def close(self) -> None:
         self.conn.disconnect()
@@ -95,6 +96,23 @@ def test_factory_config_db(lab, shell):
     assert json.loads(shell.run("sonic-cfggen -d --print-data")) == running
     status, other = exec_status(lab, "sw2", "sonic-cfggen -d -v DEVICE_METADATA.localhost.mac")
     assert status == 0 and other.strip() not in ("", mac), "each switch has its own base MAC"
+
+
+def test_show_runningconfiguration_all_adds_bgpraw_from_202311(lab, shell, lab_start):
+    # sonic-utilities show/main.py: sonic-cfggen -d --print-data, then output['bgpraw'] = FRR's
+    # `show running-config` as one string (single-ASIC), json.dumps(indent=4)
+    shown = json.loads(shell.run("show runningconfiguration all"))
+    raw = shown.pop("bgpraw")
+    assert isinstance(raw, str) and raw.startswith("Building configuration...") and "hostname sw1" in raw
+    assert raw.rstrip().endswith("end") and raw == shell.run('vtysh -c "show running-config"') + "\n"
+    assert shown == shell.running(), "the rest is config_db, table by table"
+    assert list(json.loads(shell.run("show runningconfiguration all")))[-1] == "bgpraw"
+    older = lab_start([LabDevice("old", "sonic", "202305")], username="admin", subdir="old")
+    session = Shell(older, "old")
+    try:
+        assert "bgpraw" not in json.loads(session.run("show runningconfiguration all"))
+    finally:
+        session.close()
 
 
 def test_apply_patch_allowed_and_refused(lab, shell):
@@ -168,21 +186,105 @@ def test_reload_save_and_startup(lab, shell):
     assert bare["PORT"] == running["PORT"] and bare["FEATURE"] == running["FEATURE"]
 
 
-def test_start_reload_timer_restores_the_saved_startup(lab, shell, lab_wait):
+ARM = "sudo systemd-run --unit fabricgen-confirm --on-active={s}s --description 'fabricgen commit-confirm: {c}' {c}"
+
+
+def show(shell, *units: str) -> dict[str, dict[str, str]]:
+    """systemctl show: Key=Value lines, a blank line between units."""
+    out = shell.run(f"systemctl show {' '.join(units)} -p Id,Description,LoadState,ActiveState,SubState,Result")
+    blocks = [dict(line.split("=", 1) for line in b.splitlines() if "=" in line) for b in out.strip().split("\n\n")]
+    return {b["Id"]: b for b in blocks}
+
+
+def test_factory_image_has_no_fabricgen_tool(lab):
+    status, out = exec_status(lab, "sw1", "sudo fabricgen-confirm status")
+    assert status == 127 and "fabricgen-confirm: command not found" in out
+
+
+def test_systemd_timer_reloads_the_saved_startup(lab, shell, lab_wait):
     startup = shell.running()
     candidate = json.loads(json.dumps(startup))
     candidate["DEVICE_METADATA"]["localhost"]["hwsku"] = "Mellanox-SN5600-O128"
     candidate["MGMT_INTERFACE"] = {"eth0|10.30.0.50/24": {"gwaddr": "10.30.0.1"}}   # and a new address
     shell.put("/tmp/day0.json", candidate)
-    assert "confirm timer started" in shell.run("sudo fabricgen-confirm start-reload 2")
-    status = json.loads(shell.run("sudo fabricgen-confirm status"))
-    assert status["pending"] and status["mode"] == "reload" and status["checkpoint"] is None
-    shell.run("sudo config reload -y /tmp/day0.json")
-    assert shell.running()["DEVICE_METADATA"]["localhost"]["hwsku"] == "Mellanox-SN5600-O128"
+    out = shell.run(ARM.format(s=3, c="config reload -y"))
+    assert out.splitlines() == ["Running timer as unit: fabricgen-confirm.timer",
+                                "Will run service as unit: fabricgen-confirm.service"]
+    units = show(shell, "fabricgen-confirm.timer", "fabricgen-confirm.service")
+    timer, service = units["fabricgen-confirm.timer"], units["fabricgen-confirm.service"]
+    assert (timer["ActiveState"], timer["SubState"]) == ("active", "waiting")
+    assert timer["Description"] == "fabricgen commit-confirm: config reload -y"
+    assert (service["LoadState"], service["ActiveState"]) == ("loaded", "inactive")
+    # detached, as the deploy does it: systemd-run returns at once, the reload runs under PID 1
+    assert shell.run("sudo systemd-run --unit fabricgen-reload config reload -y /tmp/day0.json") == (
+        "Running as unit: fabricgen-reload.service")
+    # eth0 gets another address: this session drops, new logins fail
+    assert lab_wait(lambda: not shell.conn.is_alive(), timeout=5)
     refused(lab, "sw1")
-    assert lab_wait(lambda: not json.loads(shell.run("sudo fabricgen-confirm status"))["pending"], timeout=6)
-    assert shell.running() == startup
-    assert exec_status(lab, "sw1", "hostname")[0] == 0      # logins work again
+    # the timer fired, ran `config reload -y` of the saved startup, and eth0 is back where it was
+    assert lab_wait(lambda: _login_works(lab), timeout=10)
+    again = Shell(lab, "sw1")
+    try:
+        assert again.running() == startup
+        assert show(again, "fabricgen-confirm.timer")["fabricgen-confirm.timer"]["LoadState"] == "not-found"
+        assert show(again, "fabricgen-confirm.service")["fabricgen-confirm.service"]["LoadState"] == "not-found"
+    finally:
+        again.close()
+
+
+def _login_works(lab) -> bool:
+    try:
+        return exec_status(lab, "sw1", "hostname")[0] == 0
+    except (paramiko.SSHException, EOFError, OSError):
+        return False
+
+
+def test_a_reload_that_moves_eth0_drops_every_session(lab, shell, lab_wait):
+    running = shell.running()
+    other = Shell(lab, "sw1")
+    shell.put("/tmp/mvrf.json", dict(running, MGMT_VRF_CONFIG={"vrf_global": {"mgmtVrfEnabled": "true"}}))
+    assert shell.run("sudo systemd-run --unit r1 config reload -y /tmp/mvrf.json") == "Running as unit: r1.service"
+    assert other.conn.is_alive(), "the reload runs for a while first"
+    assert lab_wait(lambda: not shell.conn.is_alive() and not other.conn.is_alive(), timeout=5)
+    assert "eth0 moves into VRF mgmt: eth0 restarts, dropping 2 SSH session(s)" in (lab.directory / "lab.log").read_text()
+    assert lab_wait(lambda: _login_works(lab), timeout=5)
+    again = Shell(lab, "sw1")
+    try:
+        assert again.running()["MGMT_VRF_CONFIG"] == {"vrf_global": {"mgmtVrfEnabled": "true"}}
+        # a reload that leaves eth0 alone keeps the sessions (the mgmt VRF stays on)
+        again.put("/tmp/same.json", again.running())
+        again.run("sudo config reload -y /tmp/same.json")
+        assert again.conn.is_alive() and again.run("hostname").strip() == "sw1"
+    finally:
+        again.close()
+
+
+def test_systemd_run_unit_names_and_stop(lab, shell, lab_wait):
+    shell.run("sudo config checkpoint cp1")
+    assert "Running timer as unit" in shell.run(ARM.format(s=60, c="config rollback cp1"))
+    # a name in use: refused as systemd 252 refuses it, exit status 1
+    status, out = exec_status(lab, "sw1", "sudo systemd-run --unit fabricgen-confirm --on-active=5s config rollback cp1")
+    assert status == 1
+    assert out.strip() == ("Failed to start transient timer unit: Unit fabricgen-confirm.timer was already loaded "
+                           "or has a fragment file.")
+    assert exec_status(lab, "sw1", "systemctl is-active fabricgen-confirm.timer") == (0, "active\n")
+    assert shell.run("sudo systemctl stop fabricgen-confirm.timer") == ""
+    assert exec_status(lab, "sw1", "systemctl is-active fabricgen-confirm.timer") == (3, "inactive\n")
+    status, out = exec_status(lab, "sw1", "sudo systemctl stop fabricgen-confirm.timer")
+    assert (status, out) == (5, "Failed to stop fabricgen-confirm.timer: Unit fabricgen-confirm.timer not loaded.\n")
+    # a service that fails stays loaded as failed and blocks the name until reset-failed
+    assert shell.run("sudo systemd-run --unit fabricgen-confirm config rollback no-such-checkpoint") == (
+        "Running as unit: fabricgen-confirm.service")
+    assert lab_wait(lambda: show(shell, "fabricgen-confirm.service")["fabricgen-confirm.service"]["ActiveState"]
+                    == "failed", timeout=5)
+    assert show(shell, "fabricgen-confirm.service")["fabricgen-confirm.service"]["Result"] == "exit-code"
+    status, out = exec_status(lab, "sw1", ARM.format(s=5, c="config rollback cp1"))
+    assert status == 1 and "Unit fabricgen-confirm.service was already loaded or has a fragment file." in out
+    shell.run("sudo systemctl reset-failed fabricgen-confirm.service")
+    assert "Running timer as unit" in shell.run(ARM.format(s=60, c="config rollback cp1"))
+    shell.run("sudo systemctl stop fabricgen-confirm.timer")
+    status, out = exec_status(lab, "sw1", "sudo systemd-run --unit x no-such-tool")
+    assert status == 1 and "Failed to find executable no-such-tool" in out
 
 
 def test_rollback_timer_and_faults(lab, shell, lab_wait):
@@ -190,8 +292,7 @@ def test_rollback_timer_and_faults(lab, shell, lab_wait):
     before = shell.running()
     shell.put("/tmp/p.json", [{"op": "add", "path": "/PORT/Ethernet8/description", "value": "x"}])
     shell.run("sudo config apply-patch /tmp/p.json")
-    assert "rollback to cp1 in 1s" in shell.run("sudo fabricgen-confirm start 1 cp1")
-    assert json.loads(shell.run("sudo fabricgen-confirm status"))["mode"] == "rollback"
+    assert "Running timer as unit" in shell.run(ARM.format(s=1, c="config rollback cp1"))
     assert lab_wait(lambda: shell.running() == before, timeout=5)
 
     set_faults(lab.directory, "sw1", {"apply_error": "swss is not ready"})

@@ -39,6 +39,11 @@ revision work (only NVIDIA's own how-to labs show them); which states other than
 revision list shows on 5.0 - 5.11; whether `nv config revision -o json` prints the same object
 on 5.0 - 5.11 (V4 is one driver's 5.12 reading). The lab (generator/lab/nvue.py) prints the
 verified shapes and invents only the unverified text.
+
+Every command is a program the switch ships (issue 23, item 2): NVUE's `nv` and coreutils'
+`sha256sum` on Cumulus (its commit-confirm is NVUE's own `nv config apply --confirm`);
+sonic-utilities, systemd and coreutils on SONiC (SonicCommands). Nothing is installed on a
+switch; tests/unit/test_switch_commands_stock.py keeps it so.
 """
 
 from __future__ import annotations
@@ -129,38 +134,81 @@ def nvue_commands(version: str | None) -> NvueCommands:
 
 @dataclass(frozen=True)
 class SonicCommands:
-    """SONiC generic config updater commands plus the fabricgen confirm timer.
+    """SONiC: the generic config updater, `config reload`, and stock systemd as the confirm timer.
 
-    SONiC has no commit-confirm. `fabricgen-confirm` is a helper the deploy installs
-    on the switch (the lab implements it natively):
-      fabricgen-confirm start <seconds> <checkpoint>  roll back to <checkpoint> unless stopped
-      fabricgen-confirm start-reload <seconds>        `config reload` the saved startup unless stopped
-      fabricgen-confirm stop                          confirm: cancel the pending rollback
-      fabricgen-confirm status                        JSON {"pending", "remaining", "checkpoint", "mode"}
-    On a switch it is a thin wrapper around
-      systemd-run --unit fabricgen-confirm --on-active=<seconds> config rollback <checkpoint>
-    (or `config reload -y`) and `systemctl stop fabricgen-confirm.timer`, so the rollback
-    survives the SSH session.
+    Everything the deploy runs on a SONiC switch is stock: sonic-utilities' `config` and
+    `sonic-cfggen`, and systemd's `systemd-run` / `systemctl` (systemd-run(1), systemctl(1)).
+    Nothing is installed on the switch.
+
+      read     sonic-cfggen -d --print-data            config_db, tables only
+      day 2    sudo config checkpoint fabricgen-<UTC time>
+               sudo systemd-run --unit fabricgen-confirm --on-active=<s>s \
+                   --description 'fabricgen commit-confirm: config rollback <checkpoint>' \
+                   config rollback <checkpoint>
+               sudo config apply-patch /tmp/fabricgen-<run>-patch.json
+      day 0    sudo config checkpoint fabricgen-<UTC time>     (for the operator)
+               sudo systemd-run --unit fabricgen-confirm --on-active=<s>s \
+                   --description 'fabricgen commit-confirm: config reload -y' config reload -y
+               sudo systemd-run --unit fabricgen-reload \
+                   --description 'fabricgen day 0: config reload -y <file>' \
+                   config reload -y /tmp/fabricgen-<run>-candidate.json
+               then the session is closed and a new one opened, with backoff, until
+               `systemctl show fabricgen-reload.service` says the reload has ended
+      confirm  sudo systemctl stop fabricgen-confirm.timer, then sudo config save -y
+      status   systemctl show fabricgen-confirm.timer fabricgen-confirm.service \
+                   -p Id,Description,LoadState,ActiveState,SubState,Result
+      undo     day 2: sudo systemctl stop fabricgen-confirm.timer, sudo config rollback <checkpoint>
+               day 0: sudo systemctl stop fabricgen-confirm.timer, then `config reload -y` of the
+               saved startup detached as above (fabricgen-reload), and reconnect
+
+    SONiC has no commit-confirm. `systemd-run --on-active` makes a transient timer and service
+    run by PID 1, not by the SSH session: the revert happens when the session, the deploy or the
+    deploy host is gone. The timer is armed before the change, so a refused `systemd-run` (the
+    unit name is taken: "Unit fabricgen-confirm.service was already loaded or has a fragment
+    file", exit 1) changes nothing. A pending commit is the timer in SubState `waiting`; its
+    Description says what it will run (the checkpoint, or the reload of the saved startup file).
+    A revert that failed leaves fabricgen-confirm.service `failed` (transient units without
+    --collect stay until `systemctl reset-failed`), which blocks the next arm: deliberately, an
+    operator looks at `journalctl -u fabricgen-confirm.service` first.
 
     Day 2 uses `config apply-patch` (RFC 6902, scoped to fabricgen's tables); day 0
     `config reload -y FILE` (sonic-utilities config/main.py: reload takes the file to load),
-    saved with `config save -y` only once confirmed.
+    saved with `config save -y` only once confirmed, so the timer's `config reload -y` of the
+    untouched startup file is the day-0 undo. A reload restarts eth0 ("These service will restart
+    eth0 and cause device lost network", config/main.py _restart_services) and, when it turns
+    the management VRF on, moves eth0 into it (mvrf_restart_services): the session that started
+    it drops. So the reload runs as a transient service of its own (systemd-run without a timer
+    returns at once; PID 1 runs the command), the deploy reconnects, and a reload that failed
+    stays visible as fabricgen-reload.service `failed` (Result=exit-code) until the deploy has
+    read it and run `systemctl reset-failed` on it.
     """
 
     checkpoint: str = "sudo config checkpoint {name}"
     apply_patch: str = "sudo config apply-patch {path}"
-    reload: str = "sudo config reload -y {path}"
-    reload_startup: str = "sudo config reload -y"
+    # day 0: run detached under systemd (see the docstring), never in the deploy's own session
+    reload: str = "config reload -y {path}"
     rollback: str = "sudo config rollback {name}"
     list_checkpoints: str = "sudo config list-checkpoints"
     save: str = "sudo config save -y"
-    show_running: str = "show runningconfiguration all"
+    # config_db exactly: `show runningconfiguration all` is this command's output plus, on 202311+
+    # single-ASIC images, a top-level "bgpraw" string with FRR's config (sonic-utilities
+    # show/main.py), which is no table: never in a candidate, a patch or a day-0 file. Same
+    # privileges as `show` (it runs this very command as the calling user).
+    show_running: str = "sonic-cfggen -d --print-data"
     show_startup: str = "cat /etc/sonic/config_db.json"
     show_version: str = "show version"
-    confirm_start: str = "sudo fabricgen-confirm start {seconds} {checkpoint}"
-    confirm_start_reload: str = "sudo fabricgen-confirm start-reload {seconds}"
-    confirm_stop: str = "sudo fabricgen-confirm stop"
-    confirm_status: str = "sudo fabricgen-confirm status"
+    # systemd (systemd-run(1), systemctl(1)); {description} and {command} arrive shell-quoted
+    confirm_unit: str = "fabricgen-confirm"
+    confirm_description: str = "fabricgen commit-confirm: {command}"
+    revert_rollback: str = "config rollback {name}"
+    revert_reload: str = "config reload -y"
+    run_timer: str = "sudo systemd-run --unit {unit} --on-active={seconds}s --description {description} {command}"
+    run_detached: str = "sudo systemd-run --unit {unit} --description {description} {command}"
+    reload_unit: str = "fabricgen-reload"
+    reload_description: str = "fabricgen {why}: {command}"
+    stop_unit: str = "sudo systemctl stop {unit}"
+    reset_failed: str = "sudo systemctl reset-failed {unit}"
+    show_units: str = "systemctl show {units} -p Id,Description,LoadState,ActiveState,SubState,Result"
     # Operational getters (formats and sources: generator/lab/sonic_oper.py). LLDP: lldpd's own
     # JSON in its unambiguous json0 form, through the lldp container as scripts/lldpshow reaches
     # it (`show lldp table` is text built from `lldpctl -f xml`). Interfaces: text, since

@@ -8,9 +8,13 @@ lacks). fabricgen builds the target from the running config with only its own ta
 (generator/render/sonic_managed.py), so the patch touches nothing else.
 Day 0 (load_provision_candidate): a full config_db loaded with `config reload -y FILE`; the
 startup file is written (`config save`) only when the commit is confirmed, so the confirm
-timer's `config reload` of the untouched startup file is the rollback.
-SONiC has no commit-confirm: `revert_in` uses the `fabricgen-confirm` timer described in
-commands.SonicCommands. optional_args: port, known_hosts, accept_new_host_keys, key_file.
+timer's `config reload` of the untouched startup file is the rollback. The reload restarts eth0
+(and moves it into the management VRF when the file turns that on), which drops the SSH session:
+it runs detached under systemd, and commit_config returns once the driver has logged in again
+and the reload has ended (optional_args reload_wait bounds the wait).
+SONiC has no commit-confirm: `revert_in` arms a stock systemd timer (`systemd-run --on-active`)
+that runs the undo unless it is stopped; commands.SonicCommands lists every command sent.
+optional_args: port, known_hosts, accept_new_host_keys, key_file.
 """
 
 from __future__ import annotations
@@ -20,10 +24,18 @@ import datetime as dt
 import difflib
 import json
 import re
+import shlex
+import time
 
 import jsonpatch
 from napalm.base import models
-from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
+from napalm.base.exceptions import (
+    CommitError,
+    ConnectAuthError,
+    ConnectionException,
+    MergeConfigException,
+    ReplaceConfigException,
+)
 
 from generator.deploy.drivers import oper, sonic_show
 from generator.deploy.drivers.commands import SONIC
@@ -32,6 +44,12 @@ from generator.device_data import DeviceDataError, parse_json
 
 PATCH = "patch"
 RELOAD = "reload"
+RELOAD_WAIT = 600.0                 # s: a reload without a confirm timer must be over by then
+RECONNECT_FIRST, RECONNECT_MAX = 1.0, 8.0   # s: backoff between logins while a reload runs
+ROLLBACK = "rollback"
+# The Description the deploy gives its timer names what the timer will run (systemctl show reads it back)
+_DESCRIPTION = re.compile(r"^fabricgen commit-confirm: config (?:rollback (\S+)|reload -y)$")
+_RUNNING = "Running {what}as unit: {unit}"          # systemd-run's line once the unit is started
 
 
 class SonicDriver(SSHCliDriver):
@@ -47,6 +65,7 @@ class SonicDriver(SSHCliDriver):
         self._ops: list[dict] = []
         self._mode = PATCH
         self._last_checkpoint: str | None = None
+        self.reconnects = 0                      # logins after a detached reload (day 0, its undo)
 
     # --- candidate ------------------------------------------------------
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
@@ -146,64 +165,189 @@ class SonicDriver(SSHCliDriver):
         if not self._ops:
             return
         checkpoint = self._checkpoint()
+        # The timer first: a refused arm (the unit name is taken) changes nothing on the switch.
+        if revert_in is not None:
+            self._arm(revert_in, self.commands.revert_rollback.format(name=checkpoint))
         self._check(self.commands.apply_patch.format(path=self.remote_path(self.commands.patch_path)),
                     read_timeout=max(self.timeout, 120))
-        if revert_in is not None:
-            self._check(self.commands.confirm_start.format(seconds=int(revert_in), checkpoint=checkpoint))
-        else:
+        if revert_in is None:
             self._check(self.commands.save)
 
     def _commit_reload(self, revert_in: int | None) -> None:
         # A checkpoint of the config before day 0, for the operator (`config rollback <name>` of
         # the same SKU); the undo the deploy itself uses is reloading the untouched startup file.
         self._checkpoint()
-        # The timer first: if the reload cuts this session, the switch still goes back to its
-        # saved startup config on its own.
+        # The timer first: if the switch does not come back, it goes back to its saved startup
+        # config on its own.
         if revert_in is not None:
-            self._check(self.commands.confirm_start_reload.format(seconds=int(revert_in)))
+            self._arm(revert_in, self.commands.revert_reload)
+        command = self.commands.reload.format(path=self.remote_path(self.commands.candidate_path))
         try:
-            self._check(self.commands.reload.format(path=self.remote_path(self.commands.candidate_path)),
-                        read_timeout=max(self.timeout, 300))
+            self._reload_detached(command, "day 0")
         except CommandFailed:
             if revert_in is not None:
-                self._restore_startup()
+                try:
+                    self._stop_timer()      # the reload never started: nothing to undo
+                except CommandFailed:
+                    pass                    # then the timer reloads the startup file: the same config
             raise
+        self._await_reload(self._reload_window(revert_in))
         if revert_in is None:
             self._check(self.commands.save)
 
-    def _restore_startup(self) -> None:
+    # --- a reload beyond this session ---------------------------------------------------------
+    def _reload_detached(self, command: str, why: str) -> None:
+        self._systemd_run(self.commands.run_detached, self.commands.reload_unit, "service", command,
+                          self.commands.reload_description.format(why=why, command=command))
+
+    def _reload_window(self, revert_in: int | None) -> float:
+        """How long the switch has to come back: optional_args reload_wait, else the confirm time
+        less a quarter (at least 5 s) for the post-check and the confirm, else 10 minutes."""
+        if self.optional_args.get("reload_wait") is not None:
+            return float(self.optional_args["reload_wait"])
+        if revert_in is None:
+            return RELOAD_WAIT
+        return float(max(revert_in - max(5, revert_in // 4), 5))
+
+    def _await_reload(self, within: float) -> None:
+        """Close this session (the reload restarts eth0 under it) and log in again, with backoff,
+        until `systemctl show` says the reload unit has ended; raise one line if it failed or the
+        switch is not back within `within` seconds."""
+        unit = f"{self.commands.reload_unit}.service"
+        self.close()
+        started = time.monotonic()
+        delay, last = RECONNECT_FIRST, "no answer yet"
+        while True:
+            time.sleep(min(delay, max(0.0, started + within - time.monotonic())))
+            try:
+                if self.device is None:
+                    self.open()
+                    self.reconnects += 1
+                state = self._units(unit)[unit]
+            except ConnectAuthError as exc:
+                raise CommandFailed(f"after the reload the switch refuses the login: {exc}") from None
+            except (ConnectionException, CommandFailed) as exc:
+                last = " ".join(str(exc).split())[:160]
+                self.close()
+            else:
+                active = state.get("ActiveState")
+                if state.get("LoadState") == "not-found" or active == "inactive":
+                    return                      # ended with status 0: systemd collected the unit
+                if active == "failed":
+                    result = state.get("Result", "")
+                    self._run(self.commands.reset_failed.format(unit=unit))   # the journal keeps its output
+                    raise CommandFailed(f"`{state.get('Description', unit)}` failed on the switch ({unit} "
+                                        f"Result={result}; `journalctl -u {unit}` has its output)")
+                last = f"{unit} is still {active} ({state.get('SubState', '')})"
+            if time.monotonic() - started >= within:
+                raise CommandFailed(f"the switch did not come back within {within:.0f}s of its config reload "
+                                    f"(last: {last})")
+            delay = min(delay * 2, RECONNECT_MAX)
+
+    # --- the confirm timer: stock systemd (commands.SonicCommands) ---------------------------
+    def _systemd_run(self, template: str, unit: str, kind: str, command: str, description: str,
+                     **fields) -> None:
+        """Start a transient unit: exit status 0 and systemd-run's own line are the proof that it runs."""
+        output, status = self._run(template.format(unit=unit, description=shlex.quote(description),
+                                                   command=command, **fields))
+        output = self._scrub(output)
+        started = _RUNNING.format(what="timer " if kind == "timer" else "", unit=f"{unit}.{kind}")
+        if status == 0 and started in output:
+            return
+        said = " ".join(output.split())[:200] or "nothing"
+        said += "" if status == 0 else f" (exit status {status})" if status is not None else " (no exit status)"
+        if "already loaded" in output or "already exists" in output:
+            raise CommandFailed(f"{unit}.{kind} cannot be started, a unit of that name is already on the switch "
+                                f"(another run's timer, or a revert that failed: `systemctl status {unit}.service`, "
+                                f"then `sudo systemctl reset-failed {unit}.service`); systemd-run said: {said}")
+        raise CommandFailed(f"systemd-run did not start {unit}.{kind}: {said}")
+
+    def _arm(self, seconds: int, command: str) -> None:
+        self._systemd_run(self.commands.run_timer, self.commands.confirm_unit, "timer", command,
+                          self.commands.confirm_description.format(command=command), seconds=int(seconds))
+
+    def _units(self, *names: str) -> dict[str, dict[str, str]]:
+        """`systemctl show` of units: {Id: {property: value}} (Key=Value lines, a blank line between units)."""
+        output = self._check(self.commands.show_units.format(units=" ".join(names)))
+        units: dict[str, dict[str, str]] = {}
+        for block in re.split(r"\n\s*\n", output.strip()):
+            props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+            if props.get("Id"):
+                units[props["Id"]] = props
+        missing = [n for n in names if n not in units]
+        if missing:
+            raise CommandFailed(f"`systemctl show` printed nothing for {', '.join(missing)}: "
+                                f"{' '.join(output.split())[:120]!r}")
+        return units
+
+    def _confirm_status(self) -> dict:
+        unit = self.commands.confirm_unit
         try:
-            self._check(self.commands.confirm_stop)
-        finally:
-            self._check(self.commands.reload_startup, read_timeout=max(self.timeout, 300))
+            units = self._units(f"{unit}.timer", f"{unit}.service")
+        except CommandFailed as exc:
+            raise CommitError(f"{self.where}: cannot read the confirm timer ({unit}.timer): {exc}") from None
+        timer, service = units[f"{unit}.timer"], units[f"{unit}.service"]
+        waiting = timer.get("ActiveState") == "active" and timer.get("SubState") == "waiting"
+        match = _DESCRIPTION.match(timer.get("Description", "") if waiting else service.get("Description", ""))
+        return {"pending": waiting,
+                "reverting": service.get("ActiveState") in ("active", "activating", "deactivating", "reloading"),
+                "failed": service.get("ActiveState") == "failed",
+                "ours": bool(match),
+                "mode": None if not match else (ROLLBACK if match.group(1) else RELOAD),
+                "checkpoint": match.group(1) if match else None,
+                "description": timer.get("Description", "")}
+
+    def _stop_timer(self) -> None:
+        """Stop the confirm timer and make sure it is gone and its revert did not start."""
+        unit = self.commands.confirm_unit
+        said = " ".join(self._check(self.commands.stop_unit.format(unit=f"{unit}.timer")).split())
+        if said:
+            # systemctl stop is silent when it stops the unit; "Unit ... not loaded." means the timer
+            # already fired (the switch reverted) or someone else stopped it
+            raise CommandFailed(f"systemctl stop {unit}.timer: {said[:200]}")
+        status = self._confirm_status()
+        if status["reverting"]:
+            raise CommandFailed(f"{unit}.timer fired before it was stopped: the switch is reverting")
+        if status["pending"]:
+            raise CommandFailed(f"{unit}.timer is still waiting after systemctl stop")
+
+    def _restore_startup(self) -> None:
+        """Day-0 undo now: stop the timer, then what it would have run, `config reload -y` of the
+        untouched startup file, detached as the day-0 reload was (it moves eth0 back)."""
+        self._stop_timer()
+        self._reload_detached(self.commands.revert_reload, "rollback")
+        self._await_reload(self._reload_window(None))
 
     def confirm_commit(self) -> None:
         if not self.has_pending_commit():
             raise CommitError(f"{self.where}: no commit is pending confirmation")
         try:
-            self._check(self.commands.confirm_stop)
+            self._stop_timer()
             self._check(self.commands.save)
         except CommandFailed as exc:
             raise CommitError(f"{self.where}: {exc}") from None
 
     def has_pending_commit(self) -> bool:
-        return bool(self._confirm_status().get("pending"))
-
-    def _confirm_status(self) -> dict:
-        try:
-            return self._json(self.commands.confirm_status)
-        except CommandFailed as exc:
-            raise CommitError(f"{self.where}: fabricgen-confirm is missing or broken on the switch: {exc}") from None
+        """The confirm timer waits, or the revert it started is still running: either way the
+        running config is not settled."""
+        status = self._confirm_status()
+        return bool(status["pending"] or status["reverting"])
 
     def rollback(self) -> None:
         status = self._confirm_status()
+        unit = self.commands.confirm_unit
+        if status["reverting"]:
+            raise CommitError(f"{self.where}: {unit}.timer already fired; the switch is reverting on its own")
+        if status["pending"] and not status["ours"]:
+            raise CommitError(f"{self.where}: {unit}.timer on the switch is not one fabricgen armed "
+                              f"(Description={status['description']!r}); leave it to its owner")
         try:
-            if status.get("pending") and status.get("mode") == RELOAD:
+            if status["pending"] and status["mode"] == RELOAD:
                 # day 0: the startup file was never overwritten; reloading it is the undo
                 self._restore_startup()
                 return
-            if status.get("pending"):
-                self._check(self.commands.confirm_stop)
+            if status["pending"]:
+                self._stop_timer()
                 checkpoint = status["checkpoint"]
             else:
                 checkpoint = self._last_checkpoint or self._newest_checkpoint()
@@ -221,16 +365,31 @@ class SonicDriver(SSHCliDriver):
 
     # --- getters --------------------------------------------------------
     def _running(self) -> dict:
-        running = self._json(self.commands.show_running)
+        return self._running_text()[1]
+
+    def _running_text(self) -> tuple[str, dict]:
+        """The running config_db as printed and parsed: an object of tables, each an object of rows.
+        Anything else beside the tables (what `show runningconfiguration all` adds as "bgpraw") is
+        refused by name rather than carried into a candidate or a day-0 file."""
+        command = self.commands.show_running
+        output = self._check(command)
+        try:
+            running = parse_json(output, f"`{command}`") if output.strip() else {}
+        except DeviceDataError as exc:
+            raise CommandFailed(f"{self.where}: {exc}") from None
         if not isinstance(running, dict):
             raise CommandFailed(f"{self.where}: the running config_db is not a JSON object")
-        return running
+        odd = sorted(str(k) for k, rows in running.items() if not isinstance(rows, dict))
+        if odd:
+            raise CommandFailed(f"{self.where}: `{command}` printed {', '.join(odd[:3])} beside the config_db "
+                                "tables (not an object of rows)")
+        return output, running
 
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False,
                    format: str = "text") -> dict:
         config = {"running": "", "startup": "", "candidate": ""}
         if retrieve in ("all", "running"):
-            config["running"] = self._check(self.commands.show_running) + "\n"
+            config["running"] = self._running_text()[0] + "\n"
         if retrieve in ("all", "startup"):
             config["startup"] = self._check(self.commands.show_startup) + "\n"
         if retrieve in ("all", "candidate") and self._candidate is not None:
