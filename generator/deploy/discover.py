@@ -17,10 +17,25 @@ falls back to TCP sockets.
         nics:                            # every netdev with an RDMA device, sorted by netdev
           - {netdev: ens1f0np0, mac: "0c:42:a1:00:00:01", rdma: mlx5_0, pci: "0000:08:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
 
-`mac` is written when the host reported one (files of earlier releases have none and stay valid).
+`mac` is written when the host reported one (files of earlier releases have none and stay valid),
+`gpus` when it reported GPUs (rail r is GPU r's nic in the plan when there is one GPU per rail):
 
-A host that cannot be read keeps its entry from an existing file at --out (so one unreachable
-server in 500 does not lose what was known about it); the command then exits 1.
+      gpu01:
+        gpudirect: nvidia-peermem
+        gpus:                            # optional: NVIDIA GPUs in nvidia-smi's order (PCI bus order)
+          - {pci: "0000:1b:00.0", numa_node: 0, nic: ens1f0np0}     # nic: the GPU's nearest NIC (PCIe)
+
+A host's answer is hostile input: above MAX_PROBE_CHARS it is refused unread, the JSON goes
+through device_data.parse_json (size and depth caps), the entry through the loader's own reader.
+A host that cannot be read (unreachable, the task's timeout, a traceback, hostile output) is one
+line `<host>: not read: <why>` (its own words capped to one printable line) and the others are
+written. Exit codes: 0 every host read and the file written; 1 a host not read (the file is
+still written) or nothing could be run.
+
+A host that cannot be read keeps its entry from an existing file at --out, under a STALE comment
+(so one unreachable server in 500 does not lose what was known about it: its NICs rarely change,
+and without the entry its next render falls back to hosts.rails' guessed names, which pre-flight
+stops). The comment marks it for the operator; the loader reads the entry as usual.
 """
 
 from __future__ import annotations
