@@ -17,10 +17,25 @@ falls back to TCP sockets.
         nics:                            # every netdev with an RDMA device, sorted by netdev
           - {netdev: ens1f0np0, mac: "0c:42:a1:00:00:01", rdma: mlx5_0, pci: "0000:08:00.0", port: 1, link_layer: Ethernet, state: ACTIVE, rate_gbps: 400}
 
-`mac` is written when the host reported one (files of earlier releases have none and stay valid).
+`mac` is written when the host reported one (files of earlier releases have none and stay valid),
+`gpus` when it reported GPUs (rail r is GPU r's nic in the plan when there is one GPU per rail):
 
-A host that cannot be read keeps its entry from an existing file at --out (so one unreachable
-server in 500 does not lose what was known about it); the command then exits 1.
+      gpu01:
+        gpudirect: nvidia-peermem
+        gpus:                            # optional: NVIDIA GPUs in nvidia-smi's order (PCI bus order)
+          - {pci: "0000:1b:00.0", numa_node: 0, nic: ens1f0np0}     # nic: the GPU's nearest NIC (PCIe)
+
+A host's answer is hostile input: above MAX_PROBE_CHARS it is refused unread, the JSON goes
+through device_data.parse_json (size and depth caps), the entry through the loader's own reader.
+A host that cannot be read (unreachable, the task's timeout, a traceback, hostile output) is one
+line `<host>: not read: <why>` (its own words capped to one printable line) and the others are
+written. Exit codes: 0 every host read and the file written; 1 a host not read (the file is
+still written) or nothing could be run.
+
+A host that cannot be read keeps its entry from an existing file at --out, under a STALE comment
+(so one unreachable server in 500 does not lose what was known about it: its NICs rarely change,
+and without the entry its next render falls back to hosts.rails' guessed names, which pre-flight
+stops). The comment marks it for the operator; the loader reads the entry as usual.
 """
 
 from __future__ import annotations
@@ -41,6 +56,12 @@ HEADER = ("# Written by `fabricgen hosts discover`: the rail NICs each host repo
           "(netdev -> RDMA device -> PCI).")
 VERSION = 1
 NIC_KEYS = ("netdev", "mac", "rdma", "pci", "port", "link_layer", "state", "rate_gbps")
+GPU_KEYS = ("pci", "numa_node", "nic")
+# A host's answer is ~250 bytes per NIC and ~60 per GPU: 256 NICs and 64 GPUs stay far below 1 MiB.
+# Anything longer is not the probe's (a hostile or broken host) and is not parsed at all.
+MAX_PROBE_CHARS = 1024 * 1024
+MAX_REASON_CHARS = 200              # a host's own text quoted in its "not read" line
+STALE = "# not read by the last `fabricgen hosts discover`: this entry is from the file before"
 OPTIONAL_NIC_KEYS = ("mac",)        # left out of the file when the host did not report it
 # YAML 1.1 reads these plain words as booleans or null: such a string is written quoted
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
@@ -74,9 +95,14 @@ def _scalar(value: Any) -> str:
 
 def parse_probe(stdout: str) -> dict:
     """The discovery entry from fabricgen_nics.py's JSON (its last line), in the file's key order;
-    generator/intent/discovery.py judges the values (check_entry)."""
+    generator/intent/discovery.py judges the values (check_entry). The answer is a host's, so hostile:
+    longer than MAX_PROBE_CHARS is refused unread, the JSON is size- and depth-capped (device_data)."""
+    stdout = stdout or ""
+    if len(stdout) > MAX_PROBE_CHARS:
+        raise DiscoveryError(f"the NIC probe printed {len(stdout):,} characters, above the {MAX_PROBE_CHARS:,} "
+                             "its answer can be: refused unread")
     try:
-        data = parse_json((stdout or "").strip().splitlines()[-1], "the NIC probe's JSON")
+        data = parse_json(stdout.strip().splitlines()[-1], "the NIC probe's JSON")
     except IndexError:
         raise DiscoveryError("the NIC probe printed no JSON") from None
     except DeviceDataError as exc:       # a host's answer: capped like a switch's
@@ -90,7 +116,13 @@ def parse_probe(stdout: str) -> dict:
         nics.append({key: nic.get(key) for key in NIC_KEYS})
         nics[-1]["pci"] = str(nic.get("pci") or "")
         nics[-1]["mac"] = nic.get("mac") or None      # "" from the probe: the address was unreadable
-    return {"gpudirect": data.get("gpudirect"), "nics": sorted(nics, key=lambda n: n["netdev"])}
+    gpus = data.get("gpus") or []
+    if not isinstance(gpus, list) or not all(isinstance(g, dict) for g in gpus):
+        raise DiscoveryError("the NIC probe's `gpus` is not a list of GPUs")
+    # GPU order is the probe's (nvidia-smi's index order): kept as reported
+    return {"gpudirect": data.get("gpudirect"), "nics": sorted(nics, key=lambda n: n["netdev"]),
+            "gpus": [{"pci": str(g.get("pci") or ""), "numa_node": g.get("numa_node"), "nic": g.get("nic") or None}
+                     for g in gpus]}
 
 
 def check_entry(name: str, entry: dict) -> None:
@@ -111,12 +143,21 @@ def check_entry(name: str, entry: dict) -> None:
         raise DiscoveryError(f"the host reported {where + ': ' if where else ''}{problem.message}") from None
 
 
-def discovery_text(hosts: dict[str, dict]) -> str:
-    """The discovery file for `hosts` (name -> entry): same input, same bytes."""
+def discovery_text(hosts: dict[str, dict], stale: frozenset[str] | set[str] = frozenset()) -> str:
+    """The discovery file for `hosts` (name -> entry): same input, same bytes. Hosts in `stale` (not read
+    by this run, entry kept from the file before) carry a comment saying so."""
     lines = [HEADER, f"version: {VERSION}", "hosts:" if hosts else "hosts: {}"]
     for name in sorted(hosts):
         entry = hosts[name]
+        if name in stale:
+            lines.append(f"  {STALE}")
         lines += [f"  {_scalar(name)}:", f"    gpudirect: {_scalar(entry['gpudirect'])}"]
+        if entry.get("gpus"):
+            lines.append("    gpus:                 # nvidia-smi's order; nic: the GPU's nearest NIC (PCIe)")
+            for gpu in entry["gpus"]:
+                fields = ", ".join(f"{key}: {json.dumps(gpu[key]) if key == 'pci' else _scalar(gpu[key])}"
+                                   for key in GPU_KEYS)
+                lines.append(f"      - {{{fields}}}")
         if not entry["nics"]:
             lines.append("    nics: []")
             continue
@@ -148,33 +189,67 @@ def previous_entries(path: Path) -> dict[str, dict]:
 
 
 def compare(host, entry: dict) -> list[str]:
-    """What differs between the rails the plan renders for `host` and what it reported."""
+    """What differs between the rails the plan renders for `host` and what it reported. With one GPU
+    per rail the rails are the GPUs' nearest NICs in GPU order (what the next render takes)."""
     by_netdev = {n["netdev"]: n for n in entry["nics"]}
     notes = []
-    for nic in host.nics:
-        found = by_netdev.get(nic.netdev)
-        label = f"rail {nic.rail} {nic.netdev}"
+    rendered = [nic.netdev for nic in host.nics]
+    order = gpu_order(host, entry)
+    rails = [(nic.rail, nic.netdev, nic.rdma) for nic in host.nics]
+    if order is not None and order != rendered:
+        notes.append(f"rails by GPU (rail r = GPU r's nearest NIC) are {','.join(order)}, the render has "
+                     f"{','.join(rendered)}")
+        rails = [(r, netdev, by_netdev[netdev]["rdma"]) for r, netdev in enumerate(order)]
+    for rail, netdev, rdma in rails:
+        found = by_netdev.get(netdev)
+        label = f"rail {rail} {netdev}"
         if found is None:
             notes.append(f"{label} not found")
             continue
-        if found["rdma"] != nic.rdma:
-            notes.append(f"{label} is {found['rdma']}, the render says {nic.rdma}")
+        if found["rdma"] != rdma:
+            notes.append(f"{label} is {found['rdma']}, the render says {rdma}")
         if found["link_layer"] != "Ethernet":
             notes.append(f"{label} runs {found['link_layer'] or 'an unknown link layer'}")
         elif found["state"] != "ACTIVE":
             notes.append(f"{label} is {found['state'] or 'in an unknown state'}")
     if entry["gpudirect"] == "none":
         notes.append("no GPUDirect RDMA path")
+    gpus = entry.get("gpus") or []
+    if gpus and len(gpus) != len(host.nics):
+        notes.append(f"{len(gpus)} GPU(s) for {len(host.nics)} rail(s): the rails keep hosts.rails' order, "
+                     "not one NIC per GPU")
+    elif gpus and any(g["nic"] is None for g in gpus):
+        notes.append("a GPU has no NIC of its own: the rails keep hosts.rails' order")
     return notes
+
+
+def gpu_order(host, entry: dict) -> list[str] | None:
+    """The rail netdevs in GPU order when the host reported one GPU per rail, each with its own reported
+    NIC (as DiscoveredHost.gpu_rails decides for the plan); else None."""
+    gpus = entry.get("gpus") or []
+    netdevs = {n["netdev"] for n in entry["nics"]}
+    if not gpus or len(gpus) != len(host.nics) or any(g["nic"] not in netdevs for g in gpus):
+        return None
+    return [g["nic"] for g in gpus]
+
+
+def _reason(text: str) -> str:
+    """A host's own words for its "not read" line: one line, printable, capped."""
+    line = " ".join(str(text).split())
+    line = "".join(c if c.isprintable() else "?" for c in line[:MAX_REASON_CHARS * 4])
+    return line if len(line) <= MAX_REASON_CHARS else line[:MAX_REASON_CHARS] + "... (cut)"
 
 
 def _host_line(finding: HostFinding, kept: bool) -> str:
     if finding.entry is None or finding.error:
-        tail = "; its entry from the previous file is kept" if kept else ""
-        return f"{finding.name}: not read: {finding.error}{tail}"
+        tail = ("; its entry from the previous file is kept, marked as not read" if kept
+                else "; it is not in the file")
+        return f"{finding.name}: not read: {_reason(finding.error)}{tail}"
     rails = ", ".join(finding.notes) if finding.notes else "rails as the render says"
-    return (f"{finding.name}: {len(finding.entry['nics'])} RDMA netdev(s), GPUDirect {finding.entry['gpudirect']}: "
-            f"{rails}")
+    gpus = finding.entry.get("gpus") or []
+    gpu_part = f", {len(gpus)} GPU(s)" if gpus else ""
+    return (f"{finding.name}: {len(finding.entry['nics'])} RDMA netdev(s){gpu_part}, GPUDirect "
+            f"{finding.entry['gpudirect']}: {rails}")
 
 
 def _plan(intent_path: str, err):
@@ -278,11 +353,12 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
     for finding in findings:
         if finding.entry is not None and not finding.error:
             entries[finding.name] = finding.entry
+    stale = {f.name for f in findings if f.error and f.name in entries}
     for finding in findings:
         line = _host_line(finding, kept=finding.name in entries)
         print(line, file=err if finding.error else out_stream)
     try:
-        write_atomic(target, discovery_text(entries))
+        write_atomic(target, discovery_text(entries, stale))
     except OSError as exc:
         print(f"error: cannot write {out}: {exc.strerror}", file=err)
         return 1
@@ -293,5 +369,5 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
     return 1 if unread else 0
 
 
-__all__ = ["run_discover", "discovery_text", "parse_probe", "check_entry", "compare", "previous_entries",
+__all__ = ["run_discover", "discovery_text", "parse_probe", "check_entry", "compare", "gpu_order", "previous_entries",
            "DiscoveryError"]

@@ -7,6 +7,9 @@ it found. `verify` recognises a host NIC on its switch port by that MAC: lldpd a
 the LLDP port ID by default (lldpcli(8)). The compiler takes the RDMA device name of each rail
 netdev from here (inbox drivers name devices rocep..., DGX compute NICs skip mlx5_1/2/7/8), and
 FG313 reports every rail the file shows missing, InfiniBand, not ACTIVE or slower than planned.
+`gpus` (optional) lists the host's NVIDIA GPUs in nvidia-smi's order (PCI bus order) with the
+netdev of each GPU's nearest NIC (PCIe affinity): when it has one GPU per rail, rail r is GPU r's
+NIC (generator/plan/compile.py), as NCCL pairs each GPU with its nearest NIC.
 
 The file can be large (12k hosts x ~10 NICs: ~16 MB), so it is read as a stream of libyaml
 events and built here, not through PyYAML's Python constructor (~14 s at that size): plain
@@ -49,7 +52,9 @@ _STATE = re.compile(r"[A-Z][A-Z_]{0,31}")       # the kernel's names above, or a
 _RDMA = re.compile(r"[A-Za-z0-9_]{1,32}")        # as hosts.rails[].rdma
 _MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")     # /sys/class/net/<netdev>/address
 _PCI = re.compile(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
-_HOST_KEYS = ("gpudirect", "nics")
+_HOST_KEYS = ("gpudirect", "gpus", "nics")
+_GPU_KEYS = ("pci", "numa_node", "nic")
+MAX_GPUS = 64
 _NIC_KEYS = ("netdev", "mac", "rdma", "pci", "port", "link_layer", "state", "rate_gbps")
 
 
@@ -66,10 +71,27 @@ class DiscoveredNic:
 
 
 @dataclass(frozen=True, slots=True)
+class DiscoveredGpu:
+    pci: str                         # the GPU's PCI function
+    numa_node: int | None            # /sys/bus/pci/devices/<pci>/numa_node (None: -1 or unreadable)
+    nic: str | None                  # netdev of its nearest NIC (None: no NIC left for it)
+
+
+@dataclass(frozen=True, slots=True)
 class DiscoveredHost:
     name: str
     gpudirect: str | None            # nvidia-peermem | dmabuf | none; None: not reported
     nics: dict[str, DiscoveredNic]   # by netdev
+    # NVIDIA GPUs in nvidia-smi's order (PCI bus order), each with its nearest NIC; () when the
+    # host reported none (files of earlier releases have no `gpus`)
+    gpus: tuple[DiscoveredGpu, ...] = ()
+
+    def gpu_rails(self, rails: int) -> tuple[str, ...] | None:
+        """The rail netdevs in GPU order (rail r = GPU r's nearest NIC) when the host reported exactly
+        `rails` GPUs, each with its own reported NIC; else None (hosts.rails' order stays)."""
+        if len(self.gpus) != rails or any(g.nic is None or g.nic not in self.nics for g in self.gpus):
+            return None
+        return tuple(g.nic for g in self.gpus)  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -321,6 +343,41 @@ def _nic(value: Any, path: str) -> DiscoveredNic:
                          state=state, rate_gbps=rate, mac=mac)
 
 
+def _gpu(value: Any, path: str) -> DiscoveredGpu:
+    gpu = _keys(value, path, _GPU_KEYS, ("pci",))
+    pci = _text(gpu["pci"], f"{path}.pci", _PCI, "a PCI address such as 0000:1b:00.0")
+    numa = gpu.get("numa_node")
+    if numa is not None and (type(numa) is not int or not 0 <= numa < 4096):
+        raise _Bad(None, f"{path}.numa_node", f"{numa!r} is not a NUMA node number (0, 1, ...)")
+    nic = gpu.get("nic") or None
+    if nic is not None and not valid_ifname(_text(nic, f"{path}.nic")):
+        raise _Bad(None, f"{path}.nic", f"{nic!r} is not a Linux interface name")
+    return DiscoveredGpu(pci=pci, numa_node=numa, nic=nic)
+
+
+def _gpus(value: Any, path: str, nics: dict[str, DiscoveredNic]) -> tuple[DiscoveredGpu, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _Bad(None, path, f"expected a list of GPUs, got {_type_name(value)}")
+    if len(value) > MAX_GPUS:
+        raise _Bad(None, path, f"{len(value)} GPUs: more than the {MAX_GPUS} a server can hold")
+    gpus, pcis, taken = [], set(), set()
+    for i, item in enumerate(value):
+        gpu = _gpu(item, f"{path}[{i}]")
+        if gpu.pci in pcis:
+            raise _Bad(None, f"{path}[{i}].pci", f"{gpu.pci} is listed twice: keep one entry")
+        if gpu.nic is not None:
+            if gpu.nic not in nics:
+                raise _Bad(None, f"{path}[{i}].nic", f"{gpu.nic} is not one of the host's nics")
+            if gpu.nic in taken:
+                raise _Bad(None, f"{path}[{i}].nic", f"{gpu.nic} is already the nearest NIC of another GPU")
+            taken.add(gpu.nic)
+        pcis.add(gpu.pci)
+        gpus.append(gpu)
+    return tuple(gpus)
+
+
 def _host(name: str, value: Any, path: str) -> DiscoveredHost:
     if not valid_hostname(name):
         raise _Bad(None, path, f"{name!r} is not a host name (letters, digits, inner dashes)")
@@ -337,7 +394,7 @@ def _host(name: str, value: Any, path: str) -> DiscoveredHost:
             raise _Bad(None, f"{path}.nics[{i}].netdev", f"{nic.netdev} is listed twice for {name}: keep one entry")
         nics[nic.netdev] = nic
     return DiscoveredHost(name=name, gpudirect=_choice(host.get("gpudirect"), f"{path}.gpudirect", GPUDIRECT),
-                          nics=nics)
+                          nics=nics, gpus=_gpus(host.get("gpus"), f"{path}.gpus", nics))
 
 
 def parse_discovery(text: str, file: str, sha256: str | None = None) -> Discovery:
@@ -369,6 +426,6 @@ def parse_discovery(text: str, file: str, sha256: str | None = None) -> Discover
     return Discovery(file=file, sha256=sha256, hosts=hosts)
 
 
-__all__ = ["Discovery", "DiscoveredHost", "DiscoveredNic", "read_discovery", "parse_discovery", "discovery_path",
+__all__ = ["Discovery", "DiscoveredHost", "DiscoveredNic", "DiscoveredGpu", "read_discovery", "parse_discovery", "discovery_path",
            "max_discovered_bytes", "MAX_DISCOVERED_BYTES_ENV", "DEFAULT_MAX_DISCOVERED_BYTES", "GPUDIRECT",
            "LINK_LAYERS", "PORT_STATES", "VERSION"]

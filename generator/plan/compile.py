@@ -13,7 +13,7 @@ from generator.intent.discovery import Discovery
 from generator.intent.model import Intent
 from generator.plan import addressing
 from generator.plan.headroom import lanes_for, port_headroom
-from generator.plan.hosts import discovered_rdma, host_nccl_plans, host_rollout
+from generator.plan.hosts import discovered_rdma, gpu_rail_nics, host_nccl_plans, host_rollout
 from generator.plan.management import build_management, build_routing
 from generator.plan.model import (
     ROLE_LEAF,
@@ -154,12 +154,13 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
         node = slot.index
         name = name_format.format(n=node)
         found = discovered.get(name) if discovered is not None else None
+        host_rails = rail_nics if found is None else gpu_rail_nics(found, rail_nics)
         nics = []
         at = 2 * (node - 1)
         for r in range(t.rails):
             leaf_name, lport = attachments[(node, r)]
             leaf_ip, host_ip = rail_ips[r][at], rail_ips[r][at + 1]
-            nic = rail_nics[r]
+            nic = host_rails[r]
             rdma = nic.rdma if found is None else discovered_rdma(found, nic)
             nics.append(Nic(r, nic.netdev, rdma, f"{host_ip}/31", leaf_ip, leaf_name, lport.name))
             lanes, room = port_kind(asic_of[leaf_name], host_len)

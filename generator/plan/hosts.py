@@ -31,6 +31,16 @@ def discovered_rdma(found: DiscoveredHost | None, nic: HostRail) -> str:
     return nic.rdma
 
 
+def gpu_rail_nics(found: DiscoveredHost, rails: list[HostRail]) -> list[HostRail]:
+    """The rail NICs of a discovered host: with one GPU per rail, each with its own NIC (the
+    discovery file's `gpus`), rail r is GPU r's nearest NIC, so the cable to rail r's leaf leaves
+    from the NIC beside GPU r (NCCL pairs each GPU with its nearest NIC); else hosts.rails."""
+    order = found.gpu_rails(len(rails))
+    if order is None:
+        return rails
+    return [HostRail(netdev=netdev, rdma=found.nics[netdev].rdma) for netdev in order]
+
+
 def host_nccl_plans(intent: Intent, qos: QosPlan, hosts: Iterable[Host], default: NcclPlan) -> dict[str, NcclPlan]:
     """Host name -> NcclPlan for every host whose rail RDMA names differ from hosts.rails'; one
     build per distinct list of names, and none when the settings come out the same (nccl.settings
@@ -50,4 +60,4 @@ def host_nccl_plans(intent: Intent, qos: QosPlan, hosts: Iterable[Host], default
     return out
 
 
-__all__ = ["host_rollout", "discovered_rdma", "host_nccl_plans"]
+__all__ = ["host_rollout", "discovered_rdma", "gpu_rail_nics", "host_nccl_plans"]

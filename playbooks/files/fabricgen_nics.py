@@ -28,6 +28,7 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -43,10 +44,11 @@ IB_MTUS = (4096, 2048, 1024, 512, 256)
 IBOE_HEADERS = 96
 
 
-def read(path: str, default: str = "") -> str:
+def read(path: str, default: str = "", limit: int = -1) -> str:
+    """A file's text, stripped; at most `limit` characters when given (sysfs: one page)."""
     try:
-        with open(path) as fh:
-            return fh.read().strip()
+        with open(path, errors="replace") as fh:
+            return fh.read(limit).strip()
     except OSError:
         return default
 
@@ -84,10 +86,10 @@ def ib_ports(rdma: str) -> list:
 def port_info(rdma: str, port: int) -> dict:
     base = f"{SYS}/class/infiniband/{rdma}/ports/{port}"
     return {
-        "link_layer": read(base + "/link_layer"),
-        "state": state_name(read(base + "/state")),
-        "phys_state": state_name(read(base + "/phys_state")),
-        "rate_gbps": number(rate_gbps(read(base + "/rate"))),
+        "link_layer": read(base + "/link_layer", limit=SYSFS_MAX),
+        "state": state_name(read(base + "/state", limit=SYSFS_MAX)),
+        "phys_state": state_name(read(base + "/phys_state", limit=SYSFS_MAX)),
+        "rate_gbps": number(rate_gbps(read(base + "/rate", limit=SYSFS_MAX))),
     }
 
 
@@ -144,17 +146,190 @@ _MAC = re.compile(r"[0-9a-f]{2}(:[0-9a-f]{2}){5}")
 def mac_of(netdev: str) -> str:
     """The netdev's current MAC, lower case ("" when unreadable or not a 6-byte Ethernet address).
     lldpd reads the same address (netlink IFLA_ADDRESS) for its default MAC port ID."""
-    text = read(f"{SYS}/class/net/{netdev}/address").lower()
+    text = read(f"{SYS}/class/net/{netdev}/address", limit=SYSFS_MAX).lower()
     return text if _MAC.fullmatch(text) else ""
+
+
+# --- GPU <-> NIC PCIe affinity ------------------------------------------------------------
+#
+# A GPU is a PCI function of vendor 0x10de (NVIDIA) whose class is 0x0302xx (3D controller: data
+# centre GPUs) or 0x0300xx (VGA controller) (/sys/bus/pci/devices/<addr>/{vendor,class}, Linux
+# Documentation/ABI/testing/sysfs-bus-pci; NVSwitches are bridges, 0x0680xx, and are left out).
+# nvidia-smi numbers GPUs in PCI bus order (nvidia-smi(1): "--id ... the PCI bus ID"; CUDA with
+# CUDA_DEVICE_ORDER=PCI_BUS_ID), so GPU i is the i-th GPU by PCI address. The device directory
+# /sys/devices/pci<dom>:<bus>/<root port>/<switch up>/<switch down>/.../<function> is the PCIe
+# path: two functions whose paths share a longer prefix meet at a deeper switch (nvidia-smi topo
+# calls it PIX/PXB), a shorter one at the host bridge (PHB) or across NUMA nodes (NODE/SYS).
+
+GPU_VENDOR = "0x10de"
+GPU_CLASSES = ("0x0302", "0x0300")
+SYSFS_MAX = 4096            # a sysfs attribute is at most one page (Documentation/filesystems/sysfs.rst)
+MAX_DEVICES = 4096          # PCI functions read; a host has a few hundred
+MAX_NICS = 256              # RDMA netdevs reported
+# nvidia-smi topo -m legend, nearest first (nvidia-smi(1) "topo"): PIX at most one PCIe bridge,
+# PXB several bridges without the host bridge, PHB through the host bridge, NODE between host
+# bridges of one NUMA node, SYS across the SMP interconnect
+TOPO_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
+_PCI_ADDR = re.compile(r"[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+
+
+def pci_path(pci: str) -> list:
+    """The PCI functions from the root port down to `pci` ([] when unknown)."""
+    real = os.path.realpath(f"{SYS}/bus/pci/devices/{pci}")
+    parts = real.split("/")
+    return [p for p in parts if _PCI_ADDR.fullmatch(p)][:32]
+
+
+def numa_node(pci: str):
+    text = read(f"{SYS}/bus/pci/devices/{pci}/numa_node", limit=SYSFS_MAX)
+    return int(text) if re.fullmatch(r"-?\d{1,4}", text) and int(text) >= 0 else None
+
+
+def gpus() -> list:
+    """NVIDIA GPUs by PCI address (nvidia-smi's index order): [{pci, numa_node, path}]."""
+    try:
+        names = sorted(os.listdir(f"{SYS}/bus/pci/devices"))[:MAX_DEVICES]
+    except OSError:
+        return []
+    found = []
+    for pci in names:
+        if not _PCI_ADDR.fullmatch(pci):
+            continue
+        base = f"{SYS}/bus/pci/devices/{pci}"
+        if read(base + "/vendor", limit=SYSFS_MAX).lower() != GPU_VENDOR:
+            continue
+        if not read(base + "/class", limit=SYSFS_MAX).lower().startswith(GPU_CLASSES):
+            continue
+        found.append({"pci": pci, "numa_node": numa_node(pci), "path": pci_path(pci)})
+    return found
+
+
+def common_depth(a: list, b: list) -> int:
+    """How many PCI functions two paths share from the root port down (0: only the host bridge, or none)."""
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:   # no zip(strict=): the probe runs on Python 3.7
+        n += 1
+    return n
+
+
+def nearest_by_path(gpu_list: list, nics: list) -> list:
+    """Per GPU (in order), the netdev of its nearest NIC: the deepest shared PCIe switch first, then the
+    same host bridge (pci<dom>:<bus>), then the same NUMA node; each NIC serves one GPU, taken in GPU
+    order; ties go to the lower PCI address. "" when no NIC is left."""
+    taken, out = set(), []
+    for gpu in gpu_list:
+        best = None
+        for nic in nics:
+            if nic["netdev"] in taken or not nic.get("path"):
+                continue
+            same_bridge = nic.get("bridge") is not None and nic.get("bridge") == gpu.get("bridge")
+            same_numa = gpu["numa_node"] is not None and nic.get("numa_node") == gpu["numa_node"]
+            key = (-common_depth(gpu["path"], nic["path"]), not same_bridge, not same_numa, nic["pci"], nic["netdev"])
+            if best is None or key < best[0]:
+                best = (key, nic["netdev"])
+        out.append(best[1] if best else "")
+        if best:
+            taken.add(best[1])
+    return out
+
+
+def parse_topo(text: str, nics: list) -> dict:
+    """`nvidia-smi topo -m`: {gpu index: {rdma device: rank}} (TOPO_RANK). Columns are GPU<i>, NIC<j> (named
+    by the "NIC Legend" lines "NIC<j>: mlx5_0", drivers since 2023) or, from older drivers, the RDMA device
+    names themselves; rows start with GPU<i>. Unknown cells (NV#, X) are not NIC affinities."""
+    lines = text.splitlines()[:1024]
+    legend = {}
+    for line in lines:
+        m = re.fullmatch(r"\s*(NIC\d{1,4}):\s*(\S{1,64})\s*", line)
+        if m:
+            legend[m.group(1)] = m.group(2)
+    rdma_names = {n["rdma"] for n in nics}
+    header, out = None, {}
+    for line in lines:
+        cells = [c.strip() for c in re.split(r"\t|\s{2,}", line.strip())]
+        if header is None:
+            if cells and cells[0].startswith("GPU0"):
+                header = cells
+            continue
+        m = re.fullmatch(r"GPU(\d{1,4})", cells[0]) if cells else None
+        if not m:
+            continue
+        row = {}
+        for col, cell in enumerate(cells[1:len(header)]):
+            device = legend.get(header[col], header[col])
+            if device in rdma_names and cell in TOPO_RANK:
+                row[device] = TOPO_RANK[cell]
+        out[int(m.group(1))] = row
+    return out
+
+
+def nearest_by_topo(matrix: dict, count: int, nics: list) -> list:
+    """Per GPU index, the netdev of the NIC nvidia-smi puts nearest (each NIC serves one GPU, in GPU order;
+    ties go to the lower PCI address); [] when the matrix does not cover every GPU."""
+    if sorted(matrix) != list(range(count)):
+        return []
+    by_rdma = {n["rdma"]: n for n in nics}
+    taken, out = set(), []
+    for i in range(count):
+        ranked = sorted((rank, by_rdma[rdma]["pci"], by_rdma[rdma]["netdev"]) for rdma, rank in matrix[i].items()
+                        if by_rdma[rdma]["netdev"] not in taken)
+        out.append(ranked[0][2] if ranked else "")
+        if ranked:
+            taken.add(ranked[0][2])
+    return out
+
+
+def nvidia_topo() -> str:
+    """`nvidia-smi topo -m`'s text when nvidia-smi runs (bounded in time and size), else ""."""
+    if SYSROOT and not os.environ.get("FABRICGEN_NVIDIA_SMI"):
+        return ""          # a fake /sys: the host's own nvidia-smi would describe other GPUs
+    cmd = os.environ.get("FABRICGEN_NVIDIA_SMI") or "nvidia-smi"
+    rc, out = run([cmd, "topo", "-m"], 20)
+    return out[:262144] if rc == 0 else ""
+
+
+def gpu_affinity(nics: list) -> tuple:
+    """([{pci, numa_node, nic}] per GPU in nvidia-smi's order, source): nvidia-smi topo -m when it answers
+    for every GPU, else the sysfs PCIe paths."""
+    gpu_list = gpus()
+    if not gpu_list:
+        return [], "none"
+    for gpu in gpu_list:
+        gpu["bridge"] = _bridge(gpu["pci"])
+    for nic in nics:
+        nic["path"] = pci_path(nic["pci"]) if nic["pci"] else []
+        nic["numa_node"] = numa_node(nic["pci"]) if nic["pci"] else None
+        nic["bridge"] = _bridge(nic["pci"]) if nic["pci"] else None
+    nearest, source = [], "sysfs"
+    text = nvidia_topo()
+    if text:
+        nearest = nearest_by_topo(parse_topo(text, nics), len(gpu_list), nics)
+        source = "nvidia-smi" if nearest else source
+    if not nearest:
+        nearest = nearest_by_path(gpu_list, nics)
+    for nic in nics:
+        for key in ("path", "numa_node", "bridge"):
+            nic.pop(key, None)
+    return [{"pci": g["pci"], "numa_node": g["numa_node"], "nic": nearest[i]}
+            for i, g in enumerate(gpu_list)], source
+
+
+def _bridge(pci: str) -> str:
+    """The host bridge (pci<domain>:<bus>) a function hangs off ("" when unknown)."""
+    real = os.path.realpath(f"{SYS}/bus/pci/devices/{pci}")
+    m = re.search(r"/(pci[0-9a-f]{4,8}:[0-9a-f]{2})/", real)
+    return m.group(1) if m else ""
 
 
 def discover() -> dict:
     nics = []
     try:
-        names = sorted(os.listdir(f"{SYS}/class/net"))
+        names = sorted(os.listdir(f"{SYS}/class/net"))[:MAX_DEVICES]
     except OSError:
         names = []
     for netdev in names:
+        if len(nics) >= MAX_NICS:
+            break
         rdma, port = netdev_rdma(netdev)
         if not rdma:
             continue
@@ -163,7 +338,8 @@ def discover() -> dict:
                      "pci": pci_of(f"{SYS}/class/net/{netdev}/device"),
                      "port": port, "link_layer": info["link_layer"], "state": info["state"],
                      "rate_gbps": info["rate_gbps"]})
-    return {"gpudirect": gpudirect(), "nics": nics}
+    gpu_list, source = gpu_affinity(nics)
+    return {"gpudirect": gpudirect(), "nics": nics, "gpus": gpu_list, "affinity": source}
 
 
 # --- netplan: does another file configure a rail NIC? ----------------------------------
@@ -427,10 +603,21 @@ def _args(var: str) -> dict:
     return data
 
 
+DISCOVER_SECONDS = 60
+
+
+def _timed_out(signum, frame):
+    raise TimeoutError(f"discovery took longer than {DISCOVER_SECONDS} s")
+
+
 def main(argv: list) -> int:
     mode = argv[1] if len(argv) > 1 else ""
     if mode == "discover":
+        # bounded in time: a wedged device can stall a sysfs read; the playbook's task timeout is the backstop
+        signal.signal(signal.SIGALRM, _timed_out)
+        signal.alarm(DISCOVER_SECONDS)
         print(json.dumps(discover(), sort_keys=True))
+        signal.alarm(0)
         return 0
     if mode in ("preflight", "roce"):
         args = _args("FG_PREFLIGHT" if mode == "preflight" else "FG_ROCE")

@@ -202,3 +202,29 @@ def test_not_a_regular_file_and_not_utf8(tmp_path):
     with pytest.raises(IntentError) as exc:
         read_discovery(latin)
     assert "not UTF-8" in _problem(exc)
+
+
+def _gpus(*nics: str) -> list[dict]:
+    return [{"pci": f"0000:{0x1b + 0x28 * i:02x}:00.0", "numa_node": 0, "nic": nic} for i, nic in enumerate(nics)]
+
+
+def test_rails_follow_the_gpus_when_there_is_one_gpu_per_rail(tmp_path):
+    # small: 2 rails, hosts.rails ens1f0np0/mlx5_0, ens2f0np0/mlx5_1. gpu01's GPU0 sits beside ens2f0np0
+    # (mlx5_3) and GPU1 beside ens1f0np0 (mlx5_0): rail 0 is ens2f0np0, cabled to rail 0's leaf port.
+    # gpu02 reports three GPUs (count differs: hosts.rails' order), gpu03 none (an earlier file).
+    nics = [_nic("ens1f0np0", "mlx5_0"), _nic("ens2f0np0", "mlx5_3"), _nic("ens3f0np0", "mlx5_4")]
+    entries = {"gpu01": {"gpudirect": "nvidia-peermem", "nics": nics, "gpus": _gpus("ens2f0np0", "ens1f0np0")},
+               "gpu02": {"gpudirect": "nvidia-peermem", "nics": nics,
+                         "gpus": _gpus("ens2f0np0", "ens1f0np0", "ens3f0np0")},
+               "gpu03": {"gpudirect": "nvidia-peermem", "nics": nics}}
+    (tmp_path / "discovered.yaml").write_text(discovery_text(entries))
+    from generator.checks.runner import run_checks
+    plan = run_checks(load_intent(_intent(tmp_path))).plan
+    assert plan is not None
+    rails = {h.name: [(n.rail, n.netdev, n.rdma) for n in h.nics] for h in plan.hosts}
+    assert rails["gpu01"] == [(0, "ens2f0np0", "mlx5_3"), (1, "ens1f0np0", "mlx5_0")]
+    assert rails["gpu02"] == rails["gpu03"] == [(0, "ens1f0np0", "mlx5_0"), (1, "ens2f0np0", "mlx5_3")]
+    gpu01 = plan.hosts[0]
+    cabled = {link.b_port: (link.a_device, link.a_port) for link in plan.links if link.b_device == "gpu01"}
+    assert cabled == {nic.netdev: (nic.switch, nic.port) for nic in gpu01.nics}
+    assert dict(plan.nccl_of(gpu01).settings)["NCCL_IB_HCA"] == "=mlx5_3:1,mlx5_0:1"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from fake_gpu import write_fake_dgx_h100  # noqa: E402
 from fake_nic import firmware_reset, write_fake_nic_tools, write_fake_sysfs  # noqa: E402
 
 PROBE = Path(__file__).resolve().parents[2] / "playbooks/files/fabricgen_nics.py"
@@ -66,7 +67,8 @@ def test_discover_reads_the_device_model(tmp_path):
         {"netdev": "ens2f0np0", "mac": "0c:42:a1:00:00:01", "rdma": "mlx5_3", "pci": "0000:18:00.0", "port": 1,
          "link_layer": "Ethernet", "state": "ACTIVE", "rate_gbps": 200},
         {"netdev": "ens3f0np0", "mac": "0c:42:a1:00:00:02", "rdma": "mlx5_4", "pci": "0000:29:00.1", "port": 1,
-         "link_layer": "InfiniBand", "state": "DOWN", "rate_gbps": 400}]}
+         "link_layer": "InfiniBand", "state": "DOWN", "rate_gbps": 400}],
+        "gpus": [], "affinity": "none"}         # no NVIDIA function under /sys/bus/pci/devices
 
 
 @pytest.mark.parametrize(("written", "reported"), [("0C:42:A1:0A:0B:0C\n", "0c:42:a1:0a:0b:0c"), (None, ""),
@@ -214,3 +216,125 @@ def test_roce_check_after_the_apply(tmp_path):
     assert done.stdout == ("error: gpu02: rail 1 ens2f0np0 (mlx5_1) RoCE active MTU is 1024 (netdev MTU 1500), "
                            "the plan needs 4096: give the rail the rendered MTU (roce.mtu.host; the playbook's netplan tag sets "
                            "it)\n")
+
+
+# --- GPU <-> NIC affinity -------------------------------------------------------------------
+
+DGX_RAILS = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+
+
+def _gpu_rdma(answer: dict) -> list:
+    by_netdev = {n["netdev"]: n["rdma"] for n in answer["nics"]}
+    return [by_netdev.get(g["nic"], g["nic"]) for g in answer["gpus"]]
+
+
+def test_dgx_h100_gpus_take_the_nic_behind_their_own_pcie_switch(tmp_path):
+    # each GPU shares a PCIe switch with one compute NIC; the storage NICs sit on root ports of the same
+    # NUMA node with PCI addresses between them (sorting by name, by PCI address or by NUMA node alone
+    # gives mlx5_1/mlx5_2 to GPU1/GPU2)
+    write_fake_dgx_h100(tmp_path)
+    done = probe(tmp_path, "discover")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["affinity"] == "sysfs"
+    assert [g["pci"] for g in answer["gpus"]] == ["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0",
+                                                  "0000:9d:00.0", "0000:c3:00.0", "0000:d1:00.0", "0000:df:00.0"]
+    assert [g["numa_node"] for g in answer["gpus"]] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert _gpu_rdma(answer) == DGX_RAILS
+    assert len(answer["nics"]) == 12                  # the storage NICs are still reported
+
+
+def test_the_deepest_shared_switch_beats_the_same_host_bridge_and_a_lower_address():
+    # pure logic: GPU 0000:1b:00.0 behind switch 16:00.0; NIC a (a lower address, on its own root port)
+    # shares only the host bridge; NIC b shares the switch; NIC c is on another NUMA node
+    nearest = _probe_module().nearest_by_path
+    gpu = {"pci": "0000:1b:00.0", "numa_node": 0, "bridge": "pci0000:15",
+           "path": ["0000:15:01.0", "0000:16:00.0", "0000:17:03.0", "0000:1b:00.0"]}
+    a = {"netdev": "a", "pci": "0000:15:02.0", "numa_node": 0, "bridge": "pci0000:15",
+         "path": ["0000:15:02.0"]}
+    b = {"netdev": "b", "pci": "0000:18:00.0", "numa_node": 0, "bridge": "pci0000:15",
+         "path": ["0000:15:01.0", "0000:16:00.0", "0000:17:00.0", "0000:18:00.0"]}
+    c = {"netdev": "c", "pci": "0000:01:00.0", "numa_node": 1, "bridge": "pci0000:00", "path": ["0000:00:01.0"]}
+    assert nearest([gpu], [a, b, c]) == ["b"]
+    assert nearest([gpu, dict(gpu, pci="0000:1c:00.0")], [a, b, c]) == ["b", "a"]   # one NIC per GPU
+    assert nearest([gpu], [c, dict(a, numa_node=1, bridge="pci0000:99")]) == ["c"]   # lower address on a tie
+    assert nearest([gpu], [c, dict(a, bridge="pci0000:99")]) == ["a"]                # same NUMA node first
+    assert nearest([gpu], []) == [""]
+
+
+def test_a_missing_gpu_leaves_fewer_gpus_than_compute_nics(tmp_path):
+    write_fake_dgx_h100(tmp_path, gpus=7)
+    answer = json.loads(probe(tmp_path, "discover").stdout)
+    assert _gpu_rdma(answer) == DGX_RAILS[:7]
+
+
+# `nvidia-smi topo -m` on a (cut-down) DGX H100, as drivers since 2023 print it: NIC columns named
+# NIC<j> with a "NIC Legend" (older drivers name the column after the RDMA device)
+TOPO = """\
+\tGPU0\tGPU1\tNIC0\tNIC1\tNIC2\tNIC3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tNV18\tPIX\tNODE\tNODE\tNODE\t0-55,112-167\t0\t\tN/A
+GPU1\tNV18\t X \tNODE\tNODE\tNODE\tPIX\t0-55,112-167\t0\t\tN/A
+NIC0\tPIX\tNODE\t X \tNODE\tNODE\tNODE\t\t\t\t
+NIC1\tNODE\tNODE\tNODE\t X \tPIX\tNODE\t\t\t\t
+
+Legend:
+
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
+  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
+  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)
+  PIX  = Connection traversing at most a single PCIe bridge
+  NV#  = Connection traversing a bonded set of # NVLinks
+
+NIC Legend:
+
+  NIC0: mlx5_0
+  NIC1: mlx5_1
+  NIC2: mlx5_2
+  NIC3: mlx5_3
+"""
+TOPO_NICS = [{"netdev": f"enp{i}", "rdma": f"mlx5_{i}", "pci": f"0000:{0x18 + i:02x}:00.0"} for i in range(4)]
+
+
+def test_nvidia_smi_topo_matrix_is_read_through_the_nic_legend():
+    module = _probe_module()
+    matrix = module.parse_topo(TOPO, TOPO_NICS)
+    assert matrix == {0: {"mlx5_0": 1, "mlx5_1": 4, "mlx5_2": 4, "mlx5_3": 4},
+                      1: {"mlx5_0": 4, "mlx5_1": 4, "mlx5_2": 4, "mlx5_3": 1}}
+    assert module.nearest_by_topo(matrix, 2, TOPO_NICS) == ["enp0", "enp3"]
+    assert module.nearest_by_topo(matrix, 3, TOPO_NICS) == []        # a GPU the matrix lacks: not used
+    # an older driver: the RDMA devices are the column names
+    old = TOPO.replace("NIC0\tNIC1\tNIC2\tNIC3", "mlx5_0\tmlx5_1\tmlx5_2\tmlx5_3").split("NIC0\tPIX")[0]
+    assert module.parse_topo(old, TOPO_NICS) == matrix
+
+
+def test_nvidia_smi_wins_over_sysfs_when_it_answers(tmp_path):
+    # a fake nvidia-smi that pairs GPU0 with mlx5_3 and GPU1 with mlx5_0 (the PCIe paths say the opposite)
+    write_fake_dgx_h100(tmp_path, gpus=2)
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\ncat <<'EOF'\n" + TOPO.replace("NIC3: mlx5_3", "NIC3: mlx5_0").replace(
+        "NIC0: mlx5_0", "NIC0: mlx5_3") + "EOF\n")
+    smi.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "FABRICGEN_SYSROOT": str(tmp_path), "FABRICGEN_NVIDIA_SMI": str(smi)}
+    done = subprocess.run([sys.executable, str(PROBE), "discover"], capture_output=True, text=True, env=env,
+                          timeout=60)
+    answer = json.loads(done.stdout)
+    assert answer["affinity"] == "nvidia-smi"
+    assert _gpu_rdma(answer) == ["mlx5_3", "mlx5_0"]
+    smi.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.'"
+                   "\nexit 9\n")
+    answer = json.loads(subprocess.run([sys.executable, str(PROBE), "discover"], capture_output=True, text=True,
+                                       env=env, timeout=60).stdout)
+    assert (answer["affinity"], _gpu_rdma(answer)) == ("sysfs", ["mlx5_0", "mlx5_3"])
+
+
+def test_sysfs_text_is_read_one_page_at_most(tmp_path):
+    write_fake_dgx_h100(tmp_path, gpus=1)
+    (tmp_path / "sys/bus/pci/devices/0000:1b:00.0/numa_node").write_text("0" * 10_000_000)
+    (tmp_path / "sys/class/net/enp24s0f0np0/address").write_text("a" * 10_000_000)
+    done = probe(tmp_path, "discover")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert len(done.stdout) < 10_000
+    assert answer["gpus"] == [{"pci": "0000:1b:00.0", "numa_node": None, "nic": "enp24s0f0np0"}]
