@@ -25,7 +25,8 @@ set -u
 
 NICS="ens1f0np0:mlx5_0 ens2f0np0:mlx5_1 ens3f0np0:mlx5_2 ens4f0np0:mlx5_3 ens5f0np0:mlx5_4 ens6f0np0:mlx5_5 ens7f0np0:mlx5_6 ens8f0np0:mlx5_7"
 TOOLING=dcb
-# DSCP << 2: cma_roce_tos (rdma_cm users) and the RDMA device's traffic class (other verbs users)
+# The ToS byte nccl.conf's NCCL_IB_TC asks for (DSCP 26 << 2, plus ECN bits when the intent sets them):
+# rdma_cm's default ToS and the RDMA device's global traffic class, which overrides NCCL's own
 TOS=104
 # dscp:priority pairs the NIC must map, RoCE data first, then CNP
 DSCP_MAP="26:3 48:6"
