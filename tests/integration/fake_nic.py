@@ -32,9 +32,12 @@ What each fake reproduces, and from where:
   Errors print "-E- ..." on stdout and exit 3 (MLX_CFG_ERROR). Only LINK_TYPE_P1/P2
   (IB(1), ETH(2), VPI(3)) exist here. A set value is pending until a firmware reset: the
   current value follows the port's sysfs link_layer, which only firmware_reset() changes.
-- `mlnx_qos`: mlnx-tools python/mlnx_qos output (trust state, dscp2prio, PFC table);
-  state per netdev, default trust pcp, PFC off, dscp>>3 priority map.
+- `mlnx_qos`: mlnx-tools python/mlnx_qos output (trust state, dscp2prio only under DSCP trust,
+  PFC table); --trust dscp/pcp adds/removes the 64 DSCP APP entries.
 - `dcb`: iproute2 dcb(8) `app show|add|replace ... dscp-prio`, `pfc show|set ... prio-pfc`.
+  Both act on one per-netdev DCB state as mlx5_core keeps it (default trust pcp, PFC off,
+  dscp>>3 map, no APP entries; the first DSCP APP entry switches trust to DSCP, the last one
+  removed back to PCP: en_dcbnl.c mlx5e_dcbnl_ieee_setapp/delapp).
 - `scontrol`: Slurm scontrol; logs its arguments and prints nothing on success, like
   `scontrol update`. FAKE_SCONTROL_FAIL=1 makes it fail as for an unknown node
   ("slurm_update error: Invalid node name specified", exit 1).
@@ -84,29 +87,79 @@ def save(path, data):
 log()
 '''
 
-FAKE_MLNX_QOS = _FAKE_COMMON + r'''
+# The NIC's DCB state as mlx5_core keeps it (drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c),
+# shared by the mlnx_qos and dcb fakes as by the real tools (both talk dcbnl to the driver):
+# trust state, the hardware DSCP->priority map (dscp2prio[], default DSCP >> 3), the DSCP APP
+# entries of the dcbnl app table and PFC per priority. mlx5e_dcbnl_ieee_setapp() switches trust
+# to DSCP when the first DSCP APP entry is added and writes the map; delapp() switches back to
+# PCP when the last one goes. Kept in $FAKE_NIC_STATE/mlnx_qos-<netdev>.json.
+_FAKE_DCBNL = _FAKE_COMMON + r"""
+def nic(ifc):
+    if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+        return None, None
+    path = Path(os.environ["FAKE_NIC_STATE"]) / f"mlnx_qos-{ifc}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    st = json.loads(path.read_text()) if path.exists() else {}
+    st.setdefault("trust", "pcp")
+    st.setdefault("pfc", [0] * 8)
+    st.setdefault("dscp", [d >> 3 for d in range(64)])
+    st.setdefault("app", {})                 # DSCP APP entries: "dscp" -> priority
+    return path, st
+
+def setapp(st, d, p):
+    if not st["app"]:
+        st["trust"] = "dscp"
+    st["dscp"][d] = p
+    st["app"][str(d)] = p
+
+def delapp(st, d):
+    st["app"].pop(str(d), None)
+    if not st["app"]:
+        st["trust"] = "pcp"
+"""
+
+# mlnx-tools python/mlnx_qos: `-i IFC` prints the state; --trust, --pfc, --dscp2prio set,D,P change
+# it. Under DSCP trust it prints "dscp2prio mapping:" with one "prio:N dscp:.." line per priority
+# (DSCPs high to low, each "%02d,"); under PCP trust there is no such block (the map is not in use).
+# --trust dscp adds one DSCP APP entry per DSCP (with the current map; the driver switches trust on
+# the first), --trust pcp removes them all (the driver switches back on the last).
+FAKE_MLNX_QOS = _FAKE_DCBNL + r"""
 args = sys.argv[1:]
 ifc = args[args.index("-i") + 1]
-if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+path, st = nic(ifc)
+if path is None:
     print(f"Netlink error: no such device {ifc}", file=sys.stderr)
     sys.exit(1)
-path, st = state(ifc, {"trust": "pcp", "pfc": [0] * 8, "dscp": [d >> 3 for d in range(64)]})
 changed = False
 if "--trust" in args:
-    st["trust"] = args[args.index("--trust") + 1]; changed = True
+    trust = args[args.index("--trust") + 1]
+    if trust == "dscp":
+        for d in range(64):
+            setapp(st, d, st["dscp"][d])
+    else:
+        for d in list(st["app"]):
+            delapp(st, int(d))
+    st["trust"] = trust
+    changed = True
 if "--pfc" in args:
-    st["pfc"] = [int(x) for x in args[args.index("--pfc") + 1].split(",")]; changed = True
+    st["pfc"] = [int(x) for x in args[args.index("--pfc") + 1].split(",")]
+    changed = True
 if "--dscp2prio" in args:
     op, d, p = args[args.index("--dscp2prio") + 1].split(",")
-    st["dscp"][int(d)] = int(p); changed = True
+    if op == "set":
+        setapp(st, int(d), int(p))
+    else:
+        delapp(st, int(d))
+    changed = True
 if changed:
     save(path, st)
 print("DCBX mode: OS controlled")
 print("Priority trust state: " + st["trust"])
-print("dscp2prio mapping:")
-for prio in range(8):
-    ds = [d for d in range(63, -1, -1) if st["dscp"][d] == prio]
-    print(f"\tprio:{prio} dscp:" + "".join(f"{d:02d}," for d in ds))
+if st["trust"] == "dscp":
+    print("dscp2prio mapping:")
+    for prio in range(8):
+        ds = [d for d in range(63, -1, -1) if st["dscp"][d] == prio]
+        print(f"\tprio:{prio} dscp:" + "".join(f"{d:02d}," for d in ds))
 print("default priority:")
 print("Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,")
 print("Cable len: 7")
@@ -117,37 +170,38 @@ print("\tbuffer      " + "   ".join(str(v) for v in st["pfc"]))
 for tc in range(8):
     print(f"tc: {tc} ratelimit: unlimited, tsa: vendor")
     print(f"\t priority:  {tc}")
-'''
+"""
 
-FAKE_DCB = _FAKE_COMMON + r'''
+# iproute2 dcb(8): `app show dev IFC dscp-prio` lists the DSCP APP entries ("dscp-prio D:P ...",
+# by DSCP), `app add|replace ... dscp-prio D:P` adds them (replace drops the DSCP's others),
+# `pfc show|set ... prio-pfc` reads and sets PFC per priority.
+FAKE_DCB = _FAKE_DCBNL + r"""
 args = [a for a in sys.argv[1:] if a != "-N"]
 obj, cmd = args[0], args[1]
 ifc = args[args.index("dev") + 1]
-if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+path, st = nic(ifc)
+if path is None:
     print(f"Cannot find device \"{ifc}\"", file=sys.stderr)
     sys.exit(1)
-path, st = state(ifc, {"app": [], "pfc": ["off"] * 8})
 if obj == "app" and cmd == "show":
-    print("dscp-prio " + " ".join(f"{d}:{p}" for d, p in sorted(st["app"])))
+    print("dscp-prio " + " ".join(f"{d}:{p}" for d, p in sorted((int(d), p) for d, p in st["app"].items())))
 elif obj == "app" and cmd in ("add", "replace"):
     for item in args[args.index("dscp-prio") + 1:]:
         d, p = (int(x) for x in item.split(":"))
-        if cmd == "replace":
-            st["app"] = [e for e in st["app"] if e[0] != d]
-        st["app"].append([d, p])
+        setapp(st, d, p)
     save(path, st)
 elif obj == "pfc" and cmd == "show":
-    print("prio-pfc " + " ".join(f"{i}:{v}" for i, v in enumerate(st["pfc"])))
+    print("prio-pfc " + " ".join(f"{i}:{'on' if v else 'off'}" for i, v in enumerate(st["pfc"])))
 elif obj == "pfc" and cmd == "set":
     for item in args[args.index("prio-pfc") + 1:]:
         k, v = item.split(":")
         for i in (range(8) if k == "all" else [int(k)]):
-            st["pfc"][i] = v
+            st["pfc"][i] = 1 if v == "on" else 0
     save(path, st)
 else:
     print("unsupported by the fake: " + " ".join(args), file=sys.stderr)
     sys.exit(2)
-'''
+"""
 
 # The configfs group as the kernel shows it: one ports/<n> per port of the RDMA device,
 # each with default_roce_mode and default_roce_tos (drivers/infiniband/core/cma_configfs.c).

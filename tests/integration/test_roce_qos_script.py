@@ -367,6 +367,9 @@ def test_qos_reset_is_detected_and_repaired_per_interface(tmp_path, fake_env):
     assert _lines(check.stdout, "differs:") == [
         "differs: ens2f0np0 trust: have 'pcp', want 'dscp'",
         "differs: ens2f0np0 pfc: have '0,0,0,0,0,0,0,0', want '0,0,0,1,0,0,0,0'",
+        # mlnx_qos shows no DSCP map under PCP trust (the driver does not use one then)
+        "differs: ens2f0np0 dscp 26 priority: have 'unused under pcp trust', want '3'",
+        "differs: ens2f0np0 dscp 48 priority: have 'unused under pcp trust', want '6'",
         "differs: ens2f0np0 ecn roce_np priority 3: have '0', want '1'",
         "differs: ens2f0np0 ecn roce_rp priority 3: have '0', want '1'",
         "differs: ens2f0np0 cnp dscp: have '0', want '48'",
@@ -398,7 +401,7 @@ def test_health_drains_only_when_something_differs(tmp_path, fake_env):
     drained = _run(script, env, "--health")
     assert drained.returncode == 1
     n = len(_lines(drained.stdout, "differs:"))
-    assert n == 8 and drained.stdout.splitlines()[-1] == f"summary: {n} setting(s) differ"
+    assert n == 10 and drained.stdout.splitlines()[-1] == f"summary: {n} setting(s) differ"
     assert [c for c in log.read_text().splitlines() if c.startswith("scontrol")] == [
         f"scontrol update NodeName={node} State=DRAIN Reason=fabricgen-roce-qos: {n} setting(s) differ"]
     assert f'changed: slurm node {node}: State=DRAIN Reason="fabricgen-roce-qos: {n} setting(s) differ"' \
@@ -749,3 +752,39 @@ def test_nccl_ib_tc_106_is_the_nic_tos_and_what_nccl_qps_send(tmp_path, fake_env
         assert qp_traffic_class(root, rdma, 106) == 106
     check = _run(script, env, "--check")
     assert check.returncode == 0 and "ok: mlx5_1 roce tos = 106" in check.stdout
+
+
+def test_fake_mlnx_qos_and_dcb_share_the_drivers_dcb_state(tmp_path, fake_env):
+    """As mlnx-tools' mlnx_qos and iproute2's dcb on mlx5 (en_dcbnl.c): no DSCP map printed under
+    PCP trust; --trust dscp adds the 64 DSCP APP entries, --trust pcp removes them; the first
+    APP entry dcb adds switches trust to DSCP."""
+    env, _ = fake_env
+    write_fake_sysfs(_root(env), NICS)
+    bin_dir = Path(env["PATH"].split(":")[0])
+
+    def tool(*args: str) -> str:
+        r = subprocess.run([str(bin_dir / args[0]), *args[1:]], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    def app(ifc: str) -> list[str]:
+        return tool("dcb", "-N", "app", "show", "dev", ifc, "dscp-prio").split()[1:]
+
+    fresh = tool("mlnx_qos", "-i", "ens1f0np0")
+    assert "Priority trust state: pcp" in fresh and "dscp2prio mapping:" not in fresh and "prio:3" not in fresh
+    assert app("ens1f0np0") == []
+    trusted = tool("mlnx_qos", "-i", "ens1f0np0", "--trust", "dscp")
+    assert "Priority trust state: dscp" in trusted
+    assert "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n" in trusted
+    assert app("ens1f0np0") == [f"{d}:{d >> 3}" for d in range(64)]
+    tool("mlnx_qos", "-i", "ens1f0np0", "--dscp2prio", "set,34,3")
+    assert "34:3" in app("ens1f0np0") and len(app("ens1f0np0")) == 64
+    back = tool("mlnx_qos", "-i", "ens1f0np0", "--trust", "pcp")
+    assert "Priority trust state: pcp" in back and "dscp2prio" not in back and app("ens1f0np0") == []
+
+    tool("dcb", "app", "replace", "dev", "ens2f0np0", "dscp-prio", "26:3")
+    assert app("ens2f0np0") == ["26:3"]
+    shown = tool("mlnx_qos", "-i", "ens2f0np0")
+    assert "Priority trust state: dscp" in shown and "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n" in shown
+    tool("dcb", "pfc", "set", "dev", "ens2f0np0", "prio-pfc", "all:off", "3:on")
+    assert "\tenabled     0   0   0   1   0   0   0   0\n" in tool("mlnx_qos", "-i", "ens2f0np0")

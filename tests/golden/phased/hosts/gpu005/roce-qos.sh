@@ -176,6 +176,10 @@ qos_mlnx() {
     fi
     trust=$(printf '%s\n' "$state" | sed -n 's/^[[:space:]]*Priority trust state:[[:space:]]*\([a-z]*\).*/\1/p')
     settle "$ifc trust" "$trust" dscp mlnx_qos -i "$ifc" --trust dscp
+    # mlnx_qos prints the DSCP map only under DSCP trust: read it again once trust is DSCP
+    if [ "$CHECK" = 0 ] && [ "$trust" != dscp ]; then
+        state=$(mlnx_qos -i "$ifc" 2>&1) || state=""
+    fi
     pfc=$(printf '%s\n' "$state" | awk '$1 == "enabled" { v = $2; for (i = 3; i <= 9; i++) v = v "," $i; print v; exit }')
     settle "$ifc pfc" "$pfc" "$PFC_VECTOR" mlnx_qos -i "$ifc" --pfc "$PFC_VECTOR"
     for pair in $DSCP_MAP; do
@@ -187,6 +191,7 @@ qos_mlnx() {
                     n = split(substr($i, 6), list, ",")
                     for (j = 1; j <= n; j++) if (list[j] != "" && list[j] + 0 == d + 0) { print prio; exit }
                 } } }')
+        [ -n "$cur" ] || [ "$trust" = dscp ] || cur="unused under $trust trust"
         settle "$ifc dscp $d priority" "$cur" "$p" mlnx_qos -i "$ifc" --dscp2prio "set,$d,$p"
     done
 }
