@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 from generator.checks.registry import ERROR, WARNING, CheckContext, rule
 from generator.plan.nccl import (
+    ECN_CE,
+    ECN_MASK,
     LINK_LOCAL_GID_INDEXES,
     RAIL_ALIGNED_KINDS,
     ROCE_V2_IPV4_GID_INDEX,
@@ -265,12 +267,20 @@ def nccl_tc_mismatch(ctx: CheckContext) -> Finding:
     classify DSCP (ToS >> 2) into the lossless priority. A different DSCP puts all
     NCCL traffic in a lossy queue: no PFC, drops under incast, go-back-N
     retransmissions. fabricgen sets NCCL_IB_TC from roce.dscp; this fires when
-    nccl.settings overrides it with a value for another DSCP."""
+    nccl.settings overrides it with a value for another DSCP, or with the ECN bits 11
+    (Congestion Experienced, RFC 3168): every packet would arrive marked, so the receiving
+    NIC answers each with a CNP and DCQCN holds every sender at its minimum rate.
+    ECT(0) (106 for DSCP 26, NVIDIA's usual value) and ECT(1) are accepted: the switches
+    classify on the DSCP alone, and roce-qos.sh gives the NIC the same ToS (nic_tos)."""
     qos = ctx.plan.qos
     tc = _int(_nccl(ctx).get("NCCL_IB_TC"))
     if tc is not None and 0 <= tc <= 255 and tc >> 2 != qos.roce_dscp:
         yield "nccl.settings.NCCL_IB_TC", (f"{tc} marks DSCP {tc >> 2} but the switches carry RoCE on DSCP "
                                            f"{qos.roce_dscp}: use {qos.tos} (or {qos.tos | 2} with ECT(0))")
+    elif tc is not None and 0 <= tc <= 255 and tc & ECN_MASK == ECN_CE:
+        yield "nccl.settings.NCCL_IB_TC", (f"{tc} sets the ECN bits to 11 (Congestion Experienced): every "
+                                           f"packet would look congested and DCQCN would throttle every sender; "
+                                           f"use {qos.tos} (or {qos.tos | 2} with ECT(0))")
     mapped = dict(qos.dscp_to_priority)
     if mapped.get(qos.roce_dscp) != qos.roce_priority:
         yield "roce.dscp", (f"switch maps DSCP {qos.roce_dscp} to priority {mapped.get(qos.roce_dscp)} but the "

@@ -143,7 +143,7 @@ class QosPlan:
     pfc_watchdog_ms: tuple[int | None, int | None, int | None]
     switch_mtu: int
     host_mtu: int
-    tos: int                                          # DSCP << 2, for NCCL_IB_TC and cma_roce_tos
+    tos: int                                          # DSCP << 2: NCCL_IB_TC default (NIC ToS: nccl.nic_tos)
     # NVUE lossless defaults differ from the intent: only these need explicit keys
     differs_from_nvue_default: bool
 

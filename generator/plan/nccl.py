@@ -4,7 +4,9 @@ Choices (ROCE.md §1, §6):
 - `NCCL_IB_HCA==mlx5_0:1,...`: the leading `=` asks for exact names; without it
   `mlx5_1` also selects mlx5_10..mlx5_19 on 16-NIC servers. Port 1 of every rail NIC.
 - `NCCL_IB_TC` is the ToS byte (DSCP << 2) from the QoS plan, so NCCL marks exactly
-  the DSCP the switches classify into the lossless priority.
+  the DSCP the switches classify into the lossless priority. nccl.settings may set it with
+  ECN bits (106 = DSCP 26 + ECT(0), as NVIDIA's pages do); the NIC's default ToS and
+  global traffic class then follow it (`nic_tos`), since the global class overrides NCCL's.
 - `NCCL_IB_HCA` per host when `hosts.discovered` gives that host other RDMA names than
   hosts.rails (inbox drivers name devices rocep..., a DGX H100's compute NICs are
   mlx5_0,3,4,5,6,9,10,11): `build_nccl(..., rdma=...)`, kept in FabricPlan.host_nccl.
@@ -91,6 +93,24 @@ def c_int(text: str | None) -> int | None:
         return int(text, 8)
 
 
+# The ToS byte is DSCP << 2 | ECN (RFC 3168 §5): 0b10 ECT(0), 0b01 ECT(1), 0b11 Congestion Experienced
+ECN_MASK = 0b11
+ECN_CE = 0b11
+
+
+def nic_tos(nccl: NcclPlan, qos: QosPlan) -> int:
+    """The ToS byte roce-qos.sh gives every rail NIC: rdma_cm's default ToS (cma_roce_tos or
+    configfs) and MLNX_OFED/DOCA's global tc/1/traffic_class. That global class overrides the
+    traffic class of every QP on the port, NCCL's included (mlx5_ib tclass_get_tclass_locked;
+    DEVICE_STATE.md), so it must be exactly what nccl.conf's NCCL_IB_TC asks for: NVIDIA's RoCE
+    pages use 106 (DSCP 26 with ECT(0)) where fabricgen's default is 104 (DSCP 26 << 2). A value
+    FG310 refuses (another DSCP than roce.dscp, or the CE bits) falls back to qos.tos."""
+    tc = c_int(dict(nccl.settings).get("NCCL_IB_TC"))
+    if tc is None or not 0 <= tc <= 0xFF or tc >> 2 != qos.roce_dscp or tc & ECN_MASK == ECN_CE:
+        return qos.tos
+    return tc
+
+
 def gid_check_index(nccl: NcclPlan) -> int | None:
     """The GID index roce-qos.sh --check must find RoCEv2/IPv4 on every rail NIC, or None
     when NCCL auto-selects (no key, -1, or a value NCCL would not read as an index; FG302
@@ -131,6 +151,6 @@ def build_nccl(intent: Intent, qos: QosPlan, rdma: Sequence[str] | None = None) 
     return NcclPlan(settings=tuple(out.items()))
 
 
-__all__ = ["build_nccl", "socket_ifname", "CONTAINER_IFNAME", "nccl_param_names", "setting_text", "nccl_auto_selects_gid", "gid_check_index", "c_int",
+__all__ = ["build_nccl", "nic_tos", "ECN_MASK", "ECN_CE", "socket_ifname", "CONTAINER_IFNAME", "nccl_param_names", "setting_text", "nccl_auto_selects_gid", "gid_check_index", "c_int",
            "RAIL_ALIGNED_KINDS", "ECMP_QPS_PER_CONNECTION", "AUTO_GID_NCCL", "ROCE_V2_IPV4_GID_INDEX",
            "LINK_LOCAL_GID_INDEXES"]

@@ -11,7 +11,7 @@ is the only one whose nccl.conf/nccl.env are rendered for it.
 from __future__ import annotations
 
 from generator.plan.model import FabricPlan, Host
-from generator.plan.nccl import gid_check_index
+from generator.plan.nccl import gid_check_index, nic_tos
 from generator.render.environment import template
 
 # Where playbooks/hosts.yml installs each file (below fabricgen_root), and with which mode.
@@ -106,6 +106,8 @@ def _shared(plan: FabricPlan) -> dict:
         "pfc_vector": ",".join("1" if p in qos.pfc_priorities else "0" for p in range(8)),
         # the GID index nccl.conf pins, which roce-qos.sh --check verifies ("" = NCCL auto-selects)
         "gid_index": "" if (index := gid_check_index(plan.nccl)) is None else str(index),
+        # the ToS the NIC gives rdma_cm users and (OFED/DOCA) every QP: NCCL_IB_TC's (nic_tos)
+        "tos": nic_tos(plan.nccl, qos),
         "udev": {},                 # rail netdevs (the same on every host of a plan) -> rules file
     }
     if plan.host_lldpd:
@@ -134,6 +136,7 @@ def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
         "qos": plan.qos,
         "pfc_vector": shared["pfc_vector"],
         "gid_index": shared["gid_index"],
+        "tos": shared["tos"],
         "tcp_buffer_max": TCP_BUFFER_MAX,
         "script_path": SCRIPT_PATH,
         "script_name": SCRIPT_PATH.rsplit("/", 1)[-1],

@@ -32,9 +32,12 @@ What each fake reproduces, and from where:
   Errors print "-E- ..." on stdout and exit 3 (MLX_CFG_ERROR). Only LINK_TYPE_P1/P2
   (IB(1), ETH(2), VPI(3)) exist here. A set value is pending until a firmware reset: the
   current value follows the port's sysfs link_layer, which only firmware_reset() changes.
-- `mlnx_qos`: mlnx-tools python/mlnx_qos output (trust state, dscp2prio, PFC table);
-  state per netdev, default trust pcp, PFC off, dscp>>3 priority map.
+- `mlnx_qos`: mlnx-tools python/mlnx_qos output (trust state, dscp2prio only under DSCP trust,
+  PFC table); --trust dscp/pcp adds/removes the 64 DSCP APP entries.
 - `dcb`: iproute2 dcb(8) `app show|add|replace ... dscp-prio`, `pfc show|set ... prio-pfc`.
+  Both act on one per-netdev DCB state as mlx5_core keeps it (default trust pcp, PFC off,
+  dscp>>3 map, no APP entries; the first DSCP APP entry switches trust to DSCP, the last one
+  removed back to PCP: en_dcbnl.c mlx5e_dcbnl_ieee_setapp/delapp).
 - `scontrol`: Slurm scontrol; logs its arguments and prints nothing on success, like
   `scontrol update`. FAKE_SCONTROL_FAIL=1 makes it fail as for an unknown node
   ("slurm_update error: Invalid node name specified", exit 1).
@@ -55,7 +58,9 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import shutil
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -82,29 +87,79 @@ def save(path, data):
 log()
 '''
 
-FAKE_MLNX_QOS = _FAKE_COMMON + r'''
+# The NIC's DCB state as mlx5_core keeps it (drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c),
+# shared by the mlnx_qos and dcb fakes as by the real tools (both talk dcbnl to the driver):
+# trust state, the hardware DSCP->priority map (dscp2prio[], default DSCP >> 3), the DSCP APP
+# entries of the dcbnl app table and PFC per priority. mlx5e_dcbnl_ieee_setapp() switches trust
+# to DSCP when the first DSCP APP entry is added and writes the map; delapp() switches back to
+# PCP when the last one goes. Kept in $FAKE_NIC_STATE/mlnx_qos-<netdev>.json.
+_FAKE_DCBNL = _FAKE_COMMON + r"""
+def nic(ifc):
+    if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+        return None, None
+    path = Path(os.environ["FAKE_NIC_STATE"]) / f"mlnx_qos-{ifc}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    st = json.loads(path.read_text()) if path.exists() else {}
+    st.setdefault("trust", "pcp")
+    st.setdefault("pfc", [0] * 8)
+    st.setdefault("dscp", [d >> 3 for d in range(64)])
+    st.setdefault("app", {})                 # DSCP APP entries: "dscp" -> priority
+    return path, st
+
+def setapp(st, d, p):
+    if not st["app"]:
+        st["trust"] = "dscp"
+    st["dscp"][d] = p
+    st["app"][str(d)] = p
+
+def delapp(st, d):
+    st["app"].pop(str(d), None)
+    if not st["app"]:
+        st["trust"] = "pcp"
+"""
+
+# mlnx-tools python/mlnx_qos: `-i IFC` prints the state; --trust, --pfc, --dscp2prio set,D,P change
+# it. Under DSCP trust it prints "dscp2prio mapping:" with one "prio:N dscp:.." line per priority
+# (DSCPs high to low, each "%02d,"); under PCP trust there is no such block (the map is not in use).
+# --trust dscp adds one DSCP APP entry per DSCP (with the current map; the driver switches trust on
+# the first), --trust pcp removes them all (the driver switches back on the last).
+FAKE_MLNX_QOS = _FAKE_DCBNL + r"""
 args = sys.argv[1:]
 ifc = args[args.index("-i") + 1]
-if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+path, st = nic(ifc)
+if path is None:
     print(f"Netlink error: no such device {ifc}", file=sys.stderr)
     sys.exit(1)
-path, st = state(ifc, {"trust": "pcp", "pfc": [0] * 8, "dscp": [d >> 3 for d in range(64)]})
 changed = False
 if "--trust" in args:
-    st["trust"] = args[args.index("--trust") + 1]; changed = True
+    trust = args[args.index("--trust") + 1]
+    if trust == "dscp":
+        for d in range(64):
+            setapp(st, d, st["dscp"][d])
+    else:
+        for d in list(st["app"]):
+            delapp(st, int(d))
+    st["trust"] = trust
+    changed = True
 if "--pfc" in args:
-    st["pfc"] = [int(x) for x in args[args.index("--pfc") + 1].split(",")]; changed = True
+    st["pfc"] = [int(x) for x in args[args.index("--pfc") + 1].split(",")]
+    changed = True
 if "--dscp2prio" in args:
     op, d, p = args[args.index("--dscp2prio") + 1].split(",")
-    st["dscp"][int(d)] = int(p); changed = True
+    if op == "set":
+        setapp(st, int(d), int(p))
+    else:
+        delapp(st, int(d))
+    changed = True
 if changed:
     save(path, st)
 print("DCBX mode: OS controlled")
 print("Priority trust state: " + st["trust"])
-print("dscp2prio mapping:")
-for prio in range(8):
-    ds = [d for d in range(63, -1, -1) if st["dscp"][d] == prio]
-    print(f"\tprio:{prio} dscp:" + "".join(f"{d:02d}," for d in ds))
+if st["trust"] == "dscp":
+    print("dscp2prio mapping:")
+    for prio in range(8):
+        ds = [d for d in range(63, -1, -1) if st["dscp"][d] == prio]
+        print(f"\tprio:{prio} dscp:" + "".join(f"{d:02d}," for d in ds))
 print("default priority:")
 print("Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,")
 print("Cable len: 7")
@@ -115,37 +170,38 @@ print("\tbuffer      " + "   ".join(str(v) for v in st["pfc"]))
 for tc in range(8):
     print(f"tc: {tc} ratelimit: unlimited, tsa: vendor")
     print(f"\t priority:  {tc}")
-'''
+"""
 
-FAKE_DCB = _FAKE_COMMON + r'''
+# iproute2 dcb(8): `app show dev IFC dscp-prio` lists the DSCP APP entries ("dscp-prio D:P ...",
+# by DSCP), `app add|replace ... dscp-prio D:P` adds them (replace drops the DSCP's others),
+# `pfc show|set ... prio-pfc` reads and sets PFC per priority.
+FAKE_DCB = _FAKE_DCBNL + r"""
 args = [a for a in sys.argv[1:] if a != "-N"]
 obj, cmd = args[0], args[1]
 ifc = args[args.index("dev") + 1]
-if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+path, st = nic(ifc)
+if path is None:
     print(f"Cannot find device \"{ifc}\"", file=sys.stderr)
     sys.exit(1)
-path, st = state(ifc, {"app": [], "pfc": ["off"] * 8})
 if obj == "app" and cmd == "show":
-    print("dscp-prio " + " ".join(f"{d}:{p}" for d, p in sorted(st["app"])))
+    print("dscp-prio " + " ".join(f"{d}:{p}" for d, p in sorted((int(d), p) for d, p in st["app"].items())))
 elif obj == "app" and cmd in ("add", "replace"):
     for item in args[args.index("dscp-prio") + 1:]:
         d, p = (int(x) for x in item.split(":"))
-        if cmd == "replace":
-            st["app"] = [e for e in st["app"] if e[0] != d]
-        st["app"].append([d, p])
+        setapp(st, d, p)
     save(path, st)
 elif obj == "pfc" and cmd == "show":
-    print("prio-pfc " + " ".join(f"{i}:{v}" for i, v in enumerate(st["pfc"])))
+    print("prio-pfc " + " ".join(f"{i}:{'on' if v else 'off'}" for i, v in enumerate(st["pfc"])))
 elif obj == "pfc" and cmd == "set":
     for item in args[args.index("prio-pfc") + 1:]:
         k, v = item.split(":")
         for i in (range(8) if k == "all" else [int(k)]):
-            st["pfc"][i] = v
+            st["pfc"][i] = 1 if v == "on" else 0
     save(path, st)
 else:
     print("unsupported by the fake: " + " ".join(args), file=sys.stderr)
     sys.exit(2)
-'''
+"""
 
 # The configfs group as the kernel shows it: one ports/<n> per port of the RDMA device,
 # each with default_roce_mode and default_roce_tos (drivers/infiniband/core/cma_configfs.c).
@@ -209,6 +265,100 @@ print(tos_file.read_text(), end="")
 if need_clean:
     shutil.rmtree(group)
 '''
+
+# configfs rdma_cm as the kernel runs it (drivers/infiniband/core/cma_configfs.c;
+# Documentation/ABI/testing/configfs-rdma_cm), for a script that does cma_roce_tos' work itself
+# with mkdir/echo/cat/rmdir. A plain directory cannot do what configfs does on mkdir and rmdir,
+# so `mkdir` and `rmdir` on PATH stand in for the kernel there and hand every other path to the
+# real coreutils binaries (the script's own `echo >`/`cat` hit plain files in between):
+# - mkdir rdma_cm/<dev>: make_cma_dev() finds the RDMA device or fails ENODEV ("No such device");
+#   the new group shows ports/<n>/{default_roce_mode, default_roce_tos} for every port, with the
+#   value the kernel keeps in its cma_device (so it survives the group; kept in the same
+#   $FAKE_NIC_STATE file as the cma_roce_tos fake's). An existing group: EEXIST. mkdir anywhere
+#   else below rdma_cm (inside a group): EPERM, as configfs has no make_group there.
+# - rmdir rdma_cm/<dev>: drops the group and its default groups (ports/...); the values written
+#   into default_roce_tos while it existed stay in the kernel (written to $FAKE_NIC_STATE here,
+#   with one "configfs write <dev> port <p> default_roce_tos=<v>" line in $FAKE_NIC_LOG for each
+#   file that was written, as the kernel's store would have run). rmdir of a default group
+#   (ports, ports/<n>): EPERM. A non-number would have been refused by kstrtou8 (EINVAL) at
+#   write time: the fake keeps the old value then.
+FAKE_CONFIGFS_DIR = r"""#!/usr/bin/python3
+import json, os, shutil, sys
+from pathlib import Path
+
+NAME = Path(sys.argv[0]).name
+SYSROOT = os.environ.get("FABRICGEN_SYSROOT", "")
+
+def real():
+    here = Path(sys.argv[0]).resolve().parent
+    dirs = [d for d in os.environ.get("PATH", "").split(":") if d and Path(d).resolve() != here]
+    found = shutil.which(NAME, path=":".join(dirs + ["/usr/bin", "/bin"]))
+    os.execv(found, [found] + sys.argv[1:])
+
+args = [a for a in sys.argv[1:] if not a.startswith("-")]
+flags = [a for a in sys.argv[1:] if a.startswith("-")]
+rdma_cm = Path(SYSROOT + "/sys/kernel/config/rdma_cm") if SYSROOT else None
+def below(p):
+    try:
+        return Path(os.path.abspath(p)).relative_to(rdma_cm).parts
+    except ValueError:
+        return None
+if rdma_cm is None or not args or any(below(a) is None for a in args):
+    real()
+
+def kernel(dev):
+    path = Path(os.environ["FAKE_NIC_STATE"]) / f"cma_roce_tos-{dev}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path, (json.loads(path.read_text()) if path.exists() else {"tos": {}})
+
+def err(a, why):
+    verb = "cannot create directory" if NAME == "mkdir" else "failed to remove"
+    print(f"{NAME}: {verb} '{a}': {why}", file=sys.stderr)
+    return 1
+
+rc = 0
+for a in args:
+    parts = below(a)
+    group = rdma_cm.joinpath(*parts[:1]) if parts else rdma_cm
+    if NAME == "mkdir":
+        if not rdma_cm.is_dir():
+            rc |= err(a, "No such file or directory")
+        elif len(parts) != 1:
+            if not ("-p" in flags and Path(a).is_dir()):
+                rc |= err(a, "Operation not permitted" if parts else "File exists")
+        elif group.is_dir():
+            if "-p" not in flags:
+                rc |= err(a, "File exists")
+        elif not Path(SYSROOT + "/sys/class/infiniband", parts[0]).is_dir():
+            rc |= err(a, "No such device")
+        else:
+            _, st = kernel(parts[0])
+            for port in sorted(Path(SYSROOT + "/sys/class/infiniband", parts[0], "ports").iterdir()):
+                d = group / "ports" / port.name
+                d.mkdir(parents=True)
+                (d / "default_roce_mode").write_text("RoCE v2\n")
+                tos = d / "default_roce_tos"
+                tos.write_text(f"{st['tos'].get(port.name, 0)}\n")
+                os.utime(tos, ns=(0, 0))    # written since the group was made: mtime moves
+    else:
+        if len(parts) != 1:
+            rc |= err(a, "Operation not permitted" if parts else "Device or resource busy")
+        elif not group.is_dir():
+            rc |= err(a, "No such file or directory")
+        else:
+            path, st = kernel(parts[0])
+            for tos in sorted(group.glob("ports/*/default_roce_tos")):
+                text = tos.read_text().strip()
+                if tos.stat().st_mtime_ns != 0:
+                    port = tos.parent.name
+                    with open(os.environ["FAKE_NIC_LOG"], "a") as f:
+                        f.write(f"configfs write {parts[0]} port {port} default_roce_tos={text}\n")
+                    if text.isdigit() and int(text) <= 255:
+                        st["tos"][port] = int(text)
+            path.write_text(json.dumps(st))
+            shutil.rmtree(group)
+sys.exit(rc)
+"""
 
 FAKE_MLXCONFIG = _FAKE_COMMON + r'''
 import re
@@ -328,13 +478,18 @@ if os.environ.get("FAKE_SCONTROL_FAIL"):
 '''
 
 FAKE_TOOLS = {"mlnx_qos": FAKE_MLNX_QOS, "dcb": FAKE_DCB, "cma_roce_tos": FAKE_CMA_ROCE_TOS,
-              "mlxconfig": FAKE_MLXCONFIG, "scontrol": FAKE_SCONTROL}
+              "mlxconfig": FAKE_MLXCONFIG, "scontrol": FAKE_SCONTROL,
+              "mkdir": FAKE_CONFIGFS_DIR, "rmdir": FAKE_CONFIGFS_DIR}
 
 
-def write_fake_nic_tools(bin_dir: Path) -> Path:
-    """mlnx_qos, dcb, cma_roce_tos, mlxconfig and scontrol fakes in bin_dir (put it first on PATH)."""
+def write_fake_nic_tools(bin_dir: Path, *, without: Sequence[str] = ()) -> Path:
+    """mlnx_qos, dcb, cma_roce_tos, mlxconfig and scontrol fakes in bin_dir (put it first on PATH),
+    and the configfs stand-ins mkdir/rmdir; `without` leaves tools out (("cma_roce_tos",): an
+    inbox host without mlnx-tools)."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     for name, text in FAKE_TOOLS.items():
+        if name in without:
+            continue
         path = bin_dir / name
         path.write_text(text)
         path.chmod(0o755)
@@ -436,7 +591,7 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
                      state: str | Mapping[str, str] = "ACTIVE",
                      rate_gbps: int | str | Mapping[str, int | str] = 400,
                      gpudirect: str | bool = "nvidia-peermem", rdma_cm: bool = True,
-                     addresses: Mapping[str, Sequence[str]] | None = None) -> Path:
+                     addresses: Mapping[str, Sequence[str]] | None = None, lockdown: str = "none") -> Path:
     """A /sys tree of ConnectX rail NICs for roce-qos.sh, the playbook and discovery.
 
     netdevs[i] is PCI function pci[i] (default 0000:<08+i>:00.0) with RDMA device rdma[i]
@@ -450,7 +605,8 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
     open kernel driver, no peermem) or "none"; True/False mean nvidia-peermem/none.
     rdma_cm: the rdma_cm module loaded (/sys/kernel/config/rdma_cm). addresses: the IPv4/IPv6
     addresses per netdev the GID table is built from (default one address, 192.0.2.<i+1>;
-    write_fake_gids changes it later). `ecn_prios` is accepted for older callers: every
+    write_fake_gids changes it later). lockdown: the kernel lockdown level ("none", "integrity",
+    "confidentiality"; /sys/kernel/security/lockdown), see lock_fake_debugfs. `ecn_prios` is accepted for older callers: every
     priority gets its ecn file. Calling it again on the same root keeps what is there."""
     if gpudirect is True:
         gpudirect = "nvidia-peermem"
@@ -504,6 +660,12 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
                 _fresh_qos_files(root, ifc, fn)
     if rdma_cm:
         (sys_dir / "kernel/config/rdma_cm").mkdir(parents=True, exist_ok=True)
+    if lockdown not in LOCKDOWN_LEVELS:
+        raise ValueError(f"lockdown must be one of {LOCKDOWN_LEVELS}, not {lockdown!r}")
+    # security/lockdown/lockdown.c lockdown_read(): every level, the current one in brackets
+    security = sys_dir / "kernel/security"
+    security.mkdir(parents=True, exist_ok=True)
+    (security / "lockdown").write_text(" ".join(f"[{lv}]" if lv == lockdown else lv for lv in LOCKDOWN_LEVELS) + "\n")
     if gpudirect != "none":
         (sys_dir / "module/nvidia").mkdir(parents=True, exist_ok=True)
         (sys_dir / "module/nvidia/initstate").write_text("live\n")
@@ -514,6 +676,64 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         (sys_dir / "module/nvidia_peermem").mkdir(parents=True, exist_ok=True)
         (sys_dir / "module/nvidia_peermem/initstate").write_text("live\n")
     return root
+
+
+LOCKDOWN_LEVELS = ("none", "integrity", "confidentiality")
+
+# MLNX_OFED/DOCA mlx5_ib tc/<port>/traffic_class (mlnx-ofa_kernel drivers/infiniband/hw/mlx5/
+# main.c): traffic_class_store() takes a number (kstrtoint, 0..255) as the port's global class or
+# a rule "[src_ip=...,][dst_ip=...,]tclass=N"; traffic_class_show() prints "Global tclass=<n>\n"
+# once a global class is set (nothing while it is -1, as after every driver load), then the rules.
+_TCLASS_NUMBER = re.compile(r"^\s*(-?(?:0x[0-9a-fA-F]+|[0-9]+))\s*$")
+
+
+def show_fake_sysfs(root: Path) -> None:
+    """What the driver's show functions print for what was stored since: a plain file cannot
+    turn a write into the driver's output, so tests call this after every run of a script (a
+    script that wrote N and read it back in the same run would see N; roce-qos.sh does not).
+    traffic_class: a stored number becomes "Global tclass=N" (a negative one: unset, empty)."""
+    for tc in sorted((root / "sys/class/infiniband").glob("*/tc/*/traffic_class")):
+        m = _TCLASS_NUMBER.match(tc.read_text())
+        if m:
+            value = int(m.group(1), 0)
+            tc.write_text(f"Global tclass={value}\n" if 0 <= value <= 0xFF else "")
+
+
+def qp_traffic_class(root: Path, rdma: str, requested: int, port: int = 1) -> int:
+    """The traffic class a RoCE QP on `rdma` sends with when its owner asked for `requested`
+    (NCCL: NCCL_IB_TC): OFED/DOCA's global class, when set, replaces it (tclass_get_tclass_locked;
+    writing traffic_class also rewrites live QPs, tclass_update_qps); else the QP's own."""
+    tc = root / "sys/class/infiniband" / rdma / "tc" / str(port) / "traffic_class"
+    text = tc.read_text() if tc.exists() else ""
+    m = re.match(r"^Global tclass=([0-9]+)$", text.splitlines()[0]) if text.strip() else None
+    return int(m.group(1)) if m else requested
+
+
+def lock_fake_debugfs(root: Path) -> bool:
+    """Make the mlx5 debugfs files refuse writes with EPERM, as debugfs does under kernel lockdown
+    (fs/debugfs/file.c debugfs_locked_down(): LOCKDOWN_DEBUGFS, an integrity reason, refuses
+    every open of a file with a write bit; mlx5 creates cc_params/* 0600, drivers/infiniband/hw/
+    mlx5/cong.c). Done with the immutable attribute (chattr +i: writes fail EPERM, for root too);
+    reads still work here, where the kernel would refuse them too. False when this machine cannot
+    (no chattr, no CAP_LINUX_IMMUTABLE, a filesystem without it): the caller skips then.
+    unlock_fake_debugfs undoes it (pytest cannot remove an immutable file)."""
+    files = sorted(str(f) for f in (root / "sys/kernel/debug/mlx5").glob("*/cc_params/*"))
+    if not files or shutil.which("chattr") is None:
+        return False
+    if subprocess.run(["chattr", "+i", *files], capture_output=True).returncode != 0:
+        return False
+    try:
+        Path(files[0]).write_text("0\n")
+    except PermissionError:
+        return True
+    unlock_fake_debugfs(root)
+    return False
+
+
+def unlock_fake_debugfs(root: Path) -> None:
+    files = sorted(str(f) for f in (root / "sys/kernel/debug/mlx5").glob("*/cc_params/*"))
+    if files and shutil.which("chattr"):
+        subprocess.run(["chattr", "-i", *files], capture_output=True)
 
 
 def _nic_of(root: Path, netdev: str) -> tuple[str, list[str]]:
@@ -573,6 +793,7 @@ def firmware_reset(root: Path, state_dir: Path, pci: str) -> None:
         reset_nic_qos(root, state_dir, net.name)
 
 
-__all__ = ["FAKE_TOOLS", "GID_TABLE_LEN", "ROCE_V1", "ROCE_V2", "ZERO_GID", "firmware_reset",
+__all__ = ["FAKE_TOOLS", "GID_TABLE_LEN", "LOCKDOWN_LEVELS", "ROCE_V1", "ROCE_V2", "ZERO_GID", "firmware_reset",
+           "lock_fake_debugfs", "unlock_fake_debugfs", "qp_traffic_class", "show_fake_sysfs",
            "remove_rdma_device", "reset_nic_qos", "write_fake_gids", "write_fake_nic_tools",
            "write_fake_sysfs"]

@@ -1,7 +1,7 @@
 """Every rendered netplan.yaml of the examples passes the real `netplan generate`, and what
 networkd gets carries the issue 16 keys: RequiredForOnline=no (optional), ConfigureWithoutCarrier=yes
-(ignore-carrier) and the rails stay with networkd even when another file makes NetworkManager the
-global renderer."""
+(ignore-carrier); the rails stay with networkd and the management NIC with NetworkManager when
+another file makes NetworkManager the global renderer (issue 24, item 1)."""
 
 from __future__ import annotations
 
@@ -74,19 +74,37 @@ def test_every_host_netplan_generates(netplan, tmp_path, name):
         assert not list((root / "run/systemd/network").glob(f"*{plan.mgmt_interface}*"))
 
 
-def test_rails_stay_on_networkd_under_a_global_networkmanager(netplan, tmp_path):
-    """Another netplan file that makes NetworkManager the global renderer (a later file wins the
-    global key) must not take the rails: NetworkManager's backend drops the routing-policy rule."""
+# What Ubuntu desktop images ship (network-manager's netplan default) and what cloud-init writes
+# for the management NIC: NM is the global renderer and the NIC has no renderer of its own.
+NM_GLOBAL = "network:\n  version: 2\n  renderer: NetworkManager\n"
+CLOUD_INIT_MGMT = "network:\n  version: 2\n  ethernets:\n    {mgmt}:\n      dhcp4: true\n"
+
+
+@pytest.mark.parametrize("nm_file", ["01-network-manager-all.yaml", "99-desktop.yaml"])
+def test_rails_go_to_networkd_and_the_management_nic_stays_with_networkmanager(netplan, tmp_path, nm_file):
+    """netplan's global renderer is last-file-wins and applies to every device without its own
+    (netplan src/parse.c); a device's own renderer wins over it (netplan "YAML configuration":
+    renderer is valid per device). Before or after our 60-fabricgen.yaml, a file that makes NM
+    global must keep the management NIC on NM, and must not take the rails (NM's backend drops
+    the routing-policy rule)."""
     plan = compile_plan(load_intent(REPO / "inventories" / "small" / "fabric.yaml").intent)
     host = plan.hosts[0]
+    mgmt = plan.mgmt_interface
     etc = tmp_path / "etc/netplan"
     etc.mkdir(parents=True)
+    (etc / nm_file).write_text(NM_GLOBAL)
+    (etc / "50-cloud-init.yaml").write_text(CLOUD_INIT_MGMT.format(mgmt=mgmt))
     (etc / "60-fabricgen.yaml").write_text(render_host(plan, host)[f"hosts/{host.name}/netplan.yaml"])
-    (etc / "99-desktop.yaml").write_text("network:\n  version: 2\n  renderer: NetworkManager\n")
     for f in etc.iterdir():
         f.chmod(0o600)
     r = _generate(netplan, tmp_path)
     assert r.returncode == 0, r.stderr
-    for nic in host.nics:
-        assert (tmp_path / f"run/systemd/network/10-netplan-{nic.netdev}.network").is_file()
-    assert not list(tmp_path.glob("run/NetworkManager/system-connections/*"))
+    networkd = sorted(p.name for p in (tmp_path / "run/systemd/network").glob("*.network"))
+    assert networkd == sorted(f"10-netplan-{nic.netdev}.network" for nic in host.nics)
+    # netplan's NM backend writes one keyfile per device it hands to NM: the management NIC only
+    keyfiles = sorted(p.name for p in tmp_path.glob("run/NetworkManager/system-connections/*"))
+    assert keyfiles == [f"netplan-{mgmt}.nmconnection"]
+    keyfile = configparser.ConfigParser(interpolation=None)
+    keyfile.read(tmp_path / f"run/NetworkManager/system-connections/netplan-{mgmt}.nmconnection")
+    assert keyfile["connection"]["interface-name"] == mgmt
+    assert keyfile["ipv4"]["method"] == "auto"

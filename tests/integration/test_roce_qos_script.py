@@ -4,6 +4,7 @@ mlnx_qos, dcb, cma_roce_tos, mlxconfig and scontrol, and the kernel's sysfs/conf
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -15,8 +16,12 @@ import pytest
 from fake_nic import (
     ROCE_V1,
     firmware_reset,
+    lock_fake_debugfs,
+    qp_traffic_class,
     remove_rdma_device,
     reset_nic_qos,
+    show_fake_sysfs,
+    unlock_fake_debugfs,
     write_fake_gids,
     write_fake_nic_tools,
     write_fake_sysfs,
@@ -72,8 +77,13 @@ def _root(env: dict) -> Path:
 
 
 def _run(script: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    """As the unit and the playbook run it: /bin/sh (dash on Debian/Ubuntu)."""
-    return subprocess.run(["/bin/sh", str(script), *args], env=env, capture_output=True, text=True, timeout=120)
+    """As the unit and the playbook run it: /bin/sh (dash on Debian/Ubuntu). Afterwards the fake
+    sysfs shows what the driver would print for what the run stored (show_fake_sysfs)."""
+    r = subprocess.run(["/bin/sh", str(script), *args], env=env, capture_output=True, text=True, timeout=120)
+    root = Path(env["FABRICGEN_SYSROOT"])
+    if root.is_dir():
+        show_fake_sysfs(root)
+    return r
 
 
 def _calls(log: Path) -> list[str]:
@@ -138,7 +148,7 @@ def test_mlnx_qos_mode_applies_once_and_check_reports(tmp_path, fake_env):
         assert (sys_net / ifc / "ecn/roce_np/enable/0").read_text().strip() == "0"
         assert (sys_net / ifc / "ecn/roce_np/cnp_dscp").read_text().strip() == "48"
         assert (sys_net / ifc / "ecn/roce_np/cnp_802p_prio").read_text().strip() == "6"
-        assert (sys_ib / rdma / "tc/1/traffic_class").read_text().strip() == "136"
+        assert (sys_ib / rdma / "tc/1/traffic_class").read_text() == "Global tclass=136\n"
     assert "changed: ens1f0np0 trust: 'pcp' -> 'dscp' (mlnx_qos -i ens1f0np0 --trust dscp)" in applied.stdout
     assert "changed: mlx5_0 traffic class: 'unset' -> '136'" in applied.stdout
     assert "changed: mlx5_1 roce tos: '0' -> '136' (cma_roce_tos -d mlx5_1 -t 136)" in applied.stdout
@@ -211,13 +221,20 @@ def test_lossy_mode_turns_pfc_off(tmp_path, fake_env):
 def test_missing_tools_and_interfaces_are_reported(tmp_path, fake_env):
     env, _ = fake_env
     script = _script(tmp_path, "mlnx_qos")
-    empty = {**env, "PATH": "/usr/bin:/bin", "FABRICGEN_SYSROOT": str(tmp_path / "nothing")}
+    # no NIC tools at all; configfs still behaves as the kernel's (the mkdir/rmdir stand-ins)
+    kernel = write_fake_nic_tools(tmp_path / "kernel", without=("mlnx_qos", "dcb", "cma_roce_tos", "mlxconfig",
+                                                                 "scontrol"))
+    assert sorted(p.name for p in kernel.iterdir()) == ["mkdir", "rmdir"]
+    empty = {**env, "PATH": f"{kernel}:/usr/bin:/bin", "FABRICGEN_SYSROOT": str(tmp_path / "nothing")}
     check = _run(script, empty, "--check")
     assert check.returncode == 1 and "differs: ens1f0np0: cannot read (no such network interface)" in check.stdout
     write_fake_sysfs(tmp_path / "nothing", NICS)
     applied = _run(script, empty)
     assert applied.returncode == 1 and "mlnx_qos not found" in applied.stdout
-    assert "error: mlx5_0 roce tos: cma_roce_tos not found: install mlnx-tools (DOCA/OFED)" in applied.stdout
+    # the ToS needs no mlnx-tools: configfs directly (issue 24, item 4)
+    assert "changed: mlx5_0 roce tos: '0' -> '104' (configfs rdma_cm/mlx5_0/ports/1/default_roce_tos: 104)" \
+        in applied.stdout
+    assert applied.stderr == ""
     for bad in (["--bogus"], ["--check", "--health"], ["--interface"]):
         r = _run(script, env, *bad)
         assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("usage:"), bad
@@ -291,7 +308,6 @@ def test_tos_read_back_through_cma_roce_tos_as_the_real_tool_allows(tmp_path, fa
 
 @pytest.mark.parametrize(("shown", "want_ok", "have"), [
     ("Global tclass=104\n", True, "104"),                   # what the OFED driver shows once set
-    ("104\n", True, "104"),                                 # the fake file after a plain write
     ("", False, "unset"),                                   # driver loaded, nothing set yet
     ("Global tclass=96\n", False, "96"),
     ("src_ip=192.0.2.1,dst_ip=192.0.2.0/24,tclass=104\n", False, "unset"),   # a rule, no global class
@@ -351,6 +367,9 @@ def test_qos_reset_is_detected_and_repaired_per_interface(tmp_path, fake_env):
     assert _lines(check.stdout, "differs:") == [
         "differs: ens2f0np0 trust: have 'pcp', want 'dscp'",
         "differs: ens2f0np0 pfc: have '0,0,0,0,0,0,0,0', want '0,0,0,1,0,0,0,0'",
+        # mlnx_qos shows no DSCP map under PCP trust (the driver does not use one then)
+        "differs: ens2f0np0 dscp 26 priority: have 'unused under pcp trust', want '3'",
+        "differs: ens2f0np0 dscp 48 priority: have 'unused under pcp trust', want '6'",
         "differs: ens2f0np0 ecn roce_np priority 3: have '0', want '1'",
         "differs: ens2f0np0 ecn roce_rp priority 3: have '0', want '1'",
         "differs: ens2f0np0 cnp dscp: have '0', want '48'",
@@ -382,7 +401,7 @@ def test_health_drains_only_when_something_differs(tmp_path, fake_env):
     drained = _run(script, env, "--health")
     assert drained.returncode == 1
     n = len(_lines(drained.stdout, "differs:"))
-    assert n == 8 and drained.stdout.splitlines()[-1] == f"summary: {n} setting(s) differ"
+    assert n == 10 and drained.stdout.splitlines()[-1] == f"summary: {n} setting(s) differ"
     assert [c for c in log.read_text().splitlines() if c.startswith("scontrol")] == [
         f"scontrol update NodeName={node} State=DRAIN Reason=fabricgen-roce-qos: {n} setting(s) differ"]
     assert f'changed: slurm node {node}: State=DRAIN Reason="fabricgen-roce-qos: {n} setting(s) differ"' \
@@ -591,3 +610,181 @@ def test_rdma_device_of_another_netdev_is_reported(tmp_path, fake_env):
         for ifc, have, want in (("ens1f0np0", "mlx5_1", "mlx5_0"), ("ens2f0np0", "mlx5_0", "mlx5_1"))]
     applied = _run(script, env)
     assert applied.returncode == 1 and "error: ens1f0np0 rdma device: have 'mlx5_1'" in applied.stdout
+
+
+# --- issue 24: inbox hosts without mlnx-tools, debugfs under lockdown, one ToS ------------
+
+INBOX_RDMA = ("rocep8s0f0", "rocep9s0f0")
+
+
+@pytest.fixture
+def inbox_env(tmp_path, fake_env):
+    """An inbox host: upstream mlx5 (rdma-core names, debugfs cc_params, no tc/), iproute2's dcb,
+    no mlnx-tools (no cma_roce_tos); configfs behaves as the kernel's."""
+    env, log = fake_env
+    bin_dir = Path(env["PATH"].split(":")[0])
+    (bin_dir / "cma_roce_tos").unlink()
+    write_fake_sysfs(_root(env), NICS, ofed=False, rdma=list(INBOX_RDMA))
+    yield env, log
+    unlock_fake_debugfs(_root(env))
+
+
+def _kernel_tos(env: dict, rdma: str) -> dict:
+    """The default ToS per port the kernel keeps in its cma_device (survives the configfs group)."""
+    path = Path(env["FAKE_NIC_STATE"]) / f"cma_roce_tos-{rdma}.json"
+    return json.loads(path.read_text())["tos"] if path.exists() else {}
+
+
+def test_inbox_host_without_cma_roce_tos_sets_the_tos_through_configfs(tmp_path, inbox_env):
+    env, log = inbox_env
+    script = _script(tmp_path, "dcb", rdma=INBOX_RDMA)
+    check = _run(script, env, "--check")
+    assert check.returncode == 1
+    assert "differs: rocep8s0f0 roce tos: have '0', want '104'" in check.stdout
+    assert _kernel_tos(env, "rocep8s0f0") == {} and "configfs write" not in log.read_text()
+    _no_configfs_group(env)
+
+    applied = _run(script, env)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    for rdma in INBOX_RDMA:
+        assert f"changed: {rdma} roce tos: '0' -> '104' (configfs rdma_cm/{rdma}/ports/1/default_roce_tos: 104)" \
+            in applied.stdout
+        assert _kernel_tos(env, rdma) == {"1": 104}
+    assert [c for c in log.read_text().splitlines() if c.startswith("configfs")] == [
+        f"configfs write {rdma} port 1 default_roce_tos=104" for rdma in INBOX_RDMA]
+    assert applied.stdout.splitlines()[-1] == "summary: done"
+    _no_configfs_group(env)
+
+    log.write_text("")
+    again = _run(script, env)
+    assert again.returncode == 0, again.stdout
+    assert _lines(again.stdout, "changed:", "differs:", "error:") == []
+    assert "ok: rocep9s0f0 roce tos = 104" in again.stdout
+    assert _calls(log) == [], "a second run writes nothing"
+    _no_configfs_group(env)
+    assert _run(script, env, "--check").returncode == 0
+
+    # a driver reload frees the cma_device: ToS 0 again, and repaired
+    reset_nic_qos(_root(env), Path(env["FAKE_NIC_STATE"]), "ens2f0np0")
+    assert "differs: rocep9s0f0 roce tos: have '0', want '104'" in _not_ok(_run(script, env, "--check").stdout)
+    assert _run(script, env, "--interface", "ens2f0np0").returncode == 0
+    assert _kernel_tos(env, "rocep9s0f0") == {"1": 104}
+
+
+def test_configfs_group_kept_by_someone_else_stays_and_errors_are_one_line(tmp_path, inbox_env):
+    env, log = inbox_env
+    root = _root(env)
+    script = _script(tmp_path, "dcb", rdma=INBOX_RDMA)
+    kept = root / "sys/kernel/config/rdma_cm/rocep9s0f0"
+    assert subprocess.run(["mkdir", str(kept)], env=env).returncode == 0       # the kernel fills it
+    assert (kept / "ports/1/default_roce_tos").read_text() == "0\n"
+    assert subprocess.run(["rmdir", str(kept / "ports/1")], env=env, capture_output=True).returncode == 1
+    assert _run(script, env).returncode == 0
+    assert (kept / "ports/1/default_roce_tos").read_text() == "104\n"             # written, left in place
+    assert not (root / "sys/kernel/config/rdma_cm/rocep8s0f0").exists()
+
+    # a name configfs does not know as an RDMA device: the kernel refuses the group (ENODEV)
+    r = subprocess.run(["mkdir", str(root / "sys/kernel/config/rdma_cm/mlx5_7")], env=env, capture_output=True,
+                       text=True)
+    assert (r.returncode, r.stderr.rsplit(": ", 1)[-1]) == (1, "No such device\n")
+    # rdma_cm not loaded (no configfs subsystem): one line, apply fails
+    shutil.rmtree(kept)
+    shutil.rmtree(root / "sys/kernel/config/rdma_cm")
+    r = _run(script, env)
+    assert r.returncode == 1 and r.stderr == ""
+    assert f"error: rocep8s0f0 roce tos: {root}/sys/kernel/config/rdma_cm missing: load rdma_cm (modprobe " \
+           "rdma_cm) and mount configfs on /sys/kernel/config" in r.stdout
+
+
+@pytest.mark.parametrize("level", ["integrity", "confidentiality", "none"])
+def test_inbox_ecn_under_a_refusing_debugfs_is_one_line_not_a_failure(tmp_path, fake_env, level):
+    """Kernel lockdown refuses debugfs writes (EPERM); a read-only debugfs does too (level none
+    here: the files refuse although /sys/kernel/security/lockdown says none)."""
+    env, log = fake_env
+    root = _root(env)
+    write_fake_sysfs(root, NICS, ofed=False, rdma=list(INBOX_RDMA), lockdown=level)
+    assert (root / "sys/kernel/security/lockdown").read_text().split() == [
+        f"[{lv}]" if lv == level else lv for lv in ("none", "integrity", "confidentiality")]
+    try:
+        if not lock_fake_debugfs(root):
+            pytest.skip("cannot make a file refuse root's writes here (chattr +i)")
+        script = _script(tmp_path, "dcb", rdma=INBOX_RDMA)
+        applied = _run(script, env)
+        assert applied.returncode == 0, applied.stdout
+        warnings = [line for line in _lines(applied.stdout, "warning:") if "cnp dscp" in line]
+        why = (f"kernel lockdown ({level}) refuses mlx5 debugfs cc_params" if level != "none"
+               else "debugfs refused the write (Operation not permitted)")
+        assert warnings == [
+            f"warning: {ifc} cnp dscp: {why}: the NIC marks CNPs as its firmware says; set it there with "
+            f"mlxconfig -d {pci} set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6 (then a firmware reset), "
+            "or install DOCA/MLNX_OFED for the ecn/ sysfs"
+            for ifc, pci in (("ens1f0np0", "0000:08:00.0"), ("ens2f0np0", "0000:09:00.0"))]
+        assert _not_ok(applied.stdout) == []
+        assert (root / "sys/kernel/debug/mlx5/0000:08:00.0/cc_params/np_cnp_dscp").read_text() == "0\n"
+        check = _run(script, env, "--check")
+        if level != "none":         # nothing to compare: --health must not drain for it
+            assert check.returncode == 0, check.stdout
+        else:                       # readable but not writable: the difference stays visible
+            assert _not_ok(check.stdout) == [f"differs: {ifc} cnp dscp: have '0', want '48'" for ifc in NICS]
+    finally:
+        unlock_fake_debugfs(root)
+
+
+def test_nccl_ib_tc_106_is_the_nic_tos_and_what_nccl_qps_send(tmp_path, fake_env):
+    """NCCL_IB_TC: 106 (DSCP 26 + ECT(0)): cma_roce_tos and the OFED/DOCA global traffic class get
+    106 too; the global class overrides every QP's (tclass_get_tclass_locked), so with 104 there
+    NCCL's QPs would send 104, not the 106 NCCL asked for."""
+    env, log = fake_env
+    root = _root(env)
+    write_fake_sysfs(root, NICS, ofed=True)
+    script = _script(tmp_path, "mlnx_qos", nccl="nccl: {settings: {NCCL_IB_TC: 106}}\n")
+    assert "\nTOS=106\n" in script.read_text()
+    assert qp_traffic_class(root, "mlx5_0", 106) == 106         # nothing global set yet
+    (root / "sys/class/infiniband/mlx5_0/tc/1/traffic_class").write_text("104\n")
+    show_fake_sysfs(root)
+    assert qp_traffic_class(root, "mlx5_0", 106) == 104         # what the old render left
+    applied = _run(script, env)
+    assert applied.returncode == 0, applied.stdout
+    assert "changed: mlx5_0 traffic class: '104' -> '106'" in applied.stdout
+    assert "cma_roce_tos -d mlx5_1 -t 106" in _calls(log)
+    for rdma in ("mlx5_0", "mlx5_1"):
+        assert (root / f"sys/class/infiniband/{rdma}/tc/1/traffic_class").read_text() == "Global tclass=106\n"
+        assert qp_traffic_class(root, rdma, 106) == 106
+    check = _run(script, env, "--check")
+    assert check.returncode == 0 and "ok: mlx5_1 roce tos = 106" in check.stdout
+
+
+def test_fake_mlnx_qos_and_dcb_share_the_drivers_dcb_state(tmp_path, fake_env):
+    """As mlnx-tools' mlnx_qos and iproute2's dcb on mlx5 (en_dcbnl.c): no DSCP map printed under
+    PCP trust; --trust dscp adds the 64 DSCP APP entries, --trust pcp removes them; the first
+    APP entry dcb adds switches trust to DSCP."""
+    env, _ = fake_env
+    write_fake_sysfs(_root(env), NICS)
+    bin_dir = Path(env["PATH"].split(":")[0])
+
+    def tool(*args: str) -> str:
+        r = subprocess.run([str(bin_dir / args[0]), *args[1:]], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    def app(ifc: str) -> list[str]:
+        return tool("dcb", "-N", "app", "show", "dev", ifc, "dscp-prio").split()[1:]
+
+    fresh = tool("mlnx_qos", "-i", "ens1f0np0")
+    assert "Priority trust state: pcp" in fresh and "dscp2prio mapping:" not in fresh and "prio:3" not in fresh
+    assert app("ens1f0np0") == []
+    trusted = tool("mlnx_qos", "-i", "ens1f0np0", "--trust", "dscp")
+    assert "Priority trust state: dscp" in trusted
+    assert "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n" in trusted
+    assert app("ens1f0np0") == [f"{d}:{d >> 3}" for d in range(64)]
+    tool("mlnx_qos", "-i", "ens1f0np0", "--dscp2prio", "set,34,3")
+    assert "34:3" in app("ens1f0np0") and len(app("ens1f0np0")) == 64
+    back = tool("mlnx_qos", "-i", "ens1f0np0", "--trust", "pcp")
+    assert "Priority trust state: pcp" in back and "dscp2prio" not in back and app("ens1f0np0") == []
+
+    tool("dcb", "app", "replace", "dev", "ens2f0np0", "dscp-prio", "26:3")
+    assert app("ens2f0np0") == ["26:3"]
+    shown = tool("mlnx_qos", "-i", "ens2f0np0")
+    assert "Priority trust state: dscp" in shown and "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n" in shown
+    tool("dcb", "pfc", "set", "dev", "ens2f0np0", "prio-pfc", "all:off", "3:on")
+    assert "\tenabled     0   0   0   1   0   0   0   0\n" in tool("mlnx_qos", "-i", "ens2f0np0")

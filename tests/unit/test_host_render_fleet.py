@@ -80,7 +80,8 @@ def test_netplan_rails_are_networkd_optional_and_ignore_carrier(name):
     plan = _plan(name)
     for host in (plan.hosts[0], plan.hosts[-1]):
         doc = yaml.safe_load(render_host(plan, host)[f"hosts/{host.name}/netplan.yaml"])["network"]
-        assert doc["version"] == 2 and doc["renderer"] == "networkd"
+        # no global renderer: it is last-file-wins and would take the management NIC off NM
+        assert doc["version"] == 2 and "renderer" not in doc
         assert list(doc["ethernets"]) == [nic.netdev for nic in host.nics]
         for eth in doc["ethernets"].values():
             assert eth["renderer"] == "networkd"

@@ -121,6 +121,45 @@ def test_nccl_overrides_that_break_the_contract(tmp_path):
     assert "FG310" not in {f.code for f in ok.findings}
 
 
+@pytest.mark.parametrize(("tc", "why"), [
+    (107, "ECN bits to 11 (Congestion Experienced)"),       # DSCP 26, but every packet marked CE
+    (0x1A << 2 | 3, "ECN bits to 11"),                      # the same, written as DSCP 26 << 2 | CE
+    (40, "marks DSCP 10 but the switches carry RoCE on DSCP 26"),
+])
+def test_nccl_tc_the_switches_cannot_honour_is_refused_with_a_reason(tmp_path, tc, why):
+    result = _check(tmp_path, **{"nccl.settings": {"NCCL_IB_TC": tc}})
+    fg310 = [f for f in result.errors if f.code == "FG310"]
+    assert [f.path for f in fg310] == ["nccl.settings.NCCL_IB_TC"]
+    assert why in fg310[0].message and "use 104 (or 106 with ECT(0))" in fg310[0].message
+
+
+@pytest.mark.parametrize(("settings", "tos"), [
+    ({}, 104),                              # fabricgen's default: DSCP 26 << 2
+    ({"NCCL_IB_TC": 106}, 106),             # NVIDIA's usual value: DSCP 26 with ECT(0)
+    ({"NCCL_IB_TC": "0x69"}, 105),          # ECT(1), as NCCL's strtoll reads hex
+    ({"NCCL_IB_TC": 107}, 104),             # refused by FG310 (CE): never given to the NIC
+    ({"NCCL_IB_TC": 96}, 104),              # refused by FG310 (DSCP 24)
+])
+def test_nic_tos_follows_nccl_ib_tc(tmp_path, settings, tos):
+    """The NIC's default ToS and OFED/DOCA global traffic class override NCCL's per-QP class,
+    so roce-qos.sh must set what nccl.conf asks for (issue 24, item 6)."""
+    from generator.plan.nccl import nic_tos
+    from generator.render.hosts import render_host
+
+    data = yaml.safe_load((REPO / "inventories/small/fabric.yaml").read_text())
+    data.setdefault("nccl", {})["settings"] = settings
+    f = tmp_path / "fabric.yaml"
+    f.write_text(yaml.safe_dump(data, sort_keys=False))
+    plan = compile_plan(load_intent(f).intent)
+    assert nic_tos(plan.nccl, plan.qos) == tos
+    host = plan.hosts[0]
+    files = render_host(plan, host)
+    assert f"\nTOS={tos}\n" in files[f"hosts/{host.name}/roce-qos.sh"]
+    conf = dict(line.split("=", 1) for line in files[f"hosts/{host.name}/nccl.conf"].splitlines()
+                if line and not line.startswith("#"))
+    assert conf["NCCL_IB_TC"] == str(settings.get("NCCL_IB_TC", 104))
+
+
 def test_cross_nic_override_on_rail_optimized(tmp_path):
     result = _check(tmp_path, **{"topology.kind": "rail-optimized", "nccl.settings": {"NCCL_CROSS_NIC": 1}})
     assert "FG316" in {f.code for f in result.warnings}

@@ -25,7 +25,8 @@ set -u
 
 NICS="ens1f0np0:mlx5_0 ens2f0np0:mlx5_3 ens3f0np0:mlx5_4 ens4f0np0:mlx5_5 ens5f0np0:mlx5_6 ens6f0np0:mlx5_9 ens7f0np0:mlx5_10 ens8f0np0:mlx5_11"
 TOOLING=mlnx_qos
-# DSCP << 2: cma_roce_tos (rdma_cm users) and the RDMA device's traffic class (other verbs users)
+# The ToS byte nccl.conf's NCCL_IB_TC asks for (DSCP 26 << 2, plus ECN bits when the intent sets them):
+# rdma_cm's default ToS and the RDMA device's global traffic class, which overrides NCCL's own
 TOS=104
 # dscp:priority pairs the NIC must map, RoCE data first, then CNP
 DSCP_MAP="26:3 48:6"
@@ -149,7 +150,7 @@ write_value() { printf '%s\n' "$2" > "$1"; }
 have_tool() { command -v "$1" > /dev/null 2>&1; }
 
 # One run at a time per host: the boot-time units of all rail NICs start together, and
-# cma_roce_tos creates and removes a shared configfs group per RDMA device (see roce_tos).
+# cma_roce_tos (or cfs_tos) creates and removes a shared configfs group per RDMA device (see roce_tos).
 lock() {
     dir="${FABRICGEN_SYSROOT:-}/run/lock"
     if ! have_tool flock || [ ! -d "$dir" ] || [ ! -w "$dir" ]; then
@@ -175,6 +176,10 @@ qos_mlnx() {
     fi
     trust=$(printf '%s\n' "$state" | sed -n 's/^[[:space:]]*Priority trust state:[[:space:]]*\([a-z]*\).*/\1/p')
     settle "$ifc trust" "$trust" dscp mlnx_qos -i "$ifc" --trust dscp
+    # mlnx_qos prints the DSCP map only under DSCP trust: read it again once trust is DSCP
+    if [ "$CHECK" = 0 ] && [ "$trust" != dscp ]; then
+        state=$(mlnx_qos -i "$ifc" 2>&1) || state=""
+    fi
     pfc=$(printf '%s\n' "$state" | awk '$1 == "enabled" { v = $2; for (i = 3; i <= 9; i++) v = v "," $i; print v; exit }')
     settle "$ifc pfc" "$pfc" "$PFC_VECTOR" mlnx_qos -i "$ifc" --pfc "$PFC_VECTOR"
     for pair in $DSCP_MAP; do
@@ -186,6 +191,7 @@ qos_mlnx() {
                     n = split(substr($i, 6), list, ",")
                     for (j = 1; j <= n; j++) if (list[j] != "" && list[j] + 0 == d + 0) { print prio; exit }
                 } } }')
+        [ -n "$cur" ] || [ "$trust" = dscp ] || cur="unused under $trust trust"
         settle "$ifc dscp $d priority" "$cur" "$p" mlnx_qos -i "$ifc" --dscp2prio "set,$d,$p"
     done
 }
@@ -214,6 +220,29 @@ qos_dcb() {
     cur=$(printf '%s\n' "$pfc" | tr ' ' '\n' | sed -n 's/^\([0-7]\):on$/\1/p' | tr '\n' ' ' | sed 's/ $//')
     # shellcheck disable=SC2046 # one argument per priority
     settle "$ifc pfc priorities" "$cur" "$PFC_PRIOS" dcb pfc set dev "$ifc" prio-pfc all:off $(for p in $PFC_PRIOS; do printf '%s:on ' "$p"; done)
+}
+
+# lockdown_level: the kernel lockdown level, "none" without the lockdown LSM; securityfs
+# /sys/kernel/security/lockdown lists every level with the current one in brackets
+# (security/lockdown/lockdown.c). Secure Boot turns "integrity" on in most distribution kernels.
+lockdown_level() {
+    lv=$(sed -n 's/.*\[\([a-z]*\)\].*/\1/p' "$SYS/kernel/security/lockdown" 2>/dev/null)
+    printf '%s\n' "${lv:-none}"
+}
+
+# ecn_in_firmware IFC PCI WHY: the inbox CNP marking cannot be set through debugfs: one line, not a
+# failure (the unit must not fail, nor --health drain, for what the kernel refuses by design).
+# Under lockdown debugfs refuses every open of a writable file (fs/debugfs/file.c,
+# debugfs_locked_down: LOCKDOWN_DEBUGFS is an integrity reason). The NIC then marks CNPs as its
+# firmware's NV config says: mstflint/MFT mlxconfig CNP_DSCP_P<n>, CNP_802P_PRIO_P<n> (and
+# ROCE_CC_PRIO_MASK_P<n> for DCQCN per priority), applied at the next firmware reset; the
+# MLNX_OFED/DOCA driver's /sys/class/net/<ifc>/ecn/ sysfs is the run-time alternative.
+ecn_in_firmware() {
+    fn=${2##*.}
+    case "$fn" in '' | *[!0-9]*) fn=0 ;; esac
+    warn "$1 cnp dscp: $3: the NIC marks CNPs as its firmware says; set it there with \
+mlxconfig -d $2 set CNP_DSCP_P$((fn + 1))=$CNP_DSCP CNP_802P_PRIO_P$((fn + 1))=$CNP_PRIO (then a firmware reset), \
+or install DOCA/MLNX_OFED for the ecn/ sysfs"
 }
 
 # DCQCN: OFED/DOCA drivers expose ECN per priority in sysfs; upstream mlx5 only
@@ -249,7 +278,20 @@ ecn() {
     pci=${pci##*/}
     cc="$SYS/kernel/debug/mlx5/$pci/cc_params"
     if [ -n "$pci" ] && [ -d "$cc" ]; then
-        settle "$ifc cnp dscp" "$(read_value "$cc/np_cnp_dscp")" "$CNP_DSCP" write_value "$cc/np_cnp_dscp" "$CNP_DSCP"
+        level=$(lockdown_level)
+        if [ "$level" != none ]; then
+            ecn_in_firmware "$ifc" "$pci" "kernel lockdown ($level) refuses mlx5 debugfs cc_params"
+            return
+        fi
+        have=$(read_value "$cc/np_cnp_dscp")
+        if [ "$have" = "$CNP_DSCP" ] || [ "$CHECK" = 1 ]; then
+            settle "$ifc cnp dscp" "$have" "$CNP_DSCP" :
+        elif out=$(write_value "$cc/np_cnp_dscp" "$CNP_DSCP" 2>&1); then
+            say "changed: $ifc cnp dscp: '${have}' -> '$CNP_DSCP' (write_value $cc/np_cnp_dscp $CNP_DSCP)"
+        else
+            # a read-only debugfs mount (EROFS) or a refusing one (EPERM)
+            ecn_in_firmware "$ifc" "$pci" "debugfs refused the write ($(first_line "${out##*: }"))"
+        fi
     else
         unknown "$ifc ecn" "neither $ecn_dir (OFED) nor mlx5 debugfs cc_params (mount debugfs) found"
     fi
@@ -289,21 +331,68 @@ set_roce_tos() {
     return 1
 }
 
+# configfs rdma_cm (Documentation/ABI/testing/configfs-rdma_cm): a group rdma_cm/<dev> made with
+# mkdir shows ports/<port>/default_roce_tos; the value itself lives in the kernel's cma_device
+# (drivers/infiniband/core/cma_configfs.c), so it stays when the group is removed.
+CMA_CONFIGFS="${FABRICGEN_SYSROOT:-}/sys/kernel/config/rdma_cm"
+
+# cfs_tos RDMA [TOS]: what mlnx-tools' sbin/cma_roce_tos does, for inbox hosts without it: make
+# the group when missing, write TOS to port 1 when given, print the value read back, and remove
+# the group again when this made it (a group someone else keeps stays). Errors: one line, false.
+cfs_tos() {
+    cfs_group="$CMA_CONFIGFS/$1" cfs_made=0 cfs_rc=0
+    if [ ! -d "$CMA_CONFIGFS" ]; then
+        echo "$CMA_CONFIGFS missing: load rdma_cm (modprobe rdma_cm) and mount configfs on /sys/kernel/config"
+        return 1
+    fi
+    if [ ! -d "$cfs_group" ]; then
+        # the kernel refuses a name that is no RDMA device (ENODEV)
+        cfs_out=$(mkdir "$cfs_group" 2>&1) || { echo "mkdir $cfs_group failed: ${cfs_out##*: }"; return 1; }
+        cfs_made=1
+    fi
+    cfs_file="$cfs_group/ports/1/default_roce_tos"
+    if [ $# -ge 2 ] && ! cfs_out=$( (printf '%s\n' "$2" > "$cfs_file") 2>&1); then
+        echo "writing $2 to $cfs_file failed: ${cfs_out##*: }"
+        cfs_rc=1
+    fi
+    cfs_val=""
+    [ -e "$cfs_file" ] && cfs_val=$(read_value "$cfs_file")
+    if [ -z "$cfs_val" ]; then
+        echo "cannot read $cfs_file"
+        cfs_rc=1
+    fi
+    if [ "$cfs_made" = 1 ] && ! cfs_out=$(rmdir "$cfs_group" 2>&1); then
+        echo "rmdir $cfs_group failed: ${cfs_out##*: }"
+        cfs_rc=1
+    fi
+    [ "$cfs_rc" = 0 ] && printf '%s\n' "$cfs_val"
+    return "$cfs_rc"
+}
+
+# set_roce_tos_configfs RDMA TOS: write through configfs and read back
+# shellcheck disable=SC2317 # run through settle "$@"
+set_roce_tos_configfs() {
+    printed=$(cfs_tos "$1" "$2") || { first_line "$printed"; return 1; }
+    [ "$printed" = "$2" ] && return 0
+    echo "default_roce_tos reads '$printed' after writing $2"
+    return 1
+}
+
 # Default ToS of rdma_cm users (not NCCL, which uses NCCL_IB_TC): the kernel keeps it per RDMA
 # device and port and shows it as configfs rdma_cm/<dev>/ports/<port>/default_roce_tos
 # (Documentation/ABI/testing/configfs-rdma_cm). mlnx-tools' sbin/cma_roce_tos creates that group
 # when missing and removes it again before it exits, so the file is gone afterwards: the
-# value is read through the tool itself, which prints it when run without -t.
+# value is read through the tool itself, which prints it when run without -t. Without
+# mlnx-tools (inbox hosts) cfs_tos does the same three configfs steps itself.
 roce_tos() {
     rdma=$1
     if ! have_tool cma_roce_tos; then
-        # a group some other tool keeps in place can still be read
-        f="$SYS/kernel/config/rdma_cm/$rdma/ports/1/default_roce_tos"
-        if [ -e "$f" ] && [ "$(read_value "$f")" = "$TOS" ]; then
-            say "ok: $rdma roce tos = $TOS"
-        else
-            unknown "$rdma roce tos" "cma_roce_tos not found: install mlnx-tools (DOCA/OFED)"
+        if ! out=$(cfs_tos "$rdma"); then
+            unknown "$rdma roce tos" "$(first_line "$out")"
+            return
         fi
+        SHOW="configfs rdma_cm/$rdma/ports/1/default_roce_tos: $TOS"
+        settle "$rdma roce tos" "$out" "$TOS" set_roce_tos_configfs "$rdma" "$TOS"
         return
     fi
     if ! out=$(cma_roce_tos -d "$rdma" 2>&1); then
