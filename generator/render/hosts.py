@@ -175,7 +175,6 @@ def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
         "udev_rules": UDEV_RULES,
         "rail_ports": rail_ports(plan, host),
         "lock_wait_s": APPLY_LOCK_WAIT_S,
-        "device_wait_s": DEVICE_WAIT_S,
         "health_lock_wait_s": HEALTH_LOCK_WAIT_S,
         "counter_interval_s": HEALTH_COUNTER_INTERVAL_S,
         "seq_err_per_s": SEQ_ERR_PER_S,
