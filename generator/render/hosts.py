@@ -10,6 +10,7 @@ is the only one whose nccl.conf/nccl.env are rendered for it.
 
 from __future__ import annotations
 
+from generator.checks.qos_rules import roce_active_mtu
 from generator.plan.model import FabricPlan, Host
 from generator.plan.nccl import gid_check_index
 from generator.render.environment import template
@@ -145,17 +146,10 @@ def _udev_rules(plan: FabricPlan, shared: dict, host: Host) -> str:
     return text
 
 
-def roce_mtu(netdev_mtu: int) -> int:
-    """The RoCE active MTU the kernel derives from the netdev MTU: iboe_get_mtu() (include/rdma/
-    ib_addr.h) takes off GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 bytes and rounds
-    down to an IB MTU; mlx5_query_port_roce reports it as the port's active_mtu (4200 -> 4096)."""
-    room = netdev_mtu - (40 + 8 + 12 + 4 + 28 + 4)
-    return next((m for m in (4096, 2048, 1024, 512, 256) if room >= m), 0)
-
-
 def rail_ports(plan: FabricPlan, host: Host) -> str:
-    """roce-qos.sh's RAIL_PORTS: netdev:rate_gbps:roce_mtu per rail, what --check expects of the port."""
-    mtu = roce_mtu(plan.qos.host_mtu)
+    """roce-qos.sh's RAIL_PORTS: netdev:rate_gbps:roce_mtu per rail, what --check expects of the port
+    (the RoCE active MTU the host MTU gives, kernel iboe_get_mtu, as the host pre-flight expects)."""
+    mtu = roce_active_mtu(plan.qos.host_mtu) or 0
     return " ".join(f"{nic.netdev}:{plan.nic_speed_g}:{mtu}" for nic in host.nics)
 
 
@@ -201,5 +195,5 @@ def render_hosts(plan: FabricPlan) -> dict[str, str]:
     return out
 
 
-__all__ = ["render_host", "render_hosts", "rail_ports", "roce_mtu", "systemd_escape", "HOST_FILES", "INSTALL_PATHS",
+__all__ = ["render_host", "render_hosts", "rail_ports", "systemd_escape", "HOST_FILES", "INSTALL_PATHS",
            "INSTALL_MODES", "SCRIPT_PATH", "UNIT_NAME", "UNIT_PREFIX", "OLD_UNIT_NAME", "UDEV_RULES", "NCCL_ENV_PATH", "LLDPD_CONF_PATH"]
