@@ -95,3 +95,37 @@ def test_the_hosts_own_interval_counts_when_longer():
     assert _findings(before, after, interval=5.0) == []
     assert [f.observed for f in _findings(before, after.replace("at: 1100", "at: 1001"))] == [
         "out_of_sequence +900 in 5.0s (180/s)"]
+
+
+def test_without_a_hosts_section_both_host_checks_are_skipped_or_unknown(tmp_path):
+    from types import SimpleNamespace
+
+    from generator.verify.command import host_outcomes
+
+    plan = SimpleNamespace(hosts=(HOST,))
+    endpoints = tmp_path / "endpoints.yml"
+    endpoints.write_text("switches: {}\n")
+    outcomes, note = host_outcomes(plan, {}, str(endpoints), None)
+    assert [(o.check, o.device, o.status) for o in outcomes] == [("host-roce", "gpu01", "skipped"),
+                                                                 ("host-counters", "gpu01", "skipped")]
+    assert note == f"host-roce and host-counters skipped: {endpoints} lists no hosts"
+    outcomes, _ = host_outcomes(plan, {}, str(endpoints), "hosts")
+    assert {o.status for o in outcomes} == {"unknown"}
+
+
+def test_counters_that_cannot_be_read_leave_host_counters_unknown():
+    from generator.verify import hosts as H
+    from generator.verify.command import _counters_outcome
+
+    def judge(counters, error=""):
+        reading = H.HostReading("gpu01", counters=counters, error=error)
+        o = _counters_outcome(H, HOST, reading, 5, 100.0, 1000.0)
+        return o.status, o.reason
+
+    good = _counters(1000, ens1f0np0__packet_seq_err=0)
+    assert judge([(0, good), (0, good)]) == ("passed", "")
+    assert judge([(0, good), (0, good.replace("err 0", "err 900"))])[0] == "failed"
+    assert judge([(0, good), (1, "")]) == ("unknown", "roce-qos.sh --counters: exit 0, exit 1")
+    assert judge([]) == ("unknown", "roce-qos.sh --counters: not run")
+    assert judge([(0, "at: 1\nsummary: counters read\n")] * 2)[1].startswith("roce-qos.sh --counters read no RoCE")
+    assert judge([], error="unreachable: timeout") == ("unknown", "unreachable: timeout")
