@@ -10,6 +10,7 @@ is the only one whose nccl.conf/nccl.env are rendered for it.
 
 from __future__ import annotations
 
+from generator.checks.qos_rules import roce_active_mtu
 from generator.plan.model import FabricPlan, Host
 from generator.plan.nccl import gid_check_index, nic_tos
 from generator.render.environment import template
@@ -50,9 +51,29 @@ HOST_FILES = tuple(f for f in INSTALL_PATHS if f != "lldpd.conf")      # rendere
 # Socket buffer ceiling for NCCL bootstrap / socket transport: 64 MiB covers the
 # bandwidth-delay product of a 100G management path at datacenter RTTs.
 TCP_BUFFER_MAX = 64 * 1024 * 1024
-# The QoS unit's start timeout: mlnx_qos/dcb/cma_roce_tos on 1-2 NICs take seconds; a
-# wedged device (firmware reset in progress) must fail the unit, not hold the boot.
-START_TIMEOUT_S = 90
+# roce-qos.sh's time budgets (the script's defaults; FABRICGEN_LOCK_WAIT / FABRICGEN_WAIT override).
+# Apply: wait up to APPLY_LOCK_WAIT_S for another run (the boot-time units of all rails start
+# together), then up to DEVICE_WAIT_S (--interface) for mlx5_ib's RDMA device and the RoCEv2 GID
+# (one budget shared by both waits); mlnx_qos/dcb/cma_roce_tos on a NIC take seconds.
+APPLY_LOCK_WAIT_S = 60
+DEVICE_WAIT_S = 30
+TOOLS_S = 30
+# The QoS unit's start timeout covers all of it, so systemd never kills a run that is still
+# within its own waits; a wedged device (firmware reset in progress) still fails the unit, not
+# the boot, and the kill releases the lock --health would otherwise find held.
+START_TIMEOUT_S = APPLY_LOCK_WAIT_S + DEVICE_WAIT_S + TOOLS_S
+# --health runs under slurmd, which kills HealthCheckProgram after 60 s (DEVICE_STATE.md, Slurm):
+# it waits at most HEALTH_LOCK_WAIT_S for an apply and reads the counters twice,
+# HEALTH_COUNTER_INTERVAL_S apart, which leaves the rest of the minute to the NIC tools.
+HEALTH_LOCK_WAIT_S = 5
+HEALTH_COUNTER_INTERVAL_S = 2
+# Host counter thresholds, shared by --health (warnings) and verify host-counters: RoCE packets
+# the responder saw out of sequence or the requester was NAKed for (hw_counters out_of_sequence,
+# packet_seq_err). Each one is a go-back-N retransmission: in a lossless fabric without adaptive
+# routing a few per second come with link flaps; a steady 10/s on one port means loss somewhere.
+SEQ_ERR_PER_S = 10
+# PFC pause frames per second on one priority (the switch side's verify threshold)
+PAUSE_PER_S = 100
 
 # rendered per host
 _TEMPLATES = {
@@ -127,6 +148,13 @@ def _udev_rules(plan: FabricPlan, shared: dict, host: Host) -> str:
     return text
 
 
+def rail_ports(plan: FabricPlan, host: Host) -> str:
+    """roce-qos.sh's RAIL_PORTS: netdev:rate_gbps:roce_mtu per rail, what --check expects of the port
+    (the RoCE active MTU the host MTU gives, kernel iboe_get_mtu, as the host pre-flight expects)."""
+    mtu = roce_active_mtu(plan.qos.host_mtu) or 0
+    return " ".join(f"{nic.netdev}:{plan.nic_speed_g}:{mtu}" for nic in host.nics)
+
+
 def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
     """Output-relative path -> file content for one host (hosts/<name>/...)."""
     shared = _shared(plan)
@@ -142,6 +170,12 @@ def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
         "script_name": SCRIPT_PATH.rsplit("/", 1)[-1],
         "unit_name": UNIT_NAME,
         "udev_rules": UDEV_RULES,
+        "rail_ports": rail_ports(plan, host),
+        "lock_wait_s": APPLY_LOCK_WAIT_S,
+        "health_lock_wait_s": HEALTH_LOCK_WAIT_S,
+        "counter_interval_s": HEALTH_COUNTER_INTERVAL_S,
+        "seq_err_per_s": SEQ_ERR_PER_S,
+        "pause_per_s": PAUSE_PER_S,
     }
     base = f"hosts/{host.name}/"
     out = {base + name: template(tpl).render(ctx) for name, tpl in _TEMPLATES.items()}
@@ -164,5 +198,5 @@ def render_hosts(plan: FabricPlan) -> dict[str, str]:
     return out
 
 
-__all__ = ["render_host", "render_hosts", "systemd_escape", "HOST_FILES", "INSTALL_PATHS", "INSTALL_MODES",
-           "SCRIPT_PATH", "UNIT_NAME", "UNIT_PREFIX", "OLD_UNIT_NAME", "UDEV_RULES", "NCCL_ENV_PATH", "LLDPD_CONF_PATH"]
+__all__ = ["render_host", "render_hosts", "rail_ports", "systemd_escape", "HOST_FILES", "INSTALL_PATHS",
+           "INSTALL_MODES", "SCRIPT_PATH", "UNIT_NAME", "UNIT_PREFIX", "OLD_UNIT_NAME", "UDEV_RULES", "NCCL_ENV_PATH", "LLDPD_CONF_PATH"]

@@ -10,6 +10,7 @@ Exit: 0 all passed; 3 findings, every device checked; 1 something could not be c
 
 from __future__ import annotations
 
+import math
 import sys
 import tempfile
 import time
@@ -84,7 +85,9 @@ def _host_section(endpoints: str | None):
     return data["hosts"] or {}, ""
 
 
-def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str | None) -> tuple[list[Outcome], str]:
+def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str | None, *,
+                  interval_s: float = DEFAULT_INTERVAL_S, pfc_threshold: float = C.PFC_THRESHOLD_PER_S,
+                  ecn_threshold: float = C.ECN_THRESHOLD_PER_S) -> tuple[list[Outcome], str]:
     from generator.verify import hosts as H
 
     names = [h.name for h in plan.hosts]
@@ -93,7 +96,8 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
     section, reason = _host_section(endpoints)
     if section is None:
         status = "unknown" if only == "hosts" else "skipped"
-        return [Outcome("host-roce", n, status, reason=reason) for n in names], f"host-roce {status}: {reason}"
+        return ([Outcome(c, n, status, reason=reason) for n in names for c in HOST_CHECKS],
+                f"host-roce and host-counters {status}: {reason}")
     from generator.deploy.credentials import endpoint_host_access
 
     extravars, ssh_key = endpoint_host_access(section, endpoints)
@@ -104,13 +108,15 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         render_dir = write_tree(files, Path(tmp) / "render")
         try:
             readings = H.read_hosts(render_dir, render_dir / "inventory.yml", known_hosts=known_hosts,
-                                    extravars=extravars, ssh_key=ssh_key)
+                                    extravars=extravars, ssh_key=ssh_key, counter_interval_s=interval_s)
         except Exception as exc:  # noqa: BLE001 - any ansible failure leaves the hosts unknown
             text = " ".join(str(exc).split())[:300]
-            return [Outcome("host-roce", n, "unknown", reason=f"ansible run failed: {text}") for n in names], ""
+            return [Outcome(c, n, "unknown", reason=f"ansible run failed: {text}")
+                    for n in names for c in HOST_CHECKS], ""
     out = []
     for host in plan.hosts:
         reading = readings.get(host.name)
+        out.append(_counters_outcome(H, host, reading, max(1, math.ceil(interval_s)), pfc_threshold, ecn_threshold))
         if reading is None or reading.error or reading.qos is None or reading.rdma is None:
             why = (reading.error if reading else "") or "not reached by the ansible run"
             out.append(Outcome("host-roce", host.name, "unknown", reason=why))
@@ -122,6 +128,21 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
             continue
         out.append(outcome("host-roce", host.name, found + H.rdma_findings(host, text)))
     return out, ""
+
+
+def _counters_outcome(H, host, reading, interval_s: float, pfc_threshold: float, ecn_threshold: float) -> Outcome:
+    if reading is None or reading.error:
+        return Outcome("host-counters", host.name, "unknown",
+                       reason=(reading.error if reading else "") or "not reached by the ansible run")
+    if len(reading.counters) != 2 or any(rc != 0 for rc, _ in reading.counters):
+        rcs = ", ".join(f"exit {rc}" for rc, _ in reading.counters) or "not run"
+        return Outcome("host-counters", host.name, "unknown", reason=f"roce-qos.sh --counters: {rcs}")
+    (_, first), (_, second) = reading.counters
+    if not H.parse_counters(first)[1]:
+        return Outcome("host-counters", host.name, "unknown", reason="roce-qos.sh --counters read no RoCE counter "
+                       "(no hw_counters on the rails' RDMA devices)")
+    return outcome("host-counters", host.name, H.counter_findings(
+        host, first, second, interval_s, pfc_threshold=pfc_threshold, ecn_threshold=ecn_threshold))
 
 
 def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expectations, *, interval_s: float,
@@ -184,7 +205,9 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
         outcomes += unknown + switch_outcomes(readings, exp, pfc_threshold=pfc_threshold,
                                               ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance)
     if only in (None, "hosts"):
-        host_results, note = host_outcomes(plan, render_files(plan, loaded.text), endpoints, only)
+        host_results, note = host_outcomes(plan, render_files(plan, loaded.text), endpoints, only,
+                                           interval_s=interval_s, pfc_threshold=pfc_threshold,
+                                           ecn_threshold=ecn_threshold)
         outcomes += host_results
         if note:
             notes.append(note)

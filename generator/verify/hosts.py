@@ -5,10 +5,16 @@ ToS and GIDs as rendered; exit 1 lists what differs, the script's own contract) 
 `rdma -j link show` (iproute2: every rail's RDMA device ACTIVE / LINK_UP on the planned
 netdev). Both run as the deploy playbook runs roce-qos.sh: `script` from the controller, with
 `fabricgen_qos_environment` as environment, so nothing is installed or changed.
+
+`host-counters`: the rails' RoCE counters read twice (`roce-qos.sh --counters`, a pause of the
+verify interval between), as the switch counters are: RDMA hw_counters (np_cnp_sent,
+rp_cnp_handled, np_ecn_marked_roce_packets, out_of_sequence, packet_seq_err) and mlx5's per-priority
+PFC pause frames (`ethtool -S`). A finding is a counter that climbs faster than its threshold.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
@@ -17,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.device_data import DeviceDataError, parse_json
-from generator.verify.model import ERROR, Finding
+from generator.render.hosts import SEQ_ERR_PER_S
+from generator.verify.model import ERROR, WARNING, Finding
 
 PLAYBOOK = """\
 - name: fabricgen verify host-roce (read-only)
@@ -40,7 +47,31 @@ PLAYBOOK = """\
       check_mode: false
       changed_when: false
       failed_when: false
+    - name: counters read 1
+      ansible.builtin.script:
+        cmd: "{{ fabricgen_render_dir }}/hosts/{{ inventory_hostname }}/roce-qos.sh --counters"
+        executable: /bin/sh
+      environment: "{{ fabricgen_qos_environment }}"
+      check_mode: false
+      changed_when: false
+      failed_when: false
+    - name: counters interval
+      ansible.builtin.pause:
+        seconds: "{{ fabricgen_counter_interval }}"
+    - name: counters read 2
+      ansible.builtin.script:
+        cmd: "{{ fabricgen_render_dir }}/hosts/{{ inventory_hostname }}/roce-qos.sh --counters"
+        executable: /bin/sh
+      environment: "{{ fabricgen_qos_environment }}"
+      check_mode: false
+      changed_when: false
+      failed_when: false
 """
+
+# counters that climbing fast means lost or reordered RoCE packets (each a go-back-N retransmission)
+SEQ_ERRORS = ("out_of_sequence", "packet_seq_err")
+# DCQCN at work: CNPs sent (notification point) and handled (reaction point), ECN-marked RoCE packets
+CONGESTION = ("np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets")
 
 
 @dataclass
@@ -48,6 +79,7 @@ class HostReading:
     name: str
     qos: tuple[int, str] | None = None          # (rc, stdout) of roce-qos.sh --check
     rdma: tuple[int, str] | None = None         # (rc, stdout) of rdma -j link show
+    counters: list[tuple[int, str]] = field(default_factory=list)   # (rc, stdout) of the two --counters
     error: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -92,8 +124,59 @@ def qos_findings(host, rc: int, stdout: str) -> list[Finding]:
                     f"{host.name}: roce-qos.sh --check: {observed}")]
 
 
+def parse_counters(text: str) -> tuple[int | None, dict[tuple[str, str], int]]:
+    """(host clock in s or None, {(netdev, counter): value}) from `roce-qos.sh --counters`:
+    "at: <epoch s>", then "counter: <netdev> <name> <value>" lines."""
+    at, values = None, {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "at:" and parts[1].isdigit():
+            at = int(parts[1])
+        elif len(parts) == 4 and parts[0] == "counter:" and parts[3].isdigit():
+            values[(parts[1], parts[2])] = int(parts[3])
+    return at, values
+
+
+def counter_findings(host, first: str, second: str, interval_s: float, *, pfc_threshold: float,
+                     ecn_threshold: float, seq_threshold: float = SEQ_ERR_PER_S) -> list[Finding]:
+    """Counters that climbed between the two reads faster than their threshold, per rail netdev.
+
+    Sequence errors are errors (RoCE packets lost or reordered in a fabric meant to be lossless),
+    pause frames on a priority beyond the switch side's PFC threshold are errors (a pause storm,
+    or a host that cannot take traffic at line rate), CNPs and ECN marks beyond the switch side's
+    ECN threshold are warnings (congestion control doing its work, but a lot of it). The interval
+    is the hosts' own clock between the reads when longer than the verify interval."""
+    at1, before = parse_counters(first)
+    at2, after = parse_counters(second)
+    seconds = max(interval_s, float(at2 - at1) if at1 is not None and at2 is not None else 0.0, 1e-3)
+    findings = []
+    for nic in host.nics:
+        for (netdev, name), value in sorted(after.items()):
+            if netdev != nic.netdev or (netdev, name) not in before:
+                continue
+            delta = value - before[(netdev, name)]
+            if delta <= 0:                  # flat, or reset by a driver reload between the reads
+                continue
+            rate = delta / seconds
+            if name in SEQ_ERRORS:
+                limit, severity, what = seq_threshold, ERROR, "RoCE packets lost or reordered"
+            elif name.endswith("_pause"):
+                limit, severity = pfc_threshold, ERROR
+                what = "the leaf pauses this rail" if name.startswith("rx") else "the host pauses the leaf"
+            elif name in CONGESTION:
+                limit, severity, what = ecn_threshold, WARNING, "congestion control at work"
+            else:
+                continue
+            if rate <= limit:
+                continue
+            observed = f"{name} +{delta} in {seconds:.1f}s ({rate:.0f}/s)"
+            findings.append(Finding("host-counters", host.name, netdev, f"{name} <= {limit:g}/s", observed, severity,
+                                    f"{netdev} on {host.name} (rail {nic.rail}): {observed}: {what}"))
+    return findings
+
+
 def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, extravars: dict,
-               ssh_key: Path | None) -> dict[str, HostReading]:
+               ssh_key: Path | None, counter_interval_s: float = 5.0) -> dict[str, HostReading]:
     import ansible_runner
 
     work = Path(tempfile.mkdtemp(prefix="fabricgen-verify-"))
@@ -107,7 +190,9 @@ def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, e
         cmdline = f"--private-key {ssh_key.resolve()}" if ssh_key else None
         runner = ansible_runner.run(
             private_data_dir=str(work / "runner"), playbook=str(playbook), inventory=str(inventory),
-            extravars={"fabricgen_render_dir": str(render_dir), **extravars}, cmdline=cmdline, quiet=True,
+            extravars={"fabricgen_render_dir": str(render_dir),
+                       "fabricgen_counter_interval": max(1, math.ceil(counter_interval_s)), **extravars},
+            cmdline=cmdline, quiet=True,
             envvars={"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_SSH_COMMON_ARGS": " ".join(ssh_args),
                      "ANSIBLE_RETRY_FILES_ENABLED": "False", "ANSIBLE_NOCOLOR": "1",
                      "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.gettempdir() + "/fgcp",
@@ -130,6 +215,8 @@ def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, e
                     reading.qos = result
                 elif task.startswith("rdma"):
                     reading.rdma = result
+                elif task.startswith("counters read"):
+                    reading.counters.append(result)
         return readings
     finally:
         shutil.rmtree(work, ignore_errors=True)

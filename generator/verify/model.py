@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 SWITCH_CHECKS = ("cabling", "link", "speed", "mtu", "bgp", "errors", "pfc", "ecn")
-HOST_CHECKS = ("host-roce",)
+HOST_CHECKS = ("host-roce", "host-counters")
 CHECKS = SWITCH_CHECKS + HOST_CHECKS
 ERROR, WARNING = "error", "warning"
 

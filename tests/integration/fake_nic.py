@@ -41,6 +41,16 @@ What each fake reproduces, and from where:
 - `scontrol`: Slurm scontrol; logs its arguments and prints nothing on success, like
   `scontrol update`. FAKE_SCONTROL_FAIL=1 makes it fail as for an unknown node
   ("slurm_update error: Invalid node name specified", exit 1).
+- `ibv_devinfo` (read-only, not logged): rdma-core libibverbs/examples/devinfo.c, `-d <dev> -i
+  <port>`: the device block, then the port's state ("PORT_ACTIVE (4)", from sysfs ports/<p>/state),
+  max_mtu and active_mtu ("4096 (5)") and link_layer. The active MTU is the kernel's for a RoCE
+  port: mlx5_query_port_roce reports min(max_mtu, iboe_get_mtu(netdev MTU)) (include/rdma/
+  ib_addr.h: minus 96 header bytes, rounded down to 256..4096). "IB device '<dev>' wasn't found"
+  and exit 255 for an unknown device.
+- `ethtool -S <netdev>` (read-only, not logged): mlx5's "NIC statistics:" with the per-priority
+  pause counters rx_prio<N>_pause / tx_prio<N>_pause (and _duration) listed only for priorities
+  with PFC enabled (mlx5 en_stats.c, per-prio PFC group), as the fake mlnx_qos/dcb hold it;
+  the counts come from add_pause_frames().
 
 write_fake_sysfs lays out the kernel's device model (Documentation/ABI/stable/
 sysfs-class-infiniband, sysfs-class-net; drivers/infiniband/core/sysfs.c):
@@ -477,15 +487,86 @@ if os.environ.get("FAKE_SCONTROL_FAIL"):
     sys.exit(1)
 '''
 
+# Readers that change nothing: the same helpers without the call log.
+_FAKE_READER = _FAKE_COMMON.replace("\nlog()\n", "\n")
+
+FAKE_IBV_DEVINFO = _FAKE_READER + r'''
+args = sys.argv[1:]
+dev = args[args.index("-d") + 1] if "-d" in args else None
+port = args[args.index("-i") + 1] if "-i" in args else "1"
+ib = Path(SYSROOT + "/sys/class/infiniband")
+if dev is None or not (ib / dev).is_dir():
+    print(f"IB device '{dev}' wasn't found", file=sys.stderr)
+    sys.exit(255)
+pdir = ib / dev / "ports" / port
+if not pdir.is_dir():
+    print(f"Failed to query port {port} props", file=sys.stderr)
+    sys.exit(255)
+num = int((pdir / "state").read_text().split(":")[0])
+names = {1: "PORT_DOWN", 2: "PORT_INIT", 3: "PORT_ARMED", 4: "PORT_ACTIVE", 5: "PORT_ACTIVE_DEFER"}
+layer = (pdir / "link_layer").read_text().strip()
+active = 4096
+nets = list((ib / dev / "device/net").glob("*/mtu")) if (ib / dev / "device/net").is_dir() else []
+if layer == "Ethernet" and nets:
+    room = int(nets[0].read_text()) - (40 + 8 + 12 + 4 + 28 + 4)
+    active = next((m for m in (4096, 2048, 1024, 512, 256) if room >= m), 256)
+enum = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+print(f"hca_id:\t{dev}")
+print("\ttransport:\t\t\tInfiniBand (0)")
+print("\tfw_ver:\t\t\t\t28.39.1002")
+print("\tvendor_id:\t\t\t0x02c9")
+print("\tvendor_part_id:\t\t\t4129")
+print("\tphys_port_cnt:\t\t\t1")
+print(f"\t\tport:\t{port}")
+print(f"\t\t\tstate:\t\t\t{names.get(num, 'PORT_NOP')} ({num})")
+print("\t\t\tmax_mtu:\t\t4096 (5)")
+print(f"\t\t\tactive_mtu:\t\t{active} ({enum[active]})")
+print("\t\t\tsm_lid:\t\t\t0")
+print("\t\t\tport_lid:\t\t0")
+print("\t\t\tport_lmc:\t\t0x00")
+print(f"\t\t\tlink_layer:\t\t{layer}")
+print()
+'''
+
+FAKE_ETHTOOL = _FAKE_READER + r'''
+args = sys.argv[1:]
+if len(args) != 2 or args[0] != "-S":
+    print("unsupported by the fake: ethtool " + " ".join(args), file=sys.stderr)
+    sys.exit(2)
+ifc = args[1]
+if not Path(SYSROOT + "/sys/class/net/" + ifc).exists():
+    print(f"netlink error: no device matches name ({ifc})", file=sys.stderr)
+    sys.exit(1)
+base = Path(os.environ["FAKE_NIC_STATE"])
+qos = base / f"mlnx_qos-{ifc}.json"
+dcb = base / f"dcb-{ifc}.json"
+pfc = [0] * 8
+if qos.exists():
+    pfc = [int(v) for v in json.loads(qos.read_text())["pfc"]]
+elif dcb.exists():
+    pfc = [1 if v == "on" else 0 for v in json.loads(dcb.read_text())["pfc"]]
+counts = base / f"ethtool-{ifc}.json"
+counts = json.loads(counts.read_text()) if counts.exists() else {}
+print("NIC statistics:")
+for name in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
+    print(f"     {name}: {counts.get(name, 0)}")
+for prio in range(8):
+    if pfc[prio]:
+        for name in (f"rx_prio{prio}_pause", f"rx_prio{prio}_pause_duration",
+                     f"tx_prio{prio}_pause", f"tx_prio{prio}_pause_duration", f"rx_prio{prio}_pause_transition"):
+            print(f"     {name}: {counts.get(name, 0)}")
+'''
+
 FAKE_TOOLS = {"mlnx_qos": FAKE_MLNX_QOS, "dcb": FAKE_DCB, "cma_roce_tos": FAKE_CMA_ROCE_TOS,
               "mlxconfig": FAKE_MLXCONFIG, "scontrol": FAKE_SCONTROL,
-              "mkdir": FAKE_CONFIGFS_DIR, "rmdir": FAKE_CONFIGFS_DIR}
+              "mkdir": FAKE_CONFIGFS_DIR, "rmdir": FAKE_CONFIGFS_DIR,
+              "ibv_devinfo": FAKE_IBV_DEVINFO, "ethtool": FAKE_ETHTOOL}
 
 
 def write_fake_nic_tools(bin_dir: Path, *, without: Sequence[str] = ()) -> Path:
-    """mlnx_qos, dcb, cma_roce_tos, mlxconfig and scontrol fakes in bin_dir (put it first on PATH),
-    and the configfs stand-ins mkdir/rmdir; `without` leaves tools out (("cma_roce_tos",): an
-    inbox host without mlnx-tools)."""
+    """mlnx_qos, dcb, cma_roce_tos, mlxconfig, scontrol, ibv_devinfo and ethtool fakes in bin_dir
+    (put it first on PATH), and the configfs stand-ins mkdir/rmdir; `without` leaves tools out
+    (("cma_roce_tos",): an inbox host without mlnx-tools)."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     for name, text in FAKE_TOOLS.items():
         if name in without:
@@ -542,6 +623,10 @@ PORT_STATES = {"DOWN": ("1: DOWN", "3: Disabled"), "INIT": ("2: INIT", "5: LinkU
 # port's speed is translated to IB width and lane speed by mlx5_query_port_roce.
 RATES = {400: (4, "NDR"), 200: (4, "HDR"), 100: (4, "EDR"), 50: (1, "HDR"), 40: (4, "QDR"),
          25: (1, "EDR"), 10: (1, "QDR")}
+# ports/<p>/hw_counters of an mlx5 RoCE port (drivers/infiniband/hw/mlx5/counters.c; a few of
+# its many files): each reads as a decimal count
+HW_COUNTERS = ("duplicate_request", "local_ack_timeout_err", "np_cnp_sent", "np_ecn_marked_roce_packets",
+               "out_of_sequence", "packet_seq_err", "rnr_nak_retry_err", "rp_cnp_handled", "rp_cnp_ignored")
 GPUDIRECT = ("nvidia-peermem", "dmabuf", "none")
 NVIDIA_VERSION = {      # /proc/driver/nvidia/version, first line, per kernel module flavour
     "nvidia-peermem": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",
@@ -591,7 +676,8 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
                      state: str | Mapping[str, str] = "ACTIVE",
                      rate_gbps: int | str | Mapping[str, int | str] = 400,
                      gpudirect: str | bool = "nvidia-peermem", rdma_cm: bool = True,
-                     addresses: Mapping[str, Sequence[str]] | None = None, lockdown: str = "none") -> Path:
+                     addresses: Mapping[str, Sequence[str]] | None = None, lockdown: str = "none",
+                     mtu: int | Mapping[str, int] = 4200) -> Path:
     """A /sys tree of ConnectX rail NICs for roce-qos.sh, the playbook and discovery.
 
     netdevs[i] is PCI function pci[i] (default 0000:<08+i>:00.0) with RDMA device rdma[i]
@@ -606,7 +692,9 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
     rdma_cm: the rdma_cm module loaded (/sys/kernel/config/rdma_cm). addresses: the IPv4/IPv6
     addresses per netdev the GID table is built from (default one address, 192.0.2.<i+1>;
     write_fake_gids changes it later). lockdown: the kernel lockdown level ("none", "integrity",
-    "confidentiality"; /sys/kernel/security/lockdown), see lock_fake_debugfs. `ecn_prios` is accepted for older callers: every
+    "confidentiality"; /sys/kernel/security/lockdown), see lock_fake_debugfs. mtu: the netdev MTU
+    (/sys/class/net/<netdev>/mtu), for every NIC or per netdev. Every port has hw_counters
+    (HW_COUNTERS, at 0; bump_hw_counters). `ecn_prios` is accepted for older callers: every
     priority gets its ecn file. Calling it again on the same root keeps what is there."""
     if gpudirect is True:
         gpudirect = "nvidia-peermem"
@@ -639,6 +727,12 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         (port / "state").write_text(port_state + "\n")
         (port / "phys_state").write_text(phys + "\n")
         (port / "rate").write_text(_rate_text(_per_nic(rate_gbps, ifc, 400)) + "\n")
+        if not (net / "mtu").exists():
+            (net / "mtu").write_text(f"{_per_nic(mtu, ifc, 4200)}\n")
+        if not (port / "hw_counters").is_dir():
+            (port / "hw_counters").mkdir()
+            for name in HW_COUNTERS:
+                (port / "hw_counters" / name).write_text("0\n")
         if layer == "InfiniBand":       # one port GID (subnet prefix + GUID), type printed as IB/RoCE v1
             write_fake_gids(root, ib_name, ifc, i, [], types=(ROCE_V1,))
         elif not (port / "gids").is_dir():
@@ -736,6 +830,25 @@ def unlock_fake_debugfs(root: Path) -> None:
         subprocess.run(["chattr", "-i", *files], capture_output=True)
 
 
+def bump_hw_counters(root: Path, rdma: str, **deltas: int) -> None:
+    """Traffic on port 1 of `rdma`: add each delta to its hw_counters file (np_cnp_sent=500, ...)."""
+    counters = root / "sys/class/infiniband" / rdma / "ports/1/hw_counters"
+    for name, delta in deltas.items():
+        f = counters / name
+        f.write_text(f"{int(f.read_text()) + delta}\n")
+
+
+def add_pause_frames(state_dir: Path, netdev: str, prio: int, *, rx: int = 0, tx: int = 0) -> None:
+    """PFC pause frames on `prio` of `netdev`, as `ethtool -S` counts them (rx: the leaf paused us)."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / f"ethtool-{netdev}.json"
+    counts = json.loads(path.read_text()) if path.exists() else {}
+    for direction, n in (("rx", rx), ("tx", tx)):
+        key = f"{direction}_prio{prio}_pause"
+        counts[key] = counts.get(key, 0) + n
+    path.write_text(json.dumps(counts))
+
+
 def _nic_of(root: Path, netdev: str) -> tuple[str, list[str]]:
     """(PCI function, RDMA device names) of a netdev in the fake tree."""
     dev = (root / "sys/class/net" / netdev / "device").resolve()
@@ -793,7 +906,8 @@ def firmware_reset(root: Path, state_dir: Path, pci: str) -> None:
         reset_nic_qos(root, state_dir, net.name)
 
 
-__all__ = ["FAKE_TOOLS", "GID_TABLE_LEN", "LOCKDOWN_LEVELS", "ROCE_V1", "ROCE_V2", "ZERO_GID", "firmware_reset",
+__all__ = ["FAKE_TOOLS", "GID_TABLE_LEN", "HW_COUNTERS", "LOCKDOWN_LEVELS", "ROCE_V1", "ROCE_V2", "ZERO_GID",
+           "add_pause_frames", "bump_hw_counters", "firmware_reset",
            "lock_fake_debugfs", "unlock_fake_debugfs", "qp_traffic_class", "show_fake_sysfs",
            "remove_rdma_device", "reset_nic_qos", "write_fake_gids", "write_fake_nic_tools",
            "write_fake_sysfs"]

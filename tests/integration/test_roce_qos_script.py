@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from fake_nic import (
     ROCE_V1,
+    add_pause_frames,
+    bump_hw_counters,
     firmware_reset,
     lock_fake_debugfs,
     qp_traffic_class,
@@ -788,3 +790,159 @@ def test_fake_mlnx_qos_and_dcb_share_the_drivers_dcb_state(tmp_path, fake_env):
     assert "Priority trust state: dscp" in shown and "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n" in shown
     tool("dcb", "pfc", "set", "dev", "ens2f0np0", "prio-pfc", "all:off", "3:on")
     assert "\tenabled     0   0   0   1   0   0   0   0\n" in tool("mlnx_qos", "-i", "ens2f0np0")
+
+
+# --- honest health: port state, rate, RoCE MTU, counters (issue 24, items 5 and 8) -------
+
+def _drains(log: Path) -> list[str]:
+    return [c for c in log.read_text().splitlines() if c.startswith("scontrol")]
+
+
+def test_health_on_a_healthy_node_drains_nothing(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    log.write_text("")
+    healthy = _run(script, {**env, "SLURMD_NODENAME": "gpu-a01"}, "--health")
+    assert healthy.returncode == 0, healthy.stdout
+    for ifc in NICS:
+        assert f"ok: {ifc} port = ACTIVE LinkUp" in healthy.stdout
+        assert f"ok: {ifc} rate = 400 Gb/sec (4X NDR)" in healthy.stdout
+        assert f"ok: {ifc} roce mtu = 4096" in healthy.stdout
+    assert _lines(healthy.stdout, "differs:", "error:", "warning:") == []
+    assert _drains(log) == []
+
+
+def test_health_drains_slurmd_nodename_for_a_down_rail(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    write_fake_sysfs(_root(env), NICS, state={"ens2f0np0": "DOWN"})     # carrier lost: DOWN / Disabled
+    log.write_text("")
+    down = _run(script, {**env, "SLURMD_NODENAME": "gpu-a01"}, "--health")
+    assert down.returncode == 1, down.stdout
+    assert _not_ok(down.stdout) == [
+        "differs: ens2f0np0 port: have 'DOWN Disabled', want 'ACTIVE LinkUp' (mlx5_1 port 1: NCCL uses ACTIVE ports "
+        "only; check the cable, the optic and the leaf port)"]
+    assert "ok: ens1f0np0 port = ACTIVE LinkUp" in down.stdout
+    assert _drains(log) == ["scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: 1 setting(s) "
+                            "differ (ens2f0np0 port DOWN)"]
+    assert _run(script, env, "--check").returncode == 1
+    # apply cannot fix a port: it says so and still succeeds (the link may not have trained yet)
+    applied = _run(script, env)
+    assert applied.returncode == 0 and "warning: ens2f0np0 port: have 'DOWN Disabled'" in applied.stdout
+
+
+def test_health_drains_a_rail_trained_below_the_plan(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    write_fake_sysfs(_root(env), NICS, rate_gbps={"ens1f0np0": 200})
+    (_root(env) / "sys/class/infiniband/mlx5_0/ports/1/rate").write_text("200 Gb/sec (4X HDR)\n")
+    log.write_text("")
+    slow = _run(script, {**env, "SLURMD_NODENAME": "gpu-a01"}, "--health")
+    assert slow.returncode == 1
+    assert _not_ok(slow.stdout) == [
+        "differs: ens1f0np0 rate: have '200 Gb/sec (4X HDR)', want '400 Gb/sec' (the plan's NIC speed: a cable, "
+        "optic or lane trained lower, or the leaf port runs another speed)"]
+    assert _drains(log) == ["scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: 1 setting(s) "
+                            "differ (ens1f0np0 rate 200 Gb/sec, plan 400)"]
+    # without SLURMD_NODENAME (run by hand) the node is the short host name, as before
+    node = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
+    log.write_text("")
+    assert _run(script, env, "--health").returncode == 1
+    assert _drains(log)[0].startswith(f"scontrol update NodeName={node} State=DRAIN")
+
+
+@pytest.mark.parametrize("devinfo", [True, False], ids=["ibv_devinfo", "netdev-mtu"])
+def test_roce_active_mtu_follows_the_netdev_mtu(tmp_path, fake_env, devinfo):
+    env, _ = fake_env
+    script = _settled(tmp_path, env)
+    if not devinfo:
+        (Path(env["PATH"].split(":")[0]) / "ibv_devinfo").unlink()
+    (_root(env) / "sys/class/net/ens2f0np0/mtu").write_text("1500\n")     # netplan's MTU not applied
+    check = _run(script, env, "--check")
+    assert check.returncode == 1
+    source = "ibv_devinfo -d mlx5_1 -i 1" if devinfo else "netdev MTU 1500"
+    assert _not_ok(check.stdout) == [
+        f"differs: ens2f0np0 roce mtu: have '1024' ({source}), want '4096' (netdev MTU 4200 in the plan: check the "
+        "rail's MTU in netplan and ip link)"]
+    assert "ok: ens1f0np0 roce mtu = 4096" in check.stdout
+
+
+def test_health_does_not_wait_for_an_apply_in_progress(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    lock_dir = _root(env) / "run/lock"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    reset_nic_qos(_root(env), Path(env["FAKE_NIC_STATE"]), "ens1f0np0")   # what the apply is repairing
+    log.write_text("")
+    with (lock_dir / "fabricgen-roce-qos.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        busy = _run(script, {**env, "SLURMD_NODENAME": "gpu-a01"}, "--health")
+        took = time.monotonic() - started
+    assert busy.returncode == 0
+    assert 4 <= took < 15, took                     # the 5 s wait, far below slurmd's 60 s
+    assert busy.stdout.splitlines() == [
+        f"warning: apply in progress: another fabricgen-roce-qos run held {lock_dir}/fabricgen-roce-qos.lock for "
+        "5 s; not checked, node not drained", "summary: apply in progress"]
+    assert _drains(log) == []
+    assert _run(script, {**env, "SLURMD_NODENAME": "gpu-a01"}, "--health").returncode == 1   # lock free: checked
+
+
+def _bump_during_run(env: dict, tmp_path: Path, body: str) -> dict:
+    """PATH with an mlnx_qos wrapper that runs `body` (python, fake_nic in scope) on its first call:
+    --health calls mlnx_qos between its two counter reads, so the counters climb in between."""
+    wrap = tmp_path / "wrap"
+    wrap.mkdir()
+    fake = Path(env["PATH"].split(":")[0]) / "mlnx_qos"
+    (wrap / "bump.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\nfrom pathlib import Path\n"
+        f"from fake_nic import add_pause_frames, bump_hw_counters\nroot = Path({env['FABRICGEN_SYSROOT']!r})\n"
+        f"state = Path({env['FAKE_NIC_STATE']!r})\n{body}\n")
+    (wrap / "mlnx_qos").write_text(
+        f"#!/bin/sh\nif [ ! -e {wrap}/done ]; then : > {wrap}/done; /usr/bin/python3 {wrap}/bump.py; fi\n"
+        f'exec {fake} "$@"\n')
+    (wrap / "mlnx_qos").chmod(0o755)
+    return {**env, "PATH": f"{wrap}:{env['PATH']}"}
+
+
+def test_health_warns_about_climbing_counters_without_draining(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    bumped = _bump_during_run(env, tmp_path, "\n".join([
+        "bump_hw_counters(root, 'mlx5_0', np_cnp_sent=500, rp_cnp_handled=40, out_of_sequence=3)",
+        "bump_hw_counters(root, 'mlx5_1', packet_seq_err=400)",
+        "add_pause_frames(state, 'ens2f0np0', 3, tx=5000)"]))
+    log.write_text("")
+    run = _run(script, {**bumped, "SLURMD_NODENAME": "gpu-a01", "FABRICGEN_COUNTER_INTERVAL": "2"}, "--health")
+    assert run.returncode == 0, run.stdout
+    assert _drains(log) == []
+    counters = [line for line in run.stdout.splitlines() if "+" in line]
+    # the interval is 2 s, or the time the checks took when they took longer (a loaded machine)
+    t = int(counters[0].split(" in ")[1].split()[0])
+    assert 2 <= t < 10
+    assert counters == [
+        f"ok: ens1f0np0 np_cnp_sent: +500 in {t} s (DCQCN congestion control at work)",
+        f"ok: ens1f0np0 rp_cnp_handled: +40 in {t} s (DCQCN congestion control at work)",
+        f"ok: ens1f0np0 out_of_sequence: +3 in {t} s",
+        f"warning: ens2f0np0 packet_seq_err: +400 in {t} s ({400 / t:.0f}/s, over 10/s): RoCE packets lost or "
+        "reordered (go-back-N retransmissions); check the switch counters of this rail",
+        f"warning: ens2f0np0 tx_prio3_pause: +5000 in {t} s ({5000 / t:.0f}/s, over 100/s): this host cannot take "
+        "traffic at line rate (PCIe, memory)"]
+    assert run.stdout.splitlines()[-1] == "summary: every setting in place"
+
+
+def test_counters_mode_prints_what_verify_reads(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    bump_hw_counters(_root(env), "mlx5_1", np_cnp_sent=7)
+    add_pause_frames(Path(env["FAKE_NIC_STATE"]), "ens1f0np0", 3, rx=2)
+    log.write_text("")
+    out = _run(script, env, "--counters")
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("at: ") and lines[0][4:].isdigit() and lines[-1] == "summary: counters read"
+    assert lines[1:-1] == [f"counter: {ifc} {name} {value}" for ifc, values in (
+        ("ens1f0np0", (0, 0, 0, 0, 0, 2, 0)), ("ens2f0np0", (7, 0, 0, 0, 0, 0, 0)))
+        for name, value in zip(("np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "out_of_sequence",
+                                "packet_seq_err", "rx_prio3_pause", "tx_prio3_pause"), values, strict=True)]
+    assert log.read_text() == "", "--counters changes nothing and calls no tool that does"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 import yaml
@@ -29,6 +30,17 @@ pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(300
 
 FAKE_RDMA = """#!/bin/sh
 cat "$FABRICGEN_SYSROOT/rdma-link.json"
+"""
+
+# ethtool on the host whose sysroot holds a "pause-storm" file: each `ethtool -S NETDEV` first adds
+# 10000 transmitted pause frames on priority 3 (the host pausing its leaf), then the fake answers.
+PAUSE_STORM = """#!/bin/sh
+if [ -e "$FABRICGEN_SYSROOT/pause-storm" ] && [ "$1" = -S ]; then
+    /usr/bin/python3 -c "import sys; sys.path.insert(0, '{here}'); from pathlib import Path; \\
+from fake_nic import add_pause_frames; add_pause_frames(Path(sys.argv[1]), sys.argv[2], 3, tx=10000)" \\
+        "$FAKE_NIC_STATE" "$2"
+fi
+exec {fake} "$@"
 """
 
 
@@ -51,6 +63,9 @@ def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F
     fakes = write_fake_nic_tools(lab.directory / "fakebin")
     (fakes / "rdma").write_text(FAKE_RDMA)
     (fakes / "rdma").chmod(0o755)
+    (fakes / "ethtool").rename(fakes / "ethtool.fake")
+    (fakes / "ethtool").write_text(PAUSE_STORM.format(here=Path(__file__).parent, fake=fakes / "ethtool.fake"))
+    (fakes / "ethtool").chmod(0o755)
     for host in plan.hosts:
         sysroot = lab.directory / "sys" / host.name
         write_fake_sysfs(sysroot, [n.netdev for n in host.nics])
@@ -75,7 +90,7 @@ def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F
     out = tmp_path / "ok.json"
     assert run_verify(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out)) == 0, \
         out.read_text()
-    assert json.loads(out.read_text()) == {"summary": {"checked": 3, "passed": 3, "failed": 0, "unknown": 0},
+    assert json.loads(out.read_text()) == {"summary": {"checked": 6, "passed": 6, "failed": 0, "unknown": 0},
                                            "findings": []}
 
     # a rail port down on one host; on another, a NIC that lost its DSCP trust (a driver reload resets it)
@@ -83,11 +98,19 @@ def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F
     (lab.directory / "sys" / victim.name / "rdma-link.json").write_text(_rdma_links(victim, down="ens2f0np0"))
     nic_state = lab.directory / "nicstate" / rebooted.name / "mlnx_qos-ens1f0np0.json"
     nic_state.write_text(json.dumps({**json.loads(nic_state.read_text()), "trust": "pcp"}))
+    # and on the third, the host pausing its leaf: tx pause frames climb between verify's two reads
+    stormy = plan.hosts[2]
+    (lab.directory / "sys" / stormy.name / "pause-storm").write_text("")
     out = tmp_path / "down.json"
-    assert run_verify(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out)) == 3
+    assert run_verify(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out),
+                      interval_s=1) == 3
     doc = json.loads(out.read_text())
     assert [(f["check"], f["device"], f["port"]) for f in doc["findings"]] == [
-        ("host-roce", rebooted.name, ""), ("host-roce", victim.name, "ens2f0np0")]
+        ("host-roce", rebooted.name, ""), ("host-roce", victim.name, "ens2f0np0"),
+        ("host-counters", stormy.name, "ens1f0np0"), ("host-counters", stormy.name, "ens2f0np0")]
     assert doc["findings"][1]["observed"] == "DOWN DISABLED"
     assert "differs:" in doc["findings"][0]["observed"] and "trust" in doc["findings"][0]["observed"]
-    assert doc["summary"] == {"checked": 3, "passed": 1, "failed": 2, "unknown": 0}
+    for finding in doc["findings"][2:]:
+        assert finding["expected"] == "tx_prio3_pause <= 100/s" and finding["severity"] == "error"
+        assert finding["observed"].startswith("tx_prio3_pause +10000 in ")
+    assert doc["summary"] == {"checked": 6, "passed": 3, "failed": 3, "unknown": 0}

@@ -104,7 +104,7 @@ def test_correctly_wired_lab_passes(fabric):
     doc = json.loads(result.stdout)
     # 3 switches x 8 checks; the hosts are skipped (the lab's endpoints list no hosts), not unknown
     assert doc == {"summary": {"checked": 24, "passed": 24, "failed": 0, "unknown": 0}, "findings": []}
-    assert "host-roce skipped" in result.stderr
+    assert "host-roce and host-counters skipped" in result.stderr
     only = fabric.verify("--only", "switches", "--format", "json")
     assert only.returncode == 0 and "host-roce" not in only.stderr
 

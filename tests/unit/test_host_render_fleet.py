@@ -106,8 +106,20 @@ def test_qos_unit_is_bound_to_its_netdev():
         "After": "sys-subsystem-net-devices-%i.device",
         "Before": "slurmd.service kubelet.service",
     }
-    assert dict(unit["Service"]) == {"Type": "oneshot", "RemainAfterExit": "yes", "TimeoutStartSec": "90",
+    assert dict(unit["Service"]) == {"Type": "oneshot", "RemainAfterExit": "yes", "TimeoutStartSec": "120",
                                       "ExecStart": "/usr/local/sbin/fabricgen-roce-qos --interface %I"}
+    # systemd must not kill a run still within its own waits: the lock, then (--interface) the
+    # RDMA device and the GID, as the script's defaults say, plus time for the NIC tools
+    script = files["hosts/gpu001/roce-qos.sh"]
+    lock_wait = int(re.search(r"lock_wait=\$\{FABRICGEN_LOCK_WAIT:-(\d+)\}; fi", script).group(1))
+    device_wait = int(re.search(r"WAIT_LEFT=\$\{FABRICGEN_WAIT:-(\d+)\}; else", script).group(1))
+    from generator.render.hosts import APPLY_LOCK_WAIT_S, DEVICE_WAIT_S
+
+    assert (lock_wait, device_wait) == (APPLY_LOCK_WAIT_S, DEVICE_WAIT_S)
+    assert int(unit["Service"]["TimeoutStartSec"]) >= lock_wait + device_wait + 20
+    # --health runs under slurmd, which kills it after 60 s: a few seconds for the lock, 2 between counter reads
+    assert "lock_wait=${FABRICGEN_LOCK_WAIT:-5}" in script and "COUNTER_INTERVAL=${FABRICGEN_COUNTER_INTERVAL:-2}" \
+        in script
     # the same text for every host of the plan, rendered once
     assert render_host(plan, plan.hosts[-1])[f"hosts/{plan.hosts[-1].name}/fabricgen-roce-qos@.service"] is \
         files["hosts/gpu001/fabricgen-roce-qos@.service"]

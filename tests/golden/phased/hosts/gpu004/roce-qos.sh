@@ -8,15 +8,22 @@
 # runs this with --interface whenever udev adds a rail netdev, and --health lets Slurm
 # (HealthCheckProgram) drain a node whose NICs drifted.
 #
-# Usage: fabricgen-roce-qos [--check|--health] [--interface NETDEV]
+# Usage: fabricgen-roce-qos [--check|--health|--counters] [--interface NETDEV]
 #   (no flag)           apply: set every setting that differs
 #   --check             change nothing; print every setting that differs and exit 1 if any does
 #   --health            as --check; when something differs and scontrol exists, also drain
-#                       this node (scontrol update NodeName=<hostname -s> State=DRAIN Reason=...)
+#                       this node (scontrol update NodeName=$SLURMD_NODENAME, else <hostname -s>,
+#                       State=DRAIN Reason=...), and warn about RoCE counters that climb fast
+#   --counters          change nothing; print the rails' RoCE counters ("counter:" lines) for
+#                       fabricgen verify, which reads them twice
 #   --interface NETDEV  only this rail NIC (one of the NICS below); exit 2 for any other name
-# Every mode also verifies the RoCE GID NCCL will use on each rail NIC (it cannot be set here).
+# Every mode also verifies the RoCE GID NCCL will use on each rail NIC and the rail's port: ACTIVE,
+# at the planned rate, with the planned RoCE MTU (none of which can be set here; apply only warns).
 # Output: one "ok:", "differs:", "changed:", "warning:" or "error:" line per setting, then "summary:".
 # Exit codes: 0 in place (or applied), 1 differs (--check/--health) or an action failed, 2 usage.
+# --health finding an apply run holding the lock (FABRICGEN_LOCK_WAIT, default 5 s there,
+# 60 s elsewhere) says so and exits 0 without checking: the apply is setting the NIC up
+# right then, and the unit's start timeout bounds it, so the next health check sees the result.
 # FABRICGEN_SYSROOT prefixes every /sys path (tests point it at a fake tree).
 # FABRICGEN_WAIT: seconds apply mode waits for the RDMA device and the RoCEv2 GID to appear
 # (default 30 with --interface: udev starts the unit when the netdev appears, before mlx5_ib
@@ -39,11 +46,18 @@ PFC_VECTOR="0,0,0,1,0,0,0,0"
 ECN_PRIOS="3"
 # GID index nccl.conf pins (NCCL_IB_GID_INDEX); empty: NCCL >= 2.21 auto-selects a RoCEv2 IPv4 GID
 GID_INDEX="3"
+# netdev:rate:mtu per rail: the port rate (Gb/s) and RoCE active MTU the plan gives each rail NIC
+RAIL_PORTS="ens1f0np0:400:4096 ens2f0np0:400:4096 ens3f0np0:400:4096 ens4f0np0:400:4096 ens5f0np0:400:4096 ens6f0np0:400:4096 ens7f0np0:400:4096 ens8f0np0:400:4096"
+# --health: seconds between the two counter reads (FABRICGEN_COUNTER_INTERVAL; 0 skips them), and
+# the rates (per second, per rail) above which climbing sequence-error and pause counters warn
+COUNTER_INTERVAL=${FABRICGEN_COUNTER_INTERVAL:-2}
+SEQ_ERR_PER_S=${FABRICGEN_SEQ_ERR_PER_S:-10}
+PAUSE_PER_S=${FABRICGEN_PAUSE_PER_S:-100}
 
 SYS="${FABRICGEN_SYSROOT:-}/sys"
 
 usage() {
-    echo "usage: $0 [--check|--health] [--interface NETDEV]" >&2
+    echo "usage: $0 [--check|--health|--counters] [--interface NETDEV]" >&2
     exit 2
 }
 
@@ -52,7 +66,7 @@ ONLY=""
 ONLY_SET=0
 while [ $# -gt 0 ]; do
     case "$1" in
-        --check | --health)
+        --check | --health | --counters)
             [ "$MODE" = apply ] || usage
             MODE=${1#--} ;;
         --interface)
@@ -157,11 +171,17 @@ lock() {
         return 0
     fi
     exec 9> "$dir/fabricgen-roce-qos.lock" || return 0
-    if ! flock -w "${FABRICGEN_LOCK_WAIT:-60}" 9; then
-        say "error: another fabricgen-roce-qos run held $dir/fabricgen-roce-qos.lock for ${FABRICGEN_LOCK_WAIT:-60} s"
-        say "summary: 1 action(s) failed"
-        exit 1
+    # slurmd kills HealthCheckProgram after 60 s: --health waits a few seconds only
+    if [ "$MODE" = health ]; then lock_wait=${FABRICGEN_LOCK_WAIT:-5}; else lock_wait=${FABRICGEN_LOCK_WAIT:-60}; fi
+    flock -w "$lock_wait" 9 && return 0
+    if [ "$MODE" = health ]; then
+        warn "apply in progress: another fabricgen-roce-qos run held $dir/fabricgen-roce-qos.lock for $lock_wait s; not checked, node not drained"
+        say "summary: apply in progress"
+        exit 0
     fi
+    say "error: another fabricgen-roce-qos run held $dir/fabricgen-roce-qos.lock for $lock_wait s"
+    say "summary: 1 action(s) failed"
+    exit 1
 }
 
 qos_mlnx() {
@@ -497,7 +517,152 @@ gid() {
     fi
 }
 
+# port_fault WHAT FOUND SHORT: the rail's port is not as planned. This script cannot fix a port
+# (cable, optic, leaf port): --check/--health count it as a difference, apply only warns (the
+# unit runs when the netdev appears, often before the link has trained). The first SHORT
+# becomes the Slurm drain reason.
+PORT_REASON=""
+port_fault() {
+    [ -n "$PORT_REASON" ] || PORT_REASON=$3
+    if [ "$CHECK" = 1 ]; then
+        DIFFS=$((DIFFS + 1))
+        say "differs: $1: $2"
+    else
+        warn "$1: $2"
+    fi
+}
+
+# rail_port IFC RDMA: the rail's RDMA port as NCCL needs it. NCCL opens only ports whose state
+# is IBV_PORT_ACTIVE (net_ib init skips the others), so a DOWN rail silently costs 1/N of the
+# bandwidth; a port trained below the plan's speed slows every collective to its rate. The
+# kernel shows port 1 of the device as (Documentation/ABI/stable/sysfs-class-infiniband,
+# drivers/infiniband/core/sysfs.c state_show/phys_state_show/rate_show):
+#   ports/1/state "4: ACTIVE", ports/1/phys_state "5: LinkUp", ports/1/rate "400 Gb/sec (4X NDR)"
+# (an mlx5 RoCE port translates the Ethernet speed into width x lane speed, mlx5_query_port_roce).
+# sysfs has no MTU file for a port: the RoCE active MTU is what ibv_query_port() reports
+# (rdma-core ibv_devinfo: "active_mtu: 4096 (5)"); without ibv_devinfo it is derived as the
+# kernel does, iboe_get_mtu(netdev MTU) (include/rdma/ib_addr.h: minus 96 header bytes, rounded
+# down to 256..4096), since mlx5_query_port_roce reports exactly that.
+rail_port() {
+    pt_ifc=$1 pt_rdma=$2
+    pt_rate="" pt_mtu=""
+    for pt in $RAIL_PORTS; do
+        if [ "${pt%%:*}" = "$pt_ifc" ]; then
+            pt=${pt#*:}
+            pt_rate=${pt%%:*} pt_mtu=${pt#*:}
+        fi
+    done
+    pt_dir="$SYS/class/infiniband/$pt_rdma/ports/1"
+    pt_state=$(cat "$pt_dir/state" 2>/dev/null) || pt_state=""
+    pt_phys=$(cat "$pt_dir/phys_state" 2>/dev/null) || pt_phys=""
+    pt_state=${pt_state#*: } pt_phys=${pt_phys#*: }
+    if [ "$pt_state" != ACTIVE ] || [ "$pt_phys" != LinkUp ]; then
+        port_fault "$pt_ifc port" "have '${pt_state:-unreadable} ${pt_phys:-unreadable}', want 'ACTIVE LinkUp' \
+($pt_rdma port 1: NCCL uses ACTIVE ports only; check the cable, the optic and the leaf port)" \
+            "$pt_ifc port ${pt_state:-unreadable}"
+        return
+    fi
+    say "ok: $pt_ifc port = ACTIVE LinkUp"
+    pt_have=$(cat "$pt_dir/rate" 2>/dev/null) || pt_have=""
+    if [ "${pt_have%% *}" = "$pt_rate" ]; then
+        say "ok: $pt_ifc rate = $pt_have"
+    else
+        port_fault "$pt_ifc rate" "have '${pt_have:-unreadable}', want '$pt_rate Gb/sec' (the plan's NIC speed: \
+a cable, optic or lane trained lower, or the leaf port runs another speed)" \
+            "$pt_ifc rate ${pt_have%% *} Gb/sec, plan $pt_rate"
+    fi
+    if have_tool ibv_devinfo && pt_out=$(ibv_devinfo -d "$pt_rdma" -i 1 2>&1); then
+        pt_have=$(printf '%s\n' "$pt_out" | sed -n 's/^[[:space:]]*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -n 1)
+        pt_from="ibv_devinfo -d $pt_rdma -i 1"
+    else
+        pt_net=$(read_value "$SYS/class/net/$pt_ifc/mtu")
+        pt_have=""
+        case "$pt_net" in
+            '' | *[!0-9]*) ;;
+            *)
+                for m in 4096 2048 1024 512 256; do
+                    if [ $((pt_net - 96)) -ge "$m" ]; then pt_have=$m; break; fi
+                done ;;
+        esac
+        pt_from="netdev MTU ${pt_net:-unreadable}"
+    fi
+    if [ "$pt_have" = "$pt_mtu" ]; then
+        say "ok: $pt_ifc roce mtu = $pt_mtu"
+    else
+        port_fault "$pt_ifc roce mtu" "have '${pt_have:-unreadable}' ($pt_from), want '$pt_mtu' (netdev MTU \
+4200 in the plan: check the rail's MTU in netplan and ip link)" "$pt_ifc roce mtu ${pt_have:-unreadable}, plan $pt_mtu"
+    fi
+}
+
+# RoCE counters of every rail NIC, one "NETDEV NAME VALUE" line each: the RDMA device's
+# hw_counters (Documentation/ABI/stable/sysfs-class-infiniband, ports/<p>/hw_counters; mlx5 names
+# from drivers/infiniband/hw/mlx5/counters.c: np_cnp_sent and np_ecn_marked_roce_packets at the
+# notification point, rp_cnp_handled at the reaction point, out_of_sequence and packet_seq_err
+# for lost or reordered packets) and the netdev's PFC pause frames on the lossless priorities
+# (mlx5 `ethtool -S`: rx_prio<N>_pause / tx_prio<N>_pause, listed for PFC-enabled priorities).
+# A counter the driver does not have is left out.
+HW_COUNTERS="np_cnp_sent rp_cnp_handled np_ecn_marked_roce_packets out_of_sequence packet_seq_err"
+counters_read() {
+    for c_entry in $NICS; do
+        c_ifc=${c_entry%%:*} c_rdma=${c_entry#*:}
+        c_dir="$SYS/class/infiniband/$c_rdma/ports/1/hw_counters"
+        for c in $HW_COUNTERS; do
+            [ -r "$c_dir/$c" ] || continue
+            c_val=$(read_value "$c_dir/$c")
+            case "$c_val" in
+                '' | *[!0-9]*) ;;
+                *) say "$c_ifc $c $c_val" ;;
+            esac
+        done
+        if [ -z "$PFC_PRIOS" ] || ! have_tool ethtool; then continue; fi
+        c_stats=$(ethtool -S "$c_ifc" 2>/dev/null) || continue
+        for prio in $PFC_PRIOS; do
+            printf '%s\n' "$c_stats" | awk -v i="$c_ifc" -v p="$prio" '
+                $1 == "rx_prio" p "_pause:" || $1 == "tx_prio" p "_pause:" { sub(":", "", $1); print i, $1, $2 }'
+        done
+    done
+}
+
+# counters_climb ELAPSED: compare COUNTERS_1 with a new read. CNPs and ECN marks climbing are
+# DCQCN doing its work (ok); sequence errors or pause frames above their rates are warnings only:
+# they point at loss or a congested host, not at a setting of this node, so --health never drains
+# for them (fabricgen verify host-counters reports the same rates for the fabric).
+counters_climb() {
+    { printf '%s\n' "$COUNTERS_1" | sed 's/^/1 /'; counters_read | sed 's/^/2 /'; } |
+        awk -v t="$1" -v seq="$SEQ_ERR_PER_S" -v pause="$PAUSE_PER_S" '
+            $1 == 1 { was[$2 " " $3] = $4; next }
+            !(($2 " " $3) in was) { next }
+            { d = $4 - was[$2 " " $3]; if (d <= 0) next; r = d / t }
+            $3 == "out_of_sequence" || $3 == "packet_seq_err" {
+                if (r > seq) printf "warning: %s %s: +%d in %d s (%.0f/s, over %s/s): %s\n", $2, $3, d, t, r, seq,
+                    "RoCE packets lost or reordered (go-back-N retransmissions); check the switch counters of this rail"
+                else printf "ok: %s %s: +%d in %d s\n", $2, $3, d, t
+                next }
+            $3 ~ /_pause$/ {
+                if (r > pause) printf "warning: %s %s: +%d in %d s (%.0f/s, over %s/s): %s\n", $2, $3, d, t, r, pause,
+                    ($3 ~ /^tx/ ? "this host cannot take traffic at line rate (PCIe, memory)" : "the leaf pauses this rail")
+                else printf "ok: %s %s: +%d in %d s\n", $2, $3, d, t
+                next }
+            { printf "ok: %s %s: +%d in %d s (DCQCN congestion control at work)\n", $2, $3, d, t }'
+}
+
+if [ "$MODE" = counters ]; then
+    say "at: $(date +%s)"
+    counters_read | sed 's/^/counter: /'
+    say "summary: counters read"
+    exit 0
+fi
+
 lock
+COUNTERS_1="" COUNTERS_T=0
+case "$COUNTER_INTERVAL" in
+    '' | *[!0-9]*) warn "FABRICGEN_COUNTER_INTERVAL must be a number of seconds, not '$COUNTER_INTERVAL': counters not read"
+        COUNTER_INTERVAL=0 ;;
+esac
+if [ "$MODE" = health ] && [ "$COUNTER_INTERVAL" -gt 0 ]; then
+    COUNTERS_1=$(counters_read)
+    COUNTERS_T=$(date +%s)
+fi
 for entry in $NICS; do
     ifc=${entry%%:*} rdma=${entry#*:}
     if [ ! -e "$SYS/class/net/$ifc" ]; then
@@ -513,7 +678,16 @@ for entry in $NICS; do
     roce_tos "$rdma"
     traffic_class "$rdma"
     gid "$ifc" "$rdma"
+    rail_port "$ifc" "$rdma"
 done
+if [ "$MODE" = health ] && [ "$COUNTER_INTERVAL" -gt 0 ]; then
+    elapsed=$(($(date +%s) - COUNTERS_T))
+    if [ "$elapsed" -lt "$COUNTER_INTERVAL" ]; then
+        sleep $((COUNTER_INTERVAL - elapsed))
+        elapsed=$COUNTER_INTERVAL
+    fi
+    counters_climb "$elapsed"
+fi
 
 if [ "$CHECK" = 1 ]; then
     if [ "$DIFFS" -eq 0 ]; then
@@ -523,9 +697,12 @@ if [ "$CHECK" = 1 ]; then
     if [ "$MODE" = health ]; then
         # Slurm runs HealthCheckProgram as root on every node and leaves the action to it
         # (slurm.conf(5) HealthCheckProgram): drain, so running jobs finish and no new one lands.
-        reason="fabricgen-roce-qos: $DIFFS setting(s) differ"
+        reason="fabricgen-roce-qos: $DIFFS setting(s) differ${PORT_REASON:+ ($PORT_REASON)}"
         if have_tool scontrol; then
-            node=$(hostname -s 2>/dev/null) || node=""
+            # slurmd exports SLURMD_NODENAME to the program: the node's Slurm name, which can
+            # differ from the host name (slurm.conf(5) NodeName/NodeHostname, HealthCheckProgram)
+            node=${SLURMD_NODENAME:-}
+            [ -n "$node" ] || node=$(hostname -s 2>/dev/null) || node=""
             [ -n "$node" ] || { node=$(uname -n); node=${node%%.*}; }
             if out=$(scontrol update NodeName="$node" State=DRAIN Reason="$reason" 2>&1); then
                 say "changed: slurm node $node: State=DRAIN Reason=\"$reason\""
