@@ -225,7 +225,7 @@ def test_missing_tools_and_interfaces_are_reported(tmp_path, fake_env):
     script = _script(tmp_path, "mlnx_qos")
     # no NIC tools at all; configfs still behaves as the kernel's (the mkdir/rmdir stand-ins)
     kernel = write_fake_nic_tools(tmp_path / "kernel", without=("mlnx_qos", "dcb", "cma_roce_tos", "mlxconfig",
-                                                                 "scontrol"))
+                                                                 "scontrol", "ibv_devinfo", "ethtool"))
     assert sorted(p.name for p in kernel.iterdir()) == ["mkdir", "rmdir"]
     empty = {**env, "PATH": f"{kernel}:/usr/bin:/bin", "FABRICGEN_SYSROOT": str(tmp_path / "nothing")}
     check = _run(script, empty, "--check")
