@@ -108,3 +108,51 @@ def set_nodes(state_file: Path, nodes: dict[str, dict]) -> None:
 
 def node(state_file: Path, name: str) -> dict:
     return json.loads(state_file.read_text())[name]
+
+
+# A fake `kubectl` for deploy.hosts.scheduler: kubernetes (kubectl reference: drain, uncordon, get).
+# `kubectl drain NODE ...` cordons first (spec.unschedulable: true), then evicts the pods and
+# returns once they are gone: here it sleeps the node's "evict" seconds. `kubectl uncordon NODE`
+# clears the cordon. `kubectl get node NODE -o jsonpath={.spec.unschedulable}` prints "true" for a
+# cordoned node and nothing for a schedulable one (the field is then absent). Same state file.
+FAKE_KUBECTL = r'''#!/usr/bin/env python3
+import json, os, sys, time
+state_path = os.environ["FAKE_SLURM_STATE"]
+with open(state_path) as fh:
+    nodes = json.load(fh)
+argv = sys.argv[1:]
+def save():
+    with open(state_path + ".tmp", "w") as fh:
+        json.dump(nodes, fh)
+    os.replace(state_path + ".tmp", state_path)
+with open(os.environ["FAKE_SLURM_LOG"], "a") as fh:
+    fh.write("kubectl " + " ".join(argv) + "\n")
+name = argv[2] if argv[:2] == ["get", "node"] else (argv[1] if len(argv) > 1 else "")
+if name not in nodes:
+    print(f'Error from server (NotFound): nodes "{name}" not found', file=sys.stderr)
+    sys.exit(1)
+n = nodes[name]
+if argv[:2] == ["get", "node"] and argv[3:] == ["-o", "jsonpath={.spec.unschedulable}"]:
+    print("true" if n["drain"] else "", end="")
+elif argv[0] == "drain":
+    n["drain"] = True
+    save()
+    print(f"node/{name} cordoned")
+    time.sleep(n.get("evict", 0))
+    print(f"node/{name} drained")
+elif argv[0] == "uncordon":
+    n["drain"] = False
+    save()
+    print(f"node/{name} uncordoned")
+else:
+    print("fake kubectl: " + " ".join(argv) + " not modelled", file=sys.stderr)
+    sys.exit(1)
+'''
+
+
+def write_fake_kubectl(bin_dir: Path) -> Path:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    path = bin_dir / "kubectl"
+    path.write_text(FAKE_KUBECTL)
+    path.chmod(0o755)
+    return bin_dir

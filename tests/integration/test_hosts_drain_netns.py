@@ -20,7 +20,7 @@ from netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E
 from test_hosts_netns import _apply_batches, _lab_vars, _plan  # noqa: E402
 
 from generator.deploy.hosts import run_hosts_playbook  # noqa: E402
-from tests.fake_scontrol import node, set_nodes, write_fake_scontrol  # noqa: E402
+from tests.fake_scontrol import node, set_nodes, write_fake_kubectl, write_fake_scontrol  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(900)]
 
@@ -121,3 +121,57 @@ def test_slurm_drain_waits_times_out_and_keeps_an_operators_drain(netns_hosts, t
         assert " mtu 4200 " in lab.hosts[name].sh("ip -o link show dev ens1f0np0").stdout, name
     assert (lab.hosts[three].root / "etc/fabricgen/nccl.env").is_file()
     assert names == sorted(names)
+
+
+K8S = """deploy:
+  hosts:
+    canary: 1
+    batch: 2
+    scheduler: kubernetes
+    drain: "kubectl drain {host} --ignore-daemonsets"
+    undrain: "kubectl uncordon {host}"
+"""
+
+
+def test_kubernetes_drain_is_bounded_and_keeps_a_cordon(netns_hosts, tmp_path, monkeypatch):  # noqa: F811
+    """`kubectl drain` blocks until its pods are evicted (its own --timeout defaults to none): the
+    hook is bounded by drain_timeout; a node cordoned before the run is drained but stays cordoned."""
+    _, plan, render, gateway = _plan(tmp_path, extra=K8S)
+    one, two, three = [h.name for h in plan.hosts]
+    lab = netns_hosts(plan, gateway)
+    fakes = write_fake_nic_tools(lab.directory / "fakebin")
+    for host in plan.hosts:
+        write_fake_sysfs(lab.directory / "sys" / host.name, [n.netdev for n in host.nics])
+    kube_bin = write_fake_kubectl(tmp_path / "kubebin")
+    state, log = tmp_path / "nodes.json", tmp_path / "kube.log"
+    monkeypatch.setenv("PATH", f"{kube_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_SLURM_STATE", str(state))
+    monkeypatch.setenv("FAKE_SLURM_LOG", str(log))
+    extravars = _lab_vars(lab, fakes)
+
+    def run(**kw):
+        return run_hosts_playbook(render, render / "inventory.yml", extravars={**extravars, **kw},
+                                  ssh_key=lab.key, known_hosts=lab.known_hosts, private_data_dir=tmp_path / "runner")
+
+    set_nodes(state, {one: {"evict": 1}, two: {"drain": True}, three: {}})
+    first = run()
+    assert first.ok, (first.failures, first.stdout[-4000:])
+    calls = log.read_text().splitlines()
+    assert f"kubectl drain {two} --ignore-daemonsets" in calls        # its pods are evicted all the same
+    assert f"kubectl uncordon {two}" not in calls and node(state, two)["drain"] is True
+    assert f"kubectl uncordon {one}" in calls and f"kubectl uncordon {three}" in calls
+    assert not node(state, one)["drain"] and not node(state, three)["drain"]
+
+    # pods that take longer than drain_timeout to go: the canary stops unchanged and is uncordoned
+    lab.hosts[one].sh("ip link set dev ens1f0np0 mtu 1500")
+    set_nodes(state, {one: {"evict": 30}})
+    log.write_text("")
+    stopped = run(fabricgen_hosts_drain_timeout=3)
+    assert not stopped.ok
+    assert [(h, t) for h, t, _ in stopped.failures] == [(one, "Drain the host before its changes "
+                                                              "(fabricgen_hosts_drain)")], stopped.failures
+    assert "(3)" in stopped.failures[0][2], stopped.failures
+    assert " mtu 1500 " in lab.hosts[one].sh("ip -o link show dev ens1f0np0").stdout
+    assert log.read_text().splitlines()[-1] == f"kubectl uncordon {one}" and not node(state, one)["drain"]
+    assert stopped.left_drained == []
+    assert _apply_batches(stopped) == [[one]], "the rollout stopped after the canary"

@@ -144,3 +144,31 @@ def test_inventory_carries_the_scheduler_only_when_set(tmp_path):
                                   "drain": "scontrol update NodeName={host} State=DRAIN Reason=fabricgen",
                                   "undrain": "scontrol update NodeName={host} State=RESUME"})
     assert slurm["fabricgen_hosts_scheduler"] == "slurm" and slurm["fabricgen_hosts_drain_timeout"] == 900
+
+
+def test_deploy_summary_lists_hosts_left_drained(tmp_path, monkeypatch):
+    """`fabricgen deploy --only hosts` names every host the run drained and did not undrain (item 3)."""
+    import io
+
+    from rich.console import Console
+
+    from generator.deploy import hosts as hosts_mod
+    from generator.deploy import rollout
+    from generator.deploy.hosts import HostRunResult, HostStats
+
+    def fake_run(render_dir, inventory, **kw):
+        result = HostRunResult(status="failed", rc=2, hosts={"gpu02": HostStats(failed=1), "gpu03": HostStats()})
+        result.failures = [("gpu02", "Install nccl.conf and nccl.env", "Could not find or access 'nccl.env'")]
+        result.left_drained = [("gpu02", 'half-applied, failed at "Install nccl.conf and nccl.env"')]
+        return result
+
+    monkeypatch.setattr(hosts_mod, "run_hosts_playbook", fake_run)
+    out, err = io.StringIO(), io.StringIO()
+    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, Console(file=out, width=300),
+                               Console(file=err, width=300), lambda files, d: d, intent_path=str(tmp_path / "f.yaml"),
+                               endpoints=None, only="hosts", limit=None, dry_run=True, yes=True)
+    assert rc == 1
+    assert err.getvalue().splitlines() == [
+        "hosts: gpu02: Install nccl.conf and nccl.env: Could not find or access 'nccl.env'",
+        'hosts: gpu02: left drained: half-applied, failed at "Install nccl.conf and nccl.env"']
+    assert out.getvalue().strip() == "hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu02"
