@@ -32,6 +32,9 @@ APPLY_PLAY = "Install and apply the fabricgen host files, in batches"     # play
 LEFT_DRAINED_TASK = "Report a host left drained by this run"
 NOT_RESTORED_TASK = "Report a drain that could not be restored"
 REFAIL_TASK = "Stop after a failed host"
+DRAIN_TASK = "Drain the host before its changes (fabricgen_hosts_drain)"
+UNDRAIN_TASK = "Undrain the host after its changes (fabricgen_hosts_undrain)"
+PRE_DRAIN_TASK = "Record a drain set before this run"     # fg_we_drained false: an operator's drain, kept
 # inventory `hosts` group vars that the playbook uses as play keywords
 PLAY_KEYWORD_VARS = ("fabricgen_hosts_serial", "fabricgen_hosts_max_fail_percentage")
 # a check run: every host in one batch, and no host's failure stops the others being read
@@ -208,6 +211,8 @@ def run_playbook(
                 unreachable=stats.get("dark", {}).get(name, 0),
                 skipped=stats.get("skipped", {}).get(name, 0),
             )
+        drained: list[str] = []
+        undrained: set[str] = set()
         for event in runner.events:
             kind = event.get("event")
             data = event.get("event_data") or {}
@@ -226,10 +231,24 @@ def run_playbook(
                     result.changes.append((host, task))
             if kind == "runner_on_ok" and task in collect:
                 result.results.setdefault(host, {})[task] = data.get("res") or {}
+            if kind == "runner_on_ok" and task == DRAIN_TASK and host not in drained:
+                drained.append(host)
+            if kind == "runner_on_ok" and task == UNDRAIN_TASK:
+                undrained.add(host)       # a failed undrain is reported by LEFT_DRAINED_TASK
+            if kind == "runner_on_ok" and task == PRE_DRAIN_TASK and \
+                    str(((data.get("res") or {}).get("ansible_facts") or {}).get("fg_we_drained")).lower() == "false":
+                undrained.add(host)       # drained before the run: left so on purpose, not ours to report
             if kind == "runner_on_ok" and task in (LEFT_DRAINED_TASK, NOT_RESTORED_TASK):
                 line = " ".join(str((data.get("res") or {}).get("msg") or "").split())
                 target = result.left_drained if task == LEFT_DRAINED_TASK else result.not_restored
                 target.append((host, line.removeprefix(f"{host}: ").removeprefix("left drained: ")))
+        # a host whose drain hook ran and whose undrain never ran nor was reported (unreachable
+        # mid-batch: Ansible runs no rescue or always block for it) is left drained all the same
+        reported = {host for host, _ in result.left_drained}
+        for host in drained:
+            if host not in undrained and host not in reported:
+                result.left_drained.append((host, "drained, the run stopped before its undrain "
+                                                  "(unreachable or interrupted)"))
         stdout = runner.stdout.read() if runner.stdout else ""
         result.stdout = stdout
         return result

@@ -172,3 +172,36 @@ def test_deploy_summary_lists_hosts_left_drained(tmp_path, monkeypatch):
         "hosts: gpu02: Install nccl.conf and nccl.env: Could not find or access 'nccl.env'",
         'hosts: gpu02: left drained: half-applied, failed at "Install nccl.conf and nccl.env"']
     assert out.getvalue().strip() == "hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu02"
+
+
+def test_summary_counts_a_drained_host_that_never_got_its_undrain(tmp_path, monkeypatch):
+    """Ansible runs no rescue/always block for an unreachable host: a host whose drain hook ran and
+    whose undrain never came is listed as left drained all the same; a drain found before the run
+    (kept on purpose) and a host undrained are not; the re-raise of a rescued failure is no new line."""
+    from types import SimpleNamespace
+
+    from generator.deploy import hosts as hosts_mod
+
+    def ev(kind, host, task, **res):
+        return {"event": kind, "event_data": {"host": host, "task": task, "res": res}}
+
+    events = [ev("runner_on_ok", h, hosts_mod.DRAIN_TASK, changed=True) for h in ("gpu01", "gpu02", "gpu03", "gpu04")]
+    events += [
+        ev("runner_on_ok", "gpu04", hosts_mod.PRE_DRAIN_TASK, ansible_facts={"fg_we_drained": False}),
+        ev("runner_on_unreachable", "gpu01", "Install the netplan file", msg="ssh: connect timed out"),
+        ev("runner_on_failed", "gpu02", "Install the netplan file", msg="boom"),
+        ev("runner_on_ok", "gpu02", hosts_mod.LEFT_DRAINED_TASK,
+           msg='gpu02: left drained: half-applied, failed at "Install the netplan file"'),
+        ev("runner_on_failed", "gpu02", hosts_mod.REFAIL_TASK, msg="gpu02 failed at Install the netplan file"),
+        ev("runner_on_ok", "gpu03", hosts_mod.UNDRAIN_TASK, changed=True, rc=0),
+    ]
+    fake = SimpleNamespace(status="failed", rc=2, stats={}, events=events, stdout=None)
+    monkeypatch.setattr(hosts_mod.ansible_runner, "run", lambda **kw: fake)
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text("all: {}\n")
+    result = hosts_mod.run_playbook(tmp_path / "hosts.yml", inventory, private_data_dir=tmp_path / "pdd")
+    assert result.failures == [("gpu01", "Install the netplan file", "ssh: connect timed out"),
+                               ("gpu02", "Install the netplan file", "boom")]
+    assert result.left_drained == [
+        ("gpu02", 'half-applied, failed at "Install the netplan file"'),
+        ("gpu01", "drained, the run stopped before its undrain (unreachable or interrupted)")]
