@@ -26,6 +26,15 @@ PLAYBOOK_NAME = "hosts.yml"
 DISCOVER_PLAYBOOK = "discover.yml"
 DISCOVER_TASK = "Read the RDMA NICs from sysfs"      # playbooks/discover.yml
 APPLY_PLAY = "Install and apply the fabricgen host files, in batches"     # playbooks/hosts.yml, play 2
+# playbooks/hosts.yml, play 2: a host this run drained and did not undrain ("<host>: left drained: why"),
+# a Slurm drain of an operator's that could not be put back, and the re-raise of a rescued failure
+# (its message is the failure already reported)
+LEFT_DRAINED_TASK = "Report a host left drained by this run"
+NOT_RESTORED_TASK = "Report a drain that could not be restored"
+REFAIL_TASK = "Stop after a failed host"
+DRAIN_TASK = "Drain the host before its changes (fabricgen_hosts_drain)"
+UNDRAIN_TASK = "Undrain the host after its changes (fabricgen_hosts_undrain)"
+PRE_DRAIN_TASK = "Record a drain set before this run"     # fg_we_drained false: an operator's drain, kept
 # inventory `hosts` group vars that the playbook uses as play keywords
 PLAY_KEYWORD_VARS = ("fabricgen_hosts_serial", "fabricgen_hosts_max_fail_percentage")
 # a check run: every host in one batch, and no host's failure stops the others being read
@@ -53,6 +62,10 @@ class HostRunResult:
     batches: list[tuple[str, list[str]]] = field(default_factory=list)
     # host -> task -> module result, for the tasks named in `collect`
     results: dict[str, dict[str, dict]] = field(default_factory=dict)
+    # (host, why) per host this run drained and left drained (playbooks/hosts.yml LEFT_DRAINED_TASK),
+    # and per host whose earlier drain could not be restored (NOT_RESTORED_TASK)
+    left_drained: list[tuple[str, str]] = field(default_factory=list)
+    not_restored: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -198,6 +211,8 @@ def run_playbook(
                 unreachable=stats.get("dark", {}).get(name, 0),
                 skipped=stats.get("skipped", {}).get(name, 0),
             )
+        drained: list[str] = []
+        undrained: set[str] = set()
         for event in runner.events:
             kind = event.get("event")
             data = event.get("event_data") or {}
@@ -209,12 +224,31 @@ def run_playbook(
             if host and kind.startswith("runner_on_") and result.batches and host not in result.batches[-1][1]:
                 result.batches[-1][1].append(host)
             if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
-                result.failures.append((host, task, _message(data.get("res") or {})))
+                if task != REFAIL_TASK:
+                    result.failures.append((host, task, _message(data.get("res") or {})))
             elif kind in ("runner_on_ok", "runner_item_on_ok") and (data.get("res") or {}).get("changed"):
                 if kind == "runner_on_ok":
                     result.changes.append((host, task))
             if kind == "runner_on_ok" and task in collect:
                 result.results.setdefault(host, {})[task] = data.get("res") or {}
+            if kind == "runner_on_ok" and task == DRAIN_TASK and host not in drained:
+                drained.append(host)
+            if kind == "runner_on_ok" and task == UNDRAIN_TASK:
+                undrained.add(host)       # a failed undrain is reported by LEFT_DRAINED_TASK
+            if kind == "runner_on_ok" and task == PRE_DRAIN_TASK and \
+                    str(((data.get("res") or {}).get("ansible_facts") or {}).get("fg_we_drained")).lower() == "false":
+                undrained.add(host)       # drained before the run: left so on purpose, not ours to report
+            if kind == "runner_on_ok" and task in (LEFT_DRAINED_TASK, NOT_RESTORED_TASK):
+                line = " ".join(str((data.get("res") or {}).get("msg") or "").split())
+                target = result.left_drained if task == LEFT_DRAINED_TASK else result.not_restored
+                target.append((host, line.removeprefix(f"{host}: ").removeprefix("left drained: ")))
+        # a host whose drain hook ran and whose undrain never ran nor was reported (unreachable
+        # mid-batch: Ansible runs no rescue or always block for it) is left drained all the same
+        reported = {host for host, _ in result.left_drained}
+        for host in drained:
+            if host not in undrained and host not in reported:
+                result.left_drained.append((host, "drained, the run stopped before its undrain "
+                                                  "(unreachable or interrupted)"))
         stdout = runner.stdout.read() if runner.stdout else ""
         result.stdout = stdout
         return result
@@ -273,4 +307,4 @@ def run_discover_playbook(
 
 
 __all__ = ["run_hosts_playbook", "run_discover_playbook", "run_playbook", "inventory_play_vars",
-           "HostRunResult", "HostStats", "playbook_path", "APPLY_PLAY", "DISCOVER_TASK"]
+           "HostRunResult", "HostStats", "playbook_path", "APPLY_PLAY", "DISCOVER_TASK", "LEFT_DRAINED_TASK"]

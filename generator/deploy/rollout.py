@@ -767,5 +767,12 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
         # the pre-flight lines name their host already ("gpu02: rail 1 ...")
         message = message.removeprefix(f"{host}: ")
         err.print(f"hosts: {host}: {task}: {message}", markup=False)
-    out.print(f"hosts: {result.status}: {len(result.hosts)} host(s), {result.changed} change(s)", markup=False)
-    return 0 if result.ok else 1
+    # hosts this run drained and did not give back to the scheduler, with why (issue 24, item 3)
+    for host, why in result.left_drained:
+        err.print(f"hosts: {host}: left drained: {why}", markup=False)
+    for host, why in result.not_restored:
+        err.print(f"hosts: {host}: {why}", markup=False)
+    out.print(f"hosts: {result.status}: {len(result.hosts)} host(s), {result.changed} change(s)"
+              + (f", {len(result.left_drained)} left drained by this run: "
+                 + ", ".join(h for h, _ in result.left_drained) if result.left_drained else ""), markup=False)
+    return 0 if result.ok and not result.not_restored else 1

@@ -13,7 +13,7 @@ import re
 import string
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from generator.intent.units import Ratio, SizeBytes, SpeedG
 
@@ -359,11 +359,27 @@ class DeployHosts(_Strict):
                                                                "{host} = inventory name")] | None = None
     require_gpudirect: Annotated[bool, Field(description="pre-flight stops a host without nvidia-peermem or "
                                                          "DMA-BUF")] = True
+    # none (default): the drain hook's exit is the drain, as before. slurm: after the hook, wait
+    # until `scontrol show node` says DRAINED (no job runs); a node drained before the run keeps
+    # its drain and reason. kubernetes: the hook (kubectl drain) is bounded by drain_timeout and
+    # a node cordoned before the run stays cordoned.
+    scheduler: Annotated[Literal["none", "slurm", "kubernetes"],
+                         Field(description="who runs jobs on the hosts: drain waits until none runs")] = "none"
+    drain_timeout: Annotated[int, Field(ge=10, le=7 * 86400, description="seconds a host may take to drain "
+                                                                         "(scheduler slurm/kubernetes)")] = 3600
 
     @field_validator("drain", "undrain")
     @classmethod
     def _hooks(cls, value: str | None) -> str | None:
         return _host_hook(value)
+
+    @model_validator(mode="after")
+    def _scheduler_hooks(self) -> DeployHosts:
+        if self.scheduler != "none" and not (self.drain and self.undrain):
+            example = ("scontrol update NodeName={host} State=DRAIN Reason=fabricgen" if self.scheduler == "slurm"
+                       else "kubectl drain {host} --ignore-daemonsets --delete-emptydir-data")
+            raise ValueError(f"scheduler {self.scheduler} needs the drain and undrain hooks, e.g. drain: {example!r}")
+        return self
 
 
 class Deploy(_Strict):

@@ -164,6 +164,8 @@ class HostRollout:
     drain: str = ""                   # shell command template run on the controller, {host} replaced
     undrain: str = ""
     require_gpudirect: bool = True
+    scheduler: str = "none"           # none | slurm | kubernetes: what the drain waits for
+    drain_timeout: int = 3600         # seconds
 
     def serial(self) -> list[int | str]:
         """Ansible `serial`: the canary batch, then batches of `batch` (the last one repeats)."""

@@ -87,6 +87,10 @@ def _rollout_vars(rollout: HostRollout, pad: str) -> list[str]:
     """deploy.hosts as the `hosts` group's vars: the deploy user and what playbooks/hosts.yml
     reads for serial, max_fail_percentage, the drain hooks and the GPUDirect pre-flight."""
     serial = ", ".join(_s(v) for v in rollout.serial())
+    # the scheduler keys only when set: an inventory without them drains as before
+    scheduler = [f"{pad}  fabricgen_hosts_scheduler: {_s(rollout.scheduler)}",
+                 f"{pad}  fabricgen_hosts_drain_timeout: {rollout.drain_timeout}"] \
+        if rollout.scheduler != "none" else []
     return [f"{pad}vars:",
             f"{pad}  ansible_user: {_s(rollout.user)}",
             f"{pad}  fabricgen_hosts_serial: [{serial}]",
@@ -94,7 +98,7 @@ def _rollout_vars(rollout: HostRollout, pad: str) -> list[str]:
             # shell command templates run on the controller, {host} = the inventory name
             f"{pad}  fabricgen_hosts_drain: {_s(rollout.drain)}",
             f"{pad}  fabricgen_hosts_undrain: {_s(rollout.undrain)}",
-            f"{pad}  fabricgen_require_gpudirect: {_s(rollout.require_gpudirect)}"]
+            f"{pad}  fabricgen_require_gpudirect: {_s(rollout.require_gpudirect)}", *scheduler]
 
 
 def _names(names: list[str], pad: str) -> list[str]:

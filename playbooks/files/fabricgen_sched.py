@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Ask the scheduler about a node, on the controller (playbooks/hosts.yml, deploy.hosts.scheduler).
+
+    fabricgen_sched.py state SCHEDULER NODE     one JSON line: {"drained", "drain", "reason", "state"}
+    fabricgen_sched.py wait slurm NODE TIMEOUT POLL
+                                                 poll until no job runs on NODE; exit 1 after TIMEOUT s
+    fabricgen_sched.py restore slurm NODE REASON put NODE back to DRAIN with REASON (unless it is so)
+
+Exit status: 0 done, 1 a problem, told in ONE line starting "error: ".
+
+Slurm (scontrol(1) "show node", sinfo(1) "NODE STATE CODES", slurm.conf(5)):
+- `scontrol update State=DRAIN` only stops new jobs; running ones go on. While jobs run the node
+  is DRAINING: scontrol prints the base state with the DRAIN flag, MIXED+DRAIN or ALLOCATED+DRAIN
+  (sinfo "drng"); COMPLETING+DRAIN while a job's epilog still runs. Once no job is left it is
+  DRAINED: IDLE+DRAIN (or DOWN+DRAIN; sinfo "drain"), with CPUAlloc=0.
+- `Reason=` is printed followed by " [user@timestamp]" (who set it, when); the reason an operator
+  gave is the text before that.
+Kubernetes (kubectl drain / cordon reference): `kubectl drain` cordons the node (spec.unschedulable)
+and blocks until the pods are evicted, bounded by its own --timeout; its exit status is the wait.
+A node cordoned before the run has spec.unschedulable true; Kubernetes keeps no reason for it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+_STATE = re.compile(r"(?:^|\s)State=(\S+)")
+_ALLOC = re.compile(r"(?:^|\s)CPUAlloc=(\d+)")
+_REASON = re.compile(r"^\s*Reason=(.*)$", re.MULTILINE)
+_WHO = re.compile(r"\s*\[[^\]\s]*@[^\]\s]*\]\s*$")     # " [root@2026-12-04T13:00:00]"
+# base states of a node that runs no job (sinfo(1) NODE STATE CODES)
+_NO_JOB = {"IDLE", "DOWN", "DRAINED", "FUTURE", "UNKNOWN"}
+
+
+def slurm_state(text: str) -> dict:
+    """`scontrol show node NODE` -> {"state", "drain", "drained", "reason"}."""
+    found = _STATE.search(text)
+    if found is None:
+        raise ValueError("no State= in scontrol's answer")
+    state = found.group(1)
+    parts = state.split("+")
+    base, flags = parts[0].rstrip("*~#%$@^-!"), set(parts[1:])
+    drain = "DRAIN" in flags or base in ("DRAIN", "DRAINED", "DRAINING")
+    alloc = _ALLOC.search(text)
+    reason = _REASON.search(text)
+    # DRAINED: the drain flag and no job left: an idle (or down) base state, nothing completing,
+    # no CPU allocated (a bare DRAIN base state is read by CPUAlloc alone)
+    no_job = base in _NO_JOB or (base == "DRAIN" and alloc is not None)
+    drained = (drain and no_job and "COMPLETING" not in flags
+               and (alloc is None or alloc.group(1) == "0"))
+    return {"state": state, "drain": drain, "drained": drained,
+            "reason": _WHO.sub("", reason.group(1)).strip() if reason else ""}
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    except FileNotFoundError:
+        raise SystemExit(f"error: {argv[0]} not found on the controller (deploy.hosts.scheduler)") from None
+    except subprocess.TimeoutExpired:
+        raise SystemExit(f"error: {' '.join(argv[:3])} did not answer in 60 s") from None
+
+
+def _slurm(node: str) -> dict:
+    r = _run(["scontrol", "show", "node", node])
+    if r.returncode != 0:
+        detail = (r.stderr.strip() or r.stdout.strip()).splitlines()
+        raise SystemExit(f"error: scontrol show node {node}: {detail[-1] if detail else f'exit {r.returncode}'}")
+    try:
+        return slurm_state(r.stdout)
+    except ValueError as exc:
+        raise SystemExit(f"error: scontrol show node {node}: {exc}") from None
+
+
+def _kubernetes(node: str) -> dict:
+    r = _run(["kubectl", "get", "node", node, "-o", "jsonpath={.spec.unschedulable}"])
+    if r.returncode != 0:
+        detail = (r.stderr.strip() or r.stdout.strip()).splitlines()
+        raise SystemExit(f"error: kubectl get node {node}: {detail[-1] if detail else f'exit {r.returncode}'}")
+    cordoned = r.stdout.strip() == "true"
+    # drained or not is kubectl drain's exit status; a cordon carries no reason
+    return {"state": "SchedulingDisabled" if cordoned else "Ready", "drain": cordoned, "drained": cordoned,
+            "reason": "cordoned" if cordoned else ""}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[0] not in ("state", "wait", "restore") or argv[1] not in ("slurm", "kubernetes"):
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    action, scheduler, node = argv[:3]
+    read = _slurm if scheduler == "slurm" else _kubernetes
+    if action == "state":
+        print(json.dumps(read(node)))
+        return 0
+    if scheduler != "slurm":
+        print("error: only Slurm is waited for and restored here (kubectl drain waits itself)")
+        return 1
+    if action == "wait":
+        timeout, poll = float(argv[3]), max(float(argv[4]), 0.1)
+        deadline = time.monotonic() + timeout
+        while True:
+            now = read(node)
+            if now["drained"]:
+                print(f"drained: {node} State={now['state']}")
+                return 0
+            if not now["drain"]:
+                print(f"error: {node} is not draining (State={now['state']}): the drain hook did not drain it")
+                return 1
+            if time.monotonic() + poll > deadline:
+                print(f"error: {node} still runs jobs after {argv[3]} s (State={now['state']}): "
+                      "nothing was changed on it; raise deploy.hosts.drain_timeout or wait for its jobs")
+                return 1
+            time.sleep(poll)
+    reason = argv[3]
+    now = read(node)
+    if now["drain"] and now["reason"] == reason:
+        print(f"kept: {node} drained, Reason={reason}")
+        return 0
+    r = _run(["scontrol", "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"])
+    if r.returncode != 0:
+        print(f"error: cannot restore the drain of {node} (Reason={reason}): {r.stderr.strip() or r.stdout.strip()}")
+        return 1
+    print(f"changed: {node} drained again, Reason={reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

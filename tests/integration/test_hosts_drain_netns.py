@@ -1,0 +1,178 @@
+"""Drain for real, and a failed batch (issue 24, items 2 and 3): playbooks/hosts.yml through
+ansible-runner over SSH into namespace hosts (tests/integration/netns.py), with a fake Slurm
+`scontrol` on the controller (tests/fake_scontrol.py) that keeps its nodes in a file.
+
+deploy.hosts.scheduler: slurm. `scontrol update State=DRAIN` lets jobs run on (scontrol(1)): the
+node reads MIXED+DRAIN until they end, then IDLE+DRAIN (sinfo(1) "draining" / "drained"); the
+playbook must not touch a host's rails before that, must stop a batch whose host does not drain
+in time without changing it, and must leave a node an operator drained drained, with its reason.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("ansible_runner", reason="the host playbook runs through ansible-runner")
+
+from netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
+from test_hosts_netns import _apply_batches, _lab_vars, _plan  # noqa: E402
+
+from generator.deploy.hosts import run_hosts_playbook  # noqa: E402
+from tests.fake_scontrol import node, set_nodes, write_fake_kubectl, write_fake_scontrol  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(900)]
+
+DEPLOY = """deploy:
+  hosts:
+    canary: 1
+    batch: 2
+    scheduler: slurm
+    drain: "scontrol update NodeName={host} State=DRAIN Reason=fabricgen"
+    undrain: "scontrol update NodeName={host} State=RESUME"
+"""
+
+
+def test_slurm_drain_waits_times_out_and_keeps_an_operators_drain(netns_hosts, tmp_path, monkeypatch):  # noqa: F811
+    _, plan, render, gateway = _plan(tmp_path, extra=DEPLOY)
+    one, two, three = names = [h.name for h in plan.hosts]
+    lab = netns_hosts(plan, gateway)
+    fakes = write_fake_nic_tools(lab.directory / "fakebin")
+    for host in plan.hosts:
+        write_fake_sysfs(lab.directory / "sys" / host.name, [n.netdev for n in host.nics])
+    # the controller's scontrol: the hooks and the playbook's own reads run on the controller
+    slurm_bin = write_fake_scontrol(tmp_path / "slurmbin")
+    state, log = tmp_path / "slurm.json", tmp_path / "slurm.log"
+    monkeypatch.setenv("PATH", f"{slurm_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_SLURM_STATE", str(state))
+    monkeypatch.setenv("FAKE_SLURM_LOG", str(log))
+    # each `show` logs whether the host's netplan file was installed at that moment
+    monkeypatch.setenv("FAKE_SLURM_WATCH", f"{lab.directory}/root/{{node}}/etc/netplan/60-fabricgen.yaml")
+    extravars = {**_lab_vars(lab, fakes), "fabricgen_hosts_drain_poll": 0.2}
+
+    def run(**kw):
+        return run_hosts_playbook(render, render / "inventory.yml", extravars={**extravars, **kw},
+                                  ssh_key=lab.key, known_hosts=lab.known_hosts, private_data_dir=tmp_path / "runner")
+
+    def lines(name: str) -> list[str]:
+        return [line for line in log.read_text().splitlines() if f" {name} " in line + " " or f"={name} " in line]
+
+    # 1. the canary runs jobs that end after a few reads; the third node an operator drained
+    set_nodes(state, {one: {"jobs": 4}, two: {}, three: {"drain": True, "reason": "disk failure"}})
+    first = run()
+    assert first.ok, (first.failures, first.stdout[-4000:])
+    assert _apply_batches(first) == [[one], sorted([two, three])], first.batches
+    seen = lines(one)
+    assert seen[0] == f"show {one} MIXED watched=False"        # read before the drain
+    assert seen[1] == f"update NodeName={one} State=DRAIN Reason=fabricgen"
+    draining = [s for s in seen if s.startswith(f"show {one} MIXED+DRAIN")]
+    assert len(draining) == 2 and all(s.endswith("watched=False") for s in draining), seen
+    # rails touched only after Slurm said DRAINED; then the undrain
+    assert seen[-2:] == [f"show {one} IDLE+DRAIN watched=False", f"update NodeName={one} State=RESUME"], seen
+    assert (lab.hosts[one].root / "etc/netplan/60-fabricgen.yaml").is_file()
+    assert node(state, one)["drain"] is False and node(state, two)["drain"] is False
+    # the operator's drain: not drained again (its reason kept), not resumed, still applied
+    assert not any(s.startswith("update") for s in lines(three)), lines(three)
+    assert node(state, three)["drain"] is True and node(state, three)["reason"] == "disk failure"
+    assert (lab.hosts[three].root / "etc/netplan/60-fabricgen.yaml").is_file()
+    assert first.left_drained == [] and first.not_restored == []
+
+    # 2. a rail drifted on both hosts of the second batch; one node's jobs never end: the batch
+    # stops with one line for it, neither host is changed, ours is resumed, the operator's kept
+    for name in (two, three):
+        lab.hosts[name].sh("ip link set dev ens1f0np0 mtu 1500")
+    set_nodes(state, {two: {"jobs": -1}})
+    log.write_text("")
+    stopped = run(fabricgen_hosts_drain_timeout=2)
+    assert not stopped.ok
+    assert sorted(stopped.failures) == [
+        (two, "Stop the batch when a host did not drain",
+         f"{two} still runs jobs after 2 s (State=MIXED+DRAIN): nothing was changed on it; "
+         "raise deploy.hosts.drain_timeout or wait for its jobs"),
+        (three, "Stop the batch when a host did not drain", f"not changed: {two} of this batch did not drain in time"),
+    ], stopped.failures
+    for name in (two, three):
+        assert " mtu 1500 " in lab.hosts[name].sh("ip -o link show dev ens1f0np0").stdout, name
+    assert lines(two)[-1] == f"update NodeName={two} State=RESUME" and node(state, two)["drain"] is False
+    assert node(state, three)["drain"] is True and node(state, three)["reason"] == "disk failure"
+    assert not any(s.startswith("update") for s in lines(three))
+    assert lines(one) == [], "the canary had nothing to change: not drained"
+    assert stopped.left_drained == []
+
+    # 3. a failed host in a batch: its mate finishes and is undrained; the failed one, half-applied,
+    # stays drained and the summary names it (before, max_fail_percentage 0 marked the mate failed
+    # after netplan/QoS and before its undrain)
+    set_nodes(state, {two: {"jobs": 0}, three: {"drain": False, "reason": ""}})
+    missing = render / "hosts" / two / "nccl.env"
+    kept = missing.read_bytes()
+    missing.unlink()
+    try:
+        failed = run()
+    finally:
+        missing.write_bytes(kept)
+    assert not failed.ok
+    assert [(h, t) for h, t, _ in failed.failures] == [(two, "Install nccl.conf and nccl.env")], failed.failures
+    assert failed.left_drained == [(two, 'half-applied, failed at "Install nccl.conf and nccl.env"')]
+    assert node(state, two)["drain"] is True and node(state, two)["reason"] == "fabricgen"
+    assert node(state, three)["drain"] is False, lines(three)
+    assert failed.hosts[three].failed == 0
+    for name in (two, three):
+        assert " mtu 4200 " in lab.hosts[name].sh("ip -o link show dev ens1f0np0").stdout, name
+    assert (lab.hosts[three].root / "etc/fabricgen/nccl.env").is_file()
+    assert names == sorted(names)
+
+
+K8S = """deploy:
+  hosts:
+    canary: 1
+    batch: 2
+    scheduler: kubernetes
+    drain: "kubectl drain {host} --ignore-daemonsets"
+    undrain: "kubectl uncordon {host}"
+"""
+
+
+def test_kubernetes_drain_is_bounded_and_keeps_a_cordon(netns_hosts, tmp_path, monkeypatch):  # noqa: F811
+    """`kubectl drain` blocks until its pods are evicted (its own --timeout defaults to none): the
+    hook is bounded by drain_timeout; a node cordoned before the run is drained but stays cordoned."""
+    _, plan, render, gateway = _plan(tmp_path, extra=K8S)
+    one, two, three = [h.name for h in plan.hosts]
+    lab = netns_hosts(plan, gateway)
+    fakes = write_fake_nic_tools(lab.directory / "fakebin")
+    for host in plan.hosts:
+        write_fake_sysfs(lab.directory / "sys" / host.name, [n.netdev for n in host.nics])
+    kube_bin = write_fake_kubectl(tmp_path / "kubebin")
+    state, log = tmp_path / "nodes.json", tmp_path / "kube.log"
+    monkeypatch.setenv("PATH", f"{kube_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_SLURM_STATE", str(state))
+    monkeypatch.setenv("FAKE_SLURM_LOG", str(log))
+    extravars = _lab_vars(lab, fakes)
+
+    def run(**kw):
+        return run_hosts_playbook(render, render / "inventory.yml", extravars={**extravars, **kw},
+                                  ssh_key=lab.key, known_hosts=lab.known_hosts, private_data_dir=tmp_path / "runner")
+
+    set_nodes(state, {one: {"evict": 1}, two: {"drain": True}, three: {}})
+    first = run()
+    assert first.ok, (first.failures, first.stdout[-4000:])
+    calls = log.read_text().splitlines()
+    assert f"kubectl drain {two} --ignore-daemonsets" in calls        # its pods are evicted all the same
+    assert f"kubectl uncordon {two}" not in calls and node(state, two)["drain"] is True
+    assert f"kubectl uncordon {one}" in calls and f"kubectl uncordon {three}" in calls
+    assert not node(state, one)["drain"] and not node(state, three)["drain"]
+    assert first.left_drained == [], "a cordon found before the run is kept on purpose, not reported"
+
+    # pods that take longer than drain_timeout to go: the canary stops unchanged and is uncordoned
+    lab.hosts[one].sh("ip link set dev ens1f0np0 mtu 1500")
+    set_nodes(state, {one: {"evict": 30}})
+    log.write_text("")
+    stopped = run(fabricgen_hosts_drain_timeout=3)
+    assert not stopped.ok
+    assert [(h, t) for h, t, _ in stopped.failures] == [(one, "Drain the host before its changes "
+                                                              "(fabricgen_hosts_drain)")], stopped.failures
+    assert "(3)" in stopped.failures[0][2], stopped.failures
+    assert " mtu 1500 " in lab.hosts[one].sh("ip -o link show dev ens1f0np0").stdout
+    assert log.read_text().splitlines()[-1] == f"kubectl uncordon {one}" and not node(state, one)["drain"]
+    assert stopped.left_drained == []
+    assert _apply_batches(stopped) == [[one]], "the rollout stopped after the canary"

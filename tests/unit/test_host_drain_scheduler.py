@@ -1,0 +1,207 @@
+"""deploy.hosts.scheduler: playbooks/files/fabricgen_sched.py against a fake scontrol (issue 24, item 2).
+
+The wait is for Slurm's DRAINED (no job left), not the DRAIN flag: scontrol(1) prints
+MIXED+DRAIN / ALLOCATED+DRAIN while jobs still run (sinfo(1) "draining") and IDLE+DRAIN once
+none does ("drained")."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from generator.checks.runner import run_checks
+from generator.deploy.hosts import playbook_path
+from generator.intent.loader import load_intent
+from generator.intent.model import DeployHosts
+from generator.render.inventory import render_inventory
+from tests.conftest import example
+from tests.fake_scontrol import node, set_nodes, write_fake_scontrol
+
+SCRIPT = playbook_path().parent / "files" / "fabricgen_sched.py"
+_spec = importlib.util.spec_from_file_location("fabricgen_sched", SCRIPT)
+sched = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sched)
+
+
+def _show(state: str, alloc: int, reason: str | None = None) -> str:
+    text = (f"NodeName=gpu01 Arch=x86_64 CoresPerSocket=56\n   CPUAlloc={alloc} CPUEfctv=224 CPUTot=224\n"
+            f"   State={state} ThreadsPerCore=2 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n   Partitions=gpu\n")
+    return text + (f"   Reason={reason} [root@2026-12-04T12:00:00]\n" if reason else "")
+
+
+@pytest.mark.parametrize(("state", "alloc", "drain", "drained"), [
+    ("MIXED+DRAIN", 64, True, False),          # draining: jobs still run
+    ("ALLOCATED+DRAIN", 224, True, False),
+    ("IDLE+COMPLETING+DRAIN", 0, True, False),  # a job's epilog still runs
+    ("IDLE+DRAIN", 0, True, True),              # drained
+    ("DOWN+DRAIN+NOT_RESPONDING", 0, True, True),
+    ("DRAIN", 0, True, True),                   # a bare DRAIN with nothing allocated
+    ("DRAIN", 8, True, False),
+    ("MIXED", 64, False, False),
+    ("IDLE", 0, False, False),                  # idle but not drained: a job may land any moment
+])
+def test_slurm_states(state, alloc, drain, drained):
+    got = sched.slurm_state(_show(state, alloc, "fabricgen" if drain else None))
+    assert (got["state"], got["drain"], got["drained"]) == (state, drain, drained)
+
+
+def test_reason_without_who_and_when():
+    got = sched.slurm_state(_show("IDLE+DRAIN", 0, "disk failure"))
+    assert got["reason"] == "disk failure"
+    assert sched.slurm_state(_show("IDLE", 0))["reason"] == ""
+    with pytest.raises(ValueError):
+        sched.slurm_state("Node gpu01 not found")
+
+
+@pytest.fixture
+def slurm(tmp_path, monkeypatch):
+    bindir = write_fake_scontrol(tmp_path / "bin")
+    state = tmp_path / "slurm.json"
+    log = tmp_path / "slurm.log"
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_SLURM_STATE", str(state))
+    monkeypatch.setenv("FAKE_SLURM_LOG", str(log))
+
+    def run(*args):
+        return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True,
+                              timeout=60)
+    return run, state, log
+
+
+def test_wait_until_drained_after_n_reads(slurm):
+    run, state, log = slurm
+    set_nodes(state, {"gpu01": {"jobs": 3, "drain": True, "reason": "fabricgen"}})
+    r = run("wait", "slurm", "gpu01", 30, 0.1)
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.strip() == "drained: gpu01 State=IDLE+DRAIN"
+    shows = [line for line in log.read_text().splitlines() if line.startswith("show")]
+    assert shows == ["show gpu01 MIXED+DRAIN", "show gpu01 MIXED+DRAIN", "show gpu01 IDLE+DRAIN"]
+
+
+def test_wait_times_out_with_one_line(slurm):
+    run, state, _ = slurm
+    set_nodes(state, {"gpu01": {"jobs": -1, "drain": True, "reason": "fabricgen"}})
+    r = run("wait", "slurm", "gpu01", 1, 0.2)
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == ["error: gpu01 still runs jobs after 1 s (State=MIXED+DRAIN): nothing was "
+                                     "changed on it; raise deploy.hosts.drain_timeout or wait for its jobs"]
+
+
+def test_wait_refuses_a_node_the_hook_did_not_drain(slurm):
+    run, state, _ = slurm
+    set_nodes(state, {"gpu01": {"jobs": 2}})
+    r = run("wait", "slurm", "gpu01", 30, 0.1)
+    assert r.returncode == 1 and "is not draining (State=MIXED)" in r.stdout
+    r = run("wait", "slurm", "gpu09", 30, 0.1)
+    assert r.returncode == 1 and r.stdout.strip() == "" and "Node gpu09 not found" in r.stderr
+
+
+def test_state_and_restore_keep_the_operators_reason(slurm):
+    run, state, log = slurm
+    set_nodes(state, {"gpu01": {"drain": True, "reason": "disk failure"}})
+    r = run("state", "slurm", "gpu01")
+    assert json.loads(r.stdout) == {"state": "IDLE+DRAIN", "drain": True, "drained": True, "reason": "disk failure"}
+    assert run("restore", "slurm", "gpu01", "disk failure").stdout.startswith("kept: ")
+    assert not any(line.startswith("update") for line in log.read_text().splitlines())
+    # someone resumed it meanwhile: it is drained again, with the operator's reason
+    set_nodes(state, {"gpu01": {"drain": False, "reason": ""}})
+    r = run("restore", "slurm", "gpu01", "disk failure")
+    assert r.returncode == 0 and r.stdout.startswith("changed: ")
+    assert node(state, "gpu01")["drain"] and node(state, "gpu01")["reason"] == "disk failure"
+
+
+def test_scheduler_needs_the_hooks():
+    assert DeployHosts().scheduler == "none"
+    with pytest.raises(ValidationError, match="scheduler slurm needs the drain and undrain hooks"):
+        DeployHosts(scheduler="slurm")
+    with pytest.raises(ValidationError):
+        DeployHosts(scheduler="pbs", drain="x {host}", undrain="y {host}")
+    with pytest.raises(ValidationError):
+        DeployHosts(drain_timeout=5)
+
+
+def _inventory(tmp_path, deploy_hosts: dict | None = None) -> dict:
+    data = yaml.safe_load(example("small").read_text())
+    if deploy_hosts is not None:
+        data.setdefault("deploy", {})["hosts"] = deploy_hosts
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(yaml.safe_dump(data, sort_keys=False))
+    text = render_inventory(run_checks(load_intent(intent)).plan)
+    return yaml.safe_load(text.replace("!unsafe ", ""))["all"]["children"]["hosts"]["vars"]
+
+
+def test_inventory_carries_the_scheduler_only_when_set(tmp_path):
+    plain = _inventory(tmp_path)
+    assert "fabricgen_hosts_scheduler" not in plain and "fabricgen_hosts_drain_timeout" not in plain
+    slurm = _inventory(tmp_path, {"scheduler": "slurm", "drain_timeout": 900,
+                                  "drain": "scontrol update NodeName={host} State=DRAIN Reason=fabricgen",
+                                  "undrain": "scontrol update NodeName={host} State=RESUME"})
+    assert slurm["fabricgen_hosts_scheduler"] == "slurm" and slurm["fabricgen_hosts_drain_timeout"] == 900
+
+
+def test_deploy_summary_lists_hosts_left_drained(tmp_path, monkeypatch):
+    """`fabricgen deploy --only hosts` names every host the run drained and did not undrain (item 3)."""
+    import io
+
+    from rich.console import Console
+
+    from generator.deploy import hosts as hosts_mod
+    from generator.deploy import rollout
+    from generator.deploy.hosts import HostRunResult, HostStats
+
+    def fake_run(render_dir, inventory, **kw):
+        result = HostRunResult(status="failed", rc=2, hosts={"gpu02": HostStats(failed=1), "gpu03": HostStats()})
+        result.failures = [("gpu02", "Install nccl.conf and nccl.env", "Could not find or access 'nccl.env'")]
+        result.left_drained = [("gpu02", 'half-applied, failed at "Install nccl.conf and nccl.env"')]
+        return result
+
+    monkeypatch.setattr(hosts_mod, "run_hosts_playbook", fake_run)
+    out, err = io.StringIO(), io.StringIO()
+    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, Console(file=out, width=300),
+                               Console(file=err, width=300), lambda files, d: d, intent_path=str(tmp_path / "f.yaml"),
+                               endpoints=None, only="hosts", limit=None, dry_run=True, yes=True)
+    assert rc == 1
+    assert err.getvalue().splitlines() == [
+        "hosts: gpu02: Install nccl.conf and nccl.env: Could not find or access 'nccl.env'",
+        'hosts: gpu02: left drained: half-applied, failed at "Install nccl.conf and nccl.env"']
+    assert out.getvalue().strip() == "hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu02"
+
+
+def test_summary_counts_a_drained_host_that_never_got_its_undrain(tmp_path, monkeypatch):
+    """Ansible runs no rescue/always block for an unreachable host: a host whose drain hook ran and
+    whose undrain never came is listed as left drained all the same; a drain found before the run
+    (kept on purpose) and a host undrained are not; the re-raise of a rescued failure is no new line."""
+    from types import SimpleNamespace
+
+    from generator.deploy import hosts as hosts_mod
+
+    def ev(kind, host, task, **res):
+        return {"event": kind, "event_data": {"host": host, "task": task, "res": res}}
+
+    events = [ev("runner_on_ok", h, hosts_mod.DRAIN_TASK, changed=True) for h in ("gpu01", "gpu02", "gpu03", "gpu04")]
+    events += [
+        ev("runner_on_ok", "gpu04", hosts_mod.PRE_DRAIN_TASK, ansible_facts={"fg_we_drained": False}),
+        ev("runner_on_unreachable", "gpu01", "Install the netplan file", msg="ssh: connect timed out"),
+        ev("runner_on_failed", "gpu02", "Install the netplan file", msg="boom"),
+        ev("runner_on_ok", "gpu02", hosts_mod.LEFT_DRAINED_TASK,
+           msg='gpu02: left drained: half-applied, failed at "Install the netplan file"'),
+        ev("runner_on_failed", "gpu02", hosts_mod.REFAIL_TASK, msg="gpu02 failed at Install the netplan file"),
+        ev("runner_on_ok", "gpu03", hosts_mod.UNDRAIN_TASK, changed=True, rc=0),
+    ]
+    fake = SimpleNamespace(status="failed", rc=2, stats={}, events=events, stdout=None)
+    monkeypatch.setattr(hosts_mod.ansible_runner, "run", lambda **kw: fake)
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text("all: {}\n")
+    result = hosts_mod.run_playbook(tmp_path / "hosts.yml", inventory, private_data_dir=tmp_path / "pdd")
+    assert result.failures == [("gpu01", "Install the netplan file", "ssh: connect timed out"),
+                               ("gpu02", "Install the netplan file", "boom")]
+    assert result.left_drained == [
+        ("gpu02", 'half-applied, failed at "Install the netplan file"'),
+        ("gpu01", "drained, the run stopped before its undrain (unreachable or interrupted)")]
