@@ -387,6 +387,9 @@ def lab_up(
                       "`lab ztp` provisions them")] = False,
     inventory: Annotated[str | None, typer.Option(
         "--inventory", help="with --ztp: name,serial,mac of each switch (its label's eth0 MAC and serial)")] = None,
+    time_scale: Annotated[float, typer.Option(
+        "--time-scale", help="the switches' timers (commit-confirm) run N times faster: a 30 s confirm "
+                             "timer expires in 30/N s (1-600)")] = 1.0,
 ) -> None:
     """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
 
@@ -432,7 +435,7 @@ def lab_up(
         username, ztp_user = p.deploy_user, None
     try:
         endpoints = start(devices, Path(directory), username=username, password=password, world=world,
-                          ztp_user=ztp_user)
+                          ztp_user=ztp_user, time_scale=time_scale)
     except LabError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None

@@ -41,7 +41,7 @@ from generator.deploy.drivers.factory import switch_driver
 from generator.deploy.guard import GuardContext, check_diff
 from generator.deploy.interrupt import Interrupted, StopSignals
 from generator.deploy.lock import DeployLock, LockError, lock_path
-from generator.deploy.overrides import CONFIRM_ENV, confirm_timeout, is_lab, ssh_timeout  # noqa: F401
+from generator.deploy.overrides import CONFIRM_ENV, confirm_timeout, ssh_timeout  # noqa: F401
 from generator.deploy.preflight import PreflightError, check_login_users
 from generator.deploy.release_gate import release_name, release_refusal
 from generator.deploy.report import (
@@ -598,8 +598,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
     concurrency = intent_deploy.concurrency
     job = Job(os_name=plan.switch_os, os_version=".".join(map(str, plan.switch_os_version)), access=access,
               rendered={n: files[f"switches/{n}/{suffix}"] for n in names}, backup_dir=backup_dir,
-              revert_in=confirm_timeout(intent_deploy.confirm_timeout,
-                                        lab=is_lab(endpoints, [t.host for t in access.targets.values()])),
+              revert_in=confirm_timeout(intent_deploy.confirm_timeout),
               ssh_timeout=ssh_timeout(30), accept_new_host_keys=accept_new_host_keys,
               concurrency=concurrency, results={n: DeviceResult(n) for n in names},
               managed=managed, guards=guards or {},

@@ -24,6 +24,8 @@ from generator.lab.ztp_channel import SOCKET_FILE
 PID_FILE = "lab.pid"
 LOG_FILE = "lab.log"
 SERVER_MODULE = "generator.lab.server"
+# `lab up --time-scale`: 1 is real time; 600 turns a 1 h confirm timer into 6 s.
+MIN_TIME_SCALE, MAX_TIME_SCALE = 1.0, 600.0
 
 
 class LabError(RuntimeError):
@@ -52,17 +54,23 @@ class LabDevice:
 
 def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulus",
            password: str | None = None, faults: dict[str, dict] | None = None,
-           timeout: float = 60, world: World | None = None, ztp_user: str | None = None) -> Path:
+           timeout: float = 60, world: World | None = None, ztp_user: str | None = None,
+           time_scale: float = 1.0) -> Path:
     """Start the lab process, wait until every device answers SSH, return DIR/endpoints.yml.
 
     world: the cables (world.py); None: no cable is plugged in, every switch port is down.
     ztp_user: the login endpoints.yml names for a switch once `lab ztp` provisioned it.
+    time_scale: the switches' own timers (confirm, systemd --on-active) run this many times
+    faster than the wall clock: a deploy's 30 s confirm timer expires in 30/N s. The product
+    keeps its floors (deploy/overrides.py) and never asks whether it talks to a lab.
     """
     directory = Path(directory).resolve()
     _make_private_dir(directory)
     if _running_pid(directory) is not None:
         raise LabError(f"a lab is already running in {directory}; run `fabricgen lab down --dir {directory}` first")
     _admit(directory)
+    if not MIN_TIME_SCALE <= time_scale <= MAX_TIME_SCALE:
+        raise LabError(f"time scale {time_scale:g}: give {MIN_TIME_SCALE:g}-{MAX_TIME_SCALE:g}")
     names = [d.name for d in devices]
     if len(set(names)) != len(names):
         raise LabError("device names must be unique")
@@ -89,7 +97,8 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
             raise LabError(f"faults given for unknown device {name!r}")
         write_faults(directory, name, fault)
     write_private(directory / CONFIG_FILE, json.dumps(
-        {"username": username, "devices": [asdict(d) for d in devices], "ztp_user": ztp_user}, indent=2))
+        {"username": username, "devices": [asdict(d) for d in devices], "ztp_user": ztp_user,
+         "time_scale": time_scale}, indent=2))
 
     with open_log(directory / LOG_FILE) as log:
         process = subprocess.Popen(

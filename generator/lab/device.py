@@ -25,6 +25,10 @@ class CommandError(Exception):
 
 class Device:
     os_name = "linux"
+    # `lab up --time-scale N`: the device's own timers (NVUE's confirm timer, systemd's
+    # --on-active) run N times faster than the wall clock, so a product-side 30 s confirm timer
+    # expires in 30/N s in a test. Times the device prints stay in device seconds.
+    time_scale: float = 1.0
 
     def __init__(self, name: str, version: str, root: Path, faults: FaultSource):
         self.name = name

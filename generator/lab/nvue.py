@@ -405,8 +405,9 @@ class NvueDevice(Device):
         self._record(revision.rev_id, "applied", message)
         if confirm_seconds is not None:
             loop = asyncio.get_running_loop()
-            handle = loop.call_later(confirm_seconds, self._revert, "confirm timeout")
-            self.confirm = PendingConfirm(revision.rev_id, previous_id, time.monotonic() + confirm_seconds, handle)
+            wall = confirm_seconds / self.time_scale
+            handle = loop.call_later(wall, self._revert, "confirm timeout")
+            self.confirm = PendingConfirm(revision.rev_id, previous_id, time.monotonic() + wall, handle)
             revision.state = "confirm"
             io.write(f"applied [rev_id: {revision.rev_id}]; confirm within {confirm_seconds}s "
                      "with 'nv config apply --confirm-yes'\n")
@@ -430,7 +431,7 @@ class NvueDevice(Device):
         if self.confirm is None:
             io.write("No pending confirm\n")
             return
-        left = max(0, round(self.confirm.deadline - time.monotonic()))
+        left = max(0, round((self.confirm.deadline - time.monotonic()) * self.time_scale))
         io.write(f"Revision {self.confirm.rev_id} pending confirm: {left} seconds remaining\n")
 
     def _confirm_yes(self, io: Io) -> None:

@@ -115,6 +115,7 @@ async def serve(directory: Path) -> None:
 
     for index, spec in enumerate(config["devices"]):
         device = make_device(directory, spec, index=index, username=username, password=password)
+        device.time_scale = float(config.get("time_scale") or 1.0)
         fabric.devices[device.name] = device
         device.fabric = fabric
         key = host_key(directory, device.name)

@@ -87,7 +87,8 @@ class SonicDevice(Device):
         self.running: dict = sonic_factory.factory_config_db(platform, self.name, self.version, self.mgmt,
                                                              mac=self.eth0_mac, hostname=self.factory_hostname)
         self.checkpoints: dict[str, dict] = {}
-        self.systemd = Systemd(self.name, self.run, lambda name: name in self._handlers())
+        self.systemd = Systemd(self.name, self.run, lambda name: name in self._handlers(),
+                               lambda: self.time_scale)
         self.cut_off: str | None = None  # why new logins are refused, while they are
         self.write_file(INIT_CFG_FILE, _dump(sonic_factory.init_cfg()))
         self._save()

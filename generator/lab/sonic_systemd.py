@@ -120,8 +120,9 @@ class Systemd:
     None when the switch has no such command); `knows(name)` says whether it has one."""
 
     def __init__(self, device: str, run: Callable[[list[str], Io], Awaitable[int | None]],
-                 knows: Callable[[str], bool]):
+                 knows: Callable[[str], bool], time_scale: Callable[[], float] = lambda: 1.0):
         self.device = device
+        self._time_scale = time_scale          # `lab up --time-scale`: timers elapse N times sooner
         self._run = run
         self._knows = knows
         self.units: dict[str, Unit] = {}
@@ -191,7 +192,7 @@ class Systemd:
         self.units[service.id] = service
         self.units[timer.id] = timer
         timer.active, timer.sub = "active", "waiting"
-        timer.handle = asyncio.get_running_loop().call_later(on_active, self._fire, timer.id)
+        timer.handle = asyncio.get_running_loop().call_later(on_active / self._time_scale(), self._fire, timer.id)
         if not quiet:
             io.write(f"Running timer as unit: {timer.id}\nWill run service as unit: {service.id}\n")
 

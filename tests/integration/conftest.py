@@ -52,10 +52,11 @@ def lab_start(tmp_path):
     directories: list[Path] = []
 
     def start(devices: list[LabDevice], *, faults: dict | None = None, subdir: str = "lab",
-              username: str = "cumulus") -> LabHandle:
+              username: str = "cumulus", time_scale: float = 1.0) -> LabHandle:
         directory = tmp_path / subdir
         directories.append(directory)
-        path = lab_up(devices, directory, username=username, password=LAB_PASSWORD, faults=faults, timeout=30)
+        path = lab_up(devices, directory, username=username, password=LAB_PASSWORD, faults=faults, timeout=30,
+                      time_scale=time_scale)
         return LabHandle(directory, yaml.safe_load(path.read_text()))
 
     yield start

@@ -97,13 +97,16 @@ class SmallFabric:
         return mine == load_nvue_document(self.rendered[name])
 
 
-def small_fabric(tmp_path: Path, lab_start, *, confirm: int = 20, ssh_timeout: int = 6) -> SmallFabric:
+def small_fabric(tmp_path: Path, lab_start, *, confirm: int = 30, ssh_timeout: int = 6,
+                 time_scale: float = 1.5) -> SmallFabric:
+    """confirm: the deploy's timer (the intent's 30 s floor or more); the lab's clock runs
+    time_scale times faster, so the default expires after 20 s of wall time."""
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT)
     plan = run_checks(load_intent(intent)).plan
     rendered = {rel.split("/")[1]: text for rel, text in render_files(plan, INTENT).items()
                 if rel.startswith("switches/")}
-    lab = lab_start([LabDevice(name, "cumulus", "5.11") for name in SWITCHES])
+    lab = lab_start([LabDevice(name, "cumulus", "5.11") for name in SWITCHES], time_scale=time_scale)
     env = {**os.environ, "FABRICGEN_BACKUP_DIR": str(tmp_path / "backups"),
            "FABRICGEN_CONFIRM_TIMEOUT": str(confirm), "FABRICGEN_SSH_TIMEOUT": str(ssh_timeout)}
     return SmallFabric(intent, lab, rendered, env)

@@ -30,7 +30,8 @@ from generator.render.sonic_managed import SonicManaged
 
 pytestmark = pytest.mark.integration
 
-CONFIRM_SECONDS = 8   # under the intent's 30 s floor: allowed against a running lab only (deploy/overrides.py)
+CONFIRM_SECONDS = 30   # the intent's floor; the lab's clock runs TIME_SCALE times faster (lab up --time-scale)
+TIME_SCALE = 3.75      # so the confirm timer expires after 8 s of wall time
 INTENT = """\
 fabric: {name: dt}
 topology:
@@ -93,7 +94,7 @@ def deploy_fabric(tmp_path, lab_start, monkeypatch) -> DeployFabric:
     plan = run_checks(load_intent(intent)).plan
     rendered = {rel.split("/")[1]: text for rel, text in render_files(plan, INTENT).items()
                 if rel.startswith("switches/")}
-    lab = lab_start([LabDevice(sw.name, "cumulus", "5.11") for sw in plan.switches])
+    lab = lab_start([LabDevice(sw.name, "cumulus", "5.11") for sw in plan.switches], time_scale=TIME_SCALE)
     backups = tmp_path / "backups"
     monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(backups))
     monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
@@ -175,7 +176,7 @@ def test_deploy_connection_dropped_mid_wave(deploy_fabric, capsys, monkeypatch):
     for name in (RAIL1_A, *SPINES):
         assert fab.running(name) == before[name], f"{name} must be untouched or rolled back"
     fab.lab.set_faults(RAIL1_B)
-    assert wait_until(lambda: fab.running(RAIL1_B) == before[RAIL1_B], CONFIRM_SECONDS + 15), \
+    assert wait_until(lambda: fab.running(RAIL1_B) == before[RAIL1_B], CONFIRM_SECONDS / TIME_SCALE + 15), \
         "the confirm timer did not revert the unreachable switch"
 
 
@@ -304,7 +305,7 @@ def test_deploy_sonic_then_unchanged(tmp_path, lab_start, monkeypatch, capsys):
     # ZTP day 0: eth0 is a DHCP client whose reservation is the plan's address
     prefix = plan.mgmt_pool.split("/")[1]
     lab = lab_start([LabDevice(sw.name, "sonic", "202411", mgmt_address=f"{sw.mgmt_ip}/{prefix}", mgmt_mode="dhcp")
-                     for sw in plan.switches], username=plan.deploy_user)
+                     for sw in plan.switches], username=plan.deploy_user, time_scale=TIME_SCALE)
     monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(tmp_path / "backups"))
     monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
     endpoints = str(lab.directory / "endpoints.yml")

@@ -54,7 +54,7 @@ def test_signal_mid_wave_rolls_back_and_releases_the_lock(fab, sig, code):
     assert {name: fab.running(name) for name in SWITCHES} == before
     # and the next deploy runs normally
     fab.lab.set_faults(CANARY)
-    again = fab.run(fab.deploy_command(), env={**fab.env, "FABRICGEN_CONFIRM_TIMEOUT": "20"})
+    again = fab.run(fab.deploy_command(), env={**fab.env, "FABRICGEN_CONFIRM_TIMEOUT": "30"})
     assert again.returncode == 0, again.stdout + again.stderr
 
 
@@ -80,7 +80,7 @@ def test_signal_before_any_commit_pushes_nothing(fab):
 
 
 def test_drift_calls_an_unconfirmed_commit_pending_not_in_sync(fab):
-    deployed = fab.run(fab.deploy_command(), env={**fab.env, "FABRICGEN_CONFIRM_TIMEOUT": "20"})
+    deployed = fab.run(fab.deploy_command(), env={**fab.env, "FABRICGEN_CONFIRM_TIMEOUT": "30"})
     assert deployed.returncode == 0, deployed.stdout + deployed.stderr
     drift = fab.command("drift", str(fab.intent), "--endpoints", fab.endpoints, "--only", "switches",
                         "--format", "json")

@@ -31,7 +31,8 @@ from generator.render.sonic_managed import SonicManaged
 
 pytestmark = pytest.mark.integration
 
-CONFIRM_SECONDS = 20   # under the intent's 30 s floor: allowed against a running lab only (deploy/overrides.py)
+CONFIRM_SECONDS = 30   # the intent's floor; the lab's clock runs TIME_SCALE times faster (lab up --time-scale)
+TIME_SCALE = 1.5      # so the confirm timer expires after 20 s of wall time
 YANG_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "sonic-yang"
 INTENT = textwrap.dedent("""\
     fabric: {name: sd}
@@ -132,7 +133,7 @@ def make_fabric(tmp_path, lab_start, monkeypatch, release: str = "202411") -> Fa
     sw = plan.switches[0]
     # the switch sits at its plan address, as ZTP left it (a DHCP reservation or the console)
     fab.lab = lab_start([LabDevice(sw.name, "sonic", release, mgmt_address=f"{sw.mgmt_ip}/24",
-                                   mgmt_gateway="10.30.0.1")], username="admin")
+                                   mgmt_gateway="10.30.0.1")], username="admin", time_scale=TIME_SCALE)
     fab.name = sw.name
     return fab
 

@@ -55,7 +55,7 @@ class Fabric:
         self.intent = root / "fabric.yaml"
         self.lab = root / "lab"
         self.env = {**os.environ, "FABRICGEN_PASSWORD": PASSWORD, "FABRICGEN_BACKUP_DIR": str(root / "backups"),
-                    "FABRICGEN_CONFIRM_TIMEOUT": "8", "FABRICGEN_SSH_TIMEOUT": "6"}
+                    "FABRICGEN_CONFIRM_TIMEOUT": "30", "FABRICGEN_SSH_TIMEOUT": "6"}
         self.plan = None
 
     @property
@@ -80,7 +80,8 @@ def fabric(tmp_path_factory):
     # The plan's own cabling.csv is a wiring file (its speed/length/cable columns are ignored).
     wiring = fab.root / "cabling.csv"
     wiring.write_text(fab.plan_wiring())
-    up = fab.run("lab", "up", str(fab.intent), "--dir", str(fab.lab), "--wiring", str(wiring))
+    up = fab.run("lab", "up", str(fab.intent), "--dir", str(fab.lab), "--wiring", str(wiring),
+                 "--time-scale", "3.75")   # the 30 s confirm timer expires after 8 s
     try:
         assert up.returncode == 0, up.stdout + up.stderr
         deployed = fab.run("deploy", str(fab.intent), "--endpoints", fab.endpoints, "--yes")

@@ -74,14 +74,14 @@ def fabric(request, tmp_path_factory):
     fab = Fabric(tmp_path_factory.mktemp(f"verify-sonic-{request.param}"), request.param)
     mp.setenv("FABRICGEN_PASSWORD", PASSWORD)
     mp.setenv("FABRICGEN_BACKUP_DIR", str(fab.root / "backups"))
-    mp.setenv("FABRICGEN_CONFIRM_TIMEOUT", "8")
+    mp.setenv("FABRICGEN_CONFIRM_TIMEOUT", "30")
     mp.setenv("FABRICGEN_SSH_TIMEOUT", "6")
     plan = fab.plan
     # each switch at its plan address, as ZTP leaves it; the world: the plan's own cabling.csv
     devices = [LabDevice(sw.name, "sonic", request.param, mgmt_address=f"{sw.mgmt_ip}/24", mgmt_gateway="10.31.0.1")
                for sw in plan.switches]
     lab_up(devices, fab.lab, username="admin", password=PASSWORD,
-           world=parse_wiring(render_cabling(plan), "cabling.csv"))
+           world=parse_wiring(render_cabling(plan), "cabling.csv"), time_scale=3.75)
     try:
         code = run_deploy(str(fab.intent), endpoints=fab.endpoints, yes=True, provision=True)
         assert code == 0

@@ -11,7 +11,7 @@ import pytest
 
 from generator.deploy.credentials import CredentialsError
 from generator.deploy.lock import DeployLock, LockError, break_lock, lock_path, read_holder, state_dir
-from generator.deploy.overrides import confirm_timeout, is_lab
+from generator.deploy.overrides import confirm_timeout
 
 
 def test_second_acquire_fails_at_once_naming_the_holder(tmp_path):
@@ -73,19 +73,10 @@ def test_state_dir_order(tmp_path, monkeypatch):
 def test_confirm_timeout_override_follows_the_intent_rule(monkeypatch, value):
     monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", value)
     with pytest.raises(CredentialsError, match="FABRICGEN_CONFIRM_TIMEOUT"):
-        confirm_timeout(300, lab=False)
+        confirm_timeout(300)
 
 
 def test_confirm_timeout_override_accepted(monkeypatch):
-    assert confirm_timeout(300, lab=False) == 300
+    assert confirm_timeout(300) == 300
     monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", "30")
-    assert confirm_timeout(300, lab=False) == 30
-    monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", "8")
-    assert confirm_timeout(300, lab=True) == 8
-
-
-def test_is_lab_needs_loopback_and_a_running_lab(tmp_path):
-    endpoints = tmp_path / "endpoints.yml"
-    assert not is_lab(endpoints, ["127.0.0.1"])        # no lab process owns this directory
-    assert not is_lab(endpoints, ["10.0.0.1"])
-    assert not is_lab(None, ["127.0.0.1"])
+    assert confirm_timeout(300) == 30

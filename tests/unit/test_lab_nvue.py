@@ -65,6 +65,27 @@ def test_apply_confirm_revert_and_confirm_yes(tmp_path):
     asyncio.run(scenario())
 
 
+def test_time_scale_runs_the_confirm_timer_faster(tmp_path):
+    # `lab up --time-scale 30`: a 30 s confirm timer reverts after 1 s of wall time; the switch
+    # still prints device seconds (--confirm-status: 30 s less the second that passed, scaled).
+    async def scenario():
+        device = make_device(tmp_path)
+        device.time_scale = 30.0
+        await run(device, "nv set interface swp1 link mtu 9216")
+        await run(device, "nv config apply -y")
+        await run(device, "nv set interface swp1 link mtu 9000")
+        status, out = await run(device, "nv config apply -y --confirm 30s")
+        assert status == 0 and "confirm within 30s" in out
+        await asyncio.sleep(0.5)
+        _, out = await run(device, "nv config apply --confirm-status")
+        assert "15 seconds remaining" in out or "14 seconds remaining" in out, out
+        await asyncio.sleep(0.8)
+        assert device.confirm is None
+        assert device.applied["interface"]["swp1"]["link"]["mtu"] == "9216"
+
+    asyncio.run(scenario())
+
+
 def test_confirm_names_the_waiting_revision_and_bare_time_is_minutes(tmp_path):
     # commands.py "Confirm flow" V2-V4: `nv config apply <rev> --confirm-yes|--confirm-no`, the
     # waiting revision in state "confirm" in `nv config revision -o json`, `--confirm 2` = 2 minutes
