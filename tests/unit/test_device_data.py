@@ -86,3 +86,18 @@ def test_drift_marks_a_hostile_sonic_switch_unknown():
     intended = next(iter(sorted(GOLDEN.glob("*/switches/*/config_db.json")))).read_text()
     result = compare_texts("sonic", "leaf-1", intended, '{"PORT":' * 50_000)
     assert result.status == "unknown" and "running config unreadable" in result.error
+
+
+@pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "pure-python"])
+def test_both_yaml_parsers_keep_the_caps_and_the_answer(monkeypatch, libyaml):
+    """libyaml is used when PyYAML has it (speed, issue 26); without it the pure-Python loader
+    runs. Both refuse an alias and a nesting past the cap, and read a real config alike."""
+    if libyaml and not yaml.__with_libyaml__:
+        pytest.skip("PyYAML built without libyaml")
+    monkeypatch.setattr(yaml, "__with_libyaml__", libyaml)
+    with pytest.raises(DeviceDataError, match="alias at line 3"):
+        parse_yaml(ALIAS_BOMB, "nv config show")
+    with pytest.raises(DeviceDataError, match=f"deeper than {MAX_DEVICE_DEPTH}"):
+        parse_yaml(_nested_yaml(MAX_DEVICE_DEPTH), "nv config show")
+    text = sorted(GOLDEN.glob("*/switches/*/startup.yaml"))[0].read_text()
+    assert parse_yaml(text, "golden") == yaml.load(text, Loader=yaml.BaseLoader)
