@@ -61,24 +61,53 @@ class _TooDeep(Exception):
     pass
 
 
-def _parse_yaml_libyaml(text: str, what: str) -> Any:
-    """The same answer as _DeviceYamlLoader, parsed by libyaml (5-6x faster: drift and deploy read one
-    running config per switch, 128 of them per run; issue 26). libyaml's composer cannot be
-    subclassed, so the caps are checked first on its event stream, which is flat (no recursion):
-    an alias is refused, a nesting deeper than MAX_DEVICE_DEPTH stops the scan. Only then is the
-    document composed, with every level already known to be within the cap."""
-    depth = 0
+def _parse_yaml_libyaml(text: str) -> Any:
+    """The same answer as _DeviceYamlLoader, parsed by libyaml (several times faster: drift and
+    deploy read one running config per switch, 128 of them per run; issue 26). libyaml's composer
+    cannot be subclassed, so its event stream, which is flat, is built into the tree here without
+    recursion: an alias is refused and a nesting deeper than MAX_DEVICE_DEPTH stops the build.
+    As BaseLoader: every scalar a string, an empty document None, a repeated key's last value wins."""
+    root: list = []
+    stack: list = []            # open containers: [dict, pending key or _NO_KEY] or [list]
+    documents = 0
+
+    def add(value) -> None:
+        if not stack:
+            root.append(value)
+            return
+        top = stack[-1]
+        if isinstance(top[0], list):
+            top[0].append(value)
+        elif top[1] is _NO_KEY:
+            if not isinstance(value, str):
+                raise DeviceDataError("a YAML mapping key that is not a scalar")
+            top[1] = value
+        else:
+            top[0][top[1]] = value
+            top[1] = _NO_KEY
+
     for event in yaml.parse(text, Loader=yaml.CBaseLoader):
-        if isinstance(event, yaml.AliasEvent):
+        if isinstance(event, yaml.ScalarEvent):
+            add(event.value)
+        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            if len(stack) >= MAX_DEVICE_DEPTH:
+                raise _TooDeep
+            node: dict | list = {} if isinstance(event, yaml.MappingStartEvent) else []
+            add(node)
+            stack.append([node, _NO_KEY] if isinstance(node, dict) else [node])
+        elif isinstance(event, yaml.CollectionEndEvent):
+            stack.pop()
+        elif isinstance(event, yaml.AliasEvent):
             raise DeviceDataError(f"a YAML alias at line {event.start_mark.line + 1}: aliases are not accepted "
                                   "from a device")
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEVICE_DEPTH:
-                raise _TooDeep
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-    return yaml.load(text, Loader=yaml.CBaseLoader)  # noqa: S506 - BaseLoader semantics: no object tags
+        elif isinstance(event, yaml.DocumentStartEvent):
+            documents += 1
+            if documents > 1:
+                raise DeviceDataError("more than one YAML document")
+    return root[0] if root else None
+
+
+_NO_KEY = object()
 
 
 def parse_yaml(text: str, what: str) -> Any:
@@ -86,7 +115,7 @@ def parse_yaml(text: str, what: str) -> Any:
     _check_size(text, what)
     try:
         if yaml.__with_libyaml__:
-            return _parse_yaml_libyaml(text, what)
+            return _parse_yaml_libyaml(text)
         return yaml.load(text, Loader=_DeviceYamlLoader)  # noqa: S506 - a BaseLoader subclass: no object tags
     except _TooDeep:
         raise _too_deep(what) from None

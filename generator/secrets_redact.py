@@ -13,6 +13,7 @@ Used by drift (generator/drift), plan (generator/gitops/plan.py) and deploy outp
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -90,12 +91,29 @@ def _ends_with(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     return all(p == "*" or p == t for p, t in zip(pattern, tail, strict=True))
 
 
+@functools.cache
+def _by_last(os_name: str | None, which: int) -> tuple[dict[str, tuple], tuple]:
+    """The rules of one list keyed by their last element, and those ending in "*": a config tree
+    has tens of thousands of paths per switch (drift redacts 128 of them), and nearly every path
+    ends in a key no rule names, so only the few rules that can match are tried."""
+    named: dict[str, list] = {}
+    wild = []
+    for rule in _rules(os_name)[which]:
+        (wild if rule[-1] == "*" else named.setdefault(rule[-1], [])).append(rule)
+    return {k: tuple(v) for k, v in named.items()}, tuple(wild)
+
+
+def _matches(os_name: str | None, which: int, parts: tuple[str, ...]) -> bool:
+    named, wild = _by_last(os_name, which)
+    return any(_ends_with(parts, r) for r in (*named.get(parts[-1], ()), *wild)) if parts else False
+
+
 def value_secret(os_name: str | None, parts: tuple[str, ...]) -> bool:
-    return any(_ends_with(parts, r) for r in _rules(os_name)[0])
+    return _matches(os_name, 0, parts)
 
 
 def key_secret(os_name: str | None, parts: tuple[str, ...]) -> bool:
-    return any(_ends_with(parts, r) for r in _rules(os_name)[1])
+    return _matches(os_name, 1, parts)
 
 
 def redact_tree(os_name: str | None, tree: Any, path: tuple[str, ...] = ()) -> Any:
