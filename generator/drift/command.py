@@ -26,7 +26,6 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -70,16 +69,16 @@ def fetch_running(plan, target, access) -> str:
 
 
 def fetch_state(plan, target, access) -> tuple[str, bool]:
-    """(running config, a commit is pending confirmation) from one login."""
-    driver = _driver(plan, target, access)
-    driver.open()
+    """(running config, a commit is pending confirmation) from one login; a read that did not
+    complete is retried once on a new session (devices/sessions.py) before the switch is unknown."""
+    from generator.devices.sessions import Session
+
+    session = Session(lambda: _driver(plan, target, access))
     try:
-        return driver.get_config(retrieve="running")["running"], bool(driver.has_pending_commit())
+        session.open()
+        return session.call(lambda d: (d.get_config(retrieve="running")["running"], bool(d.has_pending_commit())))
     finally:
-        try:
-            driver.close()
-        except Exception:  # noqa: BLE001 - a failed close must not hide the config we already have
-            pass
+        session.close()
 
 
 def check_switch(plan, name: str, intended_text: str, target, access) -> DeviceResult:
@@ -130,37 +129,23 @@ def compare_texts(os_name: str, name: str, intended_text: str, running_text: str
     return DeviceResult(name, "switch", status, features=features)
 
 
-def _endpoint_names(endpoints: str | None) -> set[str] | None:
-    if endpoints is None:
-        return None
-    try:
-        data = yaml.safe_load(Path(endpoints).read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        return None            # resolve_access reports the problem in one line
-    switches = data.get("switches") if isinstance(data, dict) else None
-    return set(switches) if isinstance(switches, dict) else None
-
-
 def check_switches(plan, files: dict[str, str], intent_path: str, endpoints: str | None,
                    concurrency: int) -> list[DeviceResult]:
     from generator.deploy.credentials import CredentialsError, resolve_access
+    from generator.devices.endpoints import split_listed
+    from generator.devices.sessions import for_each, pool_size
 
-    names = [sw.name for sw in plan.switches]
-    listed = _endpoint_names(endpoints)
     # a switch the endpoints file does not list cannot be checked: unknown, the others still are
-    reachable = [n for n in names if listed is None or n in listed]
-    results = [DeviceResult(n, "switch", "unknown", error=f"not listed in {endpoints}")
-               for n in names if n not in reachable]
+    reachable, unlisted = split_listed([sw.name for sw in plan.switches], endpoints)
+    results = [DeviceResult(n, "switch", "unknown", error=f"not listed in {endpoints}") for n in unlisted]
     try:
         access = resolve_access(plan, reachable, intent_path, endpoints)
+        workers = pool_size(len(reachable), concurrency)
     except CredentialsError as exc:
         return results + [DeviceResult(n, "switch", "unknown", error=str(exc)) for n in reachable]
-    workers = max(1, min(concurrency, len(reachable) or 1))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="drift") as pool:
-        futures = [pool.submit(check_switch, plan, n, _switch_file(plan, n, files), access.targets[n], access)
-                   for n in reachable]
-        results += [f.result() for f in futures]
-    return results
+    checked = for_each(reachable, lambda n: check_switch(plan, n, _switch_file(plan, n, files), access.targets[n],
+                                                         access), workers)
+    return results + list(checked.values())
 
 
 _HOST_FEATURES = (("lldpd", "lldpd"), ("netplan", "netplan"), ("sysctl", "sysctl"), ("nccl", "nccl"), ("roce", "qos"),

@@ -515,7 +515,9 @@ class NvueDevice(Device):
             return {"manufacturer": "NVIDIA", "product-name": f"M{self.platform}",
                     "serial-number": self.serial, "system-mac": self.eth0_mac}
         if what == ["interface"] and view is None:
-            return nvue_oper.interfaces_json(self.name, self.applied, self.fabric)
+            # 5.5+ `counters qos ...`; 5.4 and earlier `qos counters ...` (NVUE reference QoS page)
+            qos_path = ("counters", "qos") if _release_key(self.version) >= (5, 5) else ("qos", "counters")
+            return nvue_oper.interfaces_json(self.name, self.applied, self.fabric, self.faults.current(), qos_path)
         if len(what) >= 3 and what[0] == "interface" and what[1] in ports:
             port, rest = what[1], what[2:]
             faults = self.faults.current()
@@ -538,6 +540,10 @@ class NvueDevice(Device):
             # 5.12+ prints a summary without --view=detail; the lab prints the detail for both.
             return nvue_oper.bgp_neighbors_json(self.name, self.fabric)
         raise CommandError(f"Error: nv show {' '.join(args)}: not simulated")
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in str(version).split(".")[:2] if part.isdigit())
 
 
 def _parse_duration(text: str) -> int:

@@ -143,8 +143,13 @@ def bgp_of(config: dict) -> BgpConfig | None:
 
 
 # --- nv show answers ---------------------------------------------------------------------
-def interfaces_json(name: str, config: dict, fabric: Fabric | None) -> dict:
-    """`nv show interface -o json`: every interface with its link state, speed and MTU."""
+def interfaces_json(name: str, config: dict, fabric: Fabric | None, faults=None,
+                    qos_path: tuple[str, ...] = ("counters", "qos")) -> dict:
+    """`nv show interface -o json`: every interface with its link state, speed and MTU, and, as the
+    collection read prints each interface's whole object (NVUE-Object-Model page: a CLI path is an
+    object path), each switch port's `lldp` and `counters` subtrees with the QoS counters under
+    `qos_path` (5.5+: counters qos; 5.4 and earlier: qos counters). These are the answers of the
+    per-port commands below, built once from the world's state for the whole switch."""
     interfaces = config.get("interface") or {}
     ports = ports_of(config)
     out = {}
@@ -166,6 +171,12 @@ def interfaces_json(name: str, config: dict, fabric: Fabric | None) -> dict:
         if port and port.speed:
             link["speed"] = port.speed
         item = {"type": kind, "link": link}
+        if kind == "swp" and faults is not None:
+            item["lldp"] = lldp_json(name, ifname, fabric)
+            item["counters"] = counters_json(name, ifname, fabric, faults)
+            qos = item.setdefault(qos_path[0], {}).setdefault(qos_path[1], {})
+            qos["pfc-stats"] = pfc_stats_json(name, ifname, fabric, faults)
+            qos["port-stats"] = port_stats_json(name, ifname, fabric, faults)
         if port and port.description:
             item["description"] = port.description
         if port and port.addresses:

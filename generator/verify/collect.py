@@ -1,20 +1,29 @@
-"""Read every switch through its napalm driver, in a thread pool, with a progress bar on a terminal.
+"""Read every switch through its napalm driver, in a bounded pool, with a progress bar on a terminal.
 
-Per switch: counters (read 1), interfaces, LLDP (napalm's detail getter: port ID and port
-description), BGP; then counters again once `interval_s` has passed since read 1 (errors /
-PFC / ECN compare the two); then, while a planned BGP
-session is still not established, BGP again every SETTLE_POLL_S until `settle_s` after the
-first read (a session still connecting is not yet a finding). A getter that fails leaves its
-checks unknown; the others still run.
+One session per switch, in two passes over all switches (issue 26):
+- pass 1 (read_switch): counters (read 1), interfaces, LLDP (napalm's detail getter: port ID and
+  port description), BGP; on NVUE inside one `snapshot()` of the interface tree, so the per-port
+  getters cost one read, not one per port;
+- the counter interval: pass 2 reads a switch's counters again once `interval_s` has passed
+  since its read 1 (errors / PFC / ECN compare the two). Every switch's read 1 is in pass 1, so
+  the interval is paid once for the fleet, not once per switch or per pool round;
+- pass 2 (read_again): counters (read 2), then BGP again until it is stable: no planned
+  session still connecting and two reads in a row agreeing on every session's state and prefix
+  counts, re-read every SETTLE_POLL_S until `settle_s` after the first read (a session still
+  connecting, or prefixes still propagating, is not yet a finding).
+A getter that fails leaves its checks unknown; the others still run. A read that did not
+complete (timeout, cut output, cut JSON) is retried once on a new session first
+(devices/sessions.py), so a busy switch or bastion is never a `failed` finding.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 
+from generator.devices.sessions import Session, for_each
 from generator.verify.checks import SwitchReading
 
 SETTLE_POLL_S = 1.0
@@ -29,46 +38,89 @@ def _one_line(exc: BaseException, password: str | None) -> str:
     return text if len(text) < 300 else text[:297] + "..."
 
 
-def read_switch(name: str, make_driver: Callable, password: str | None, *, interval_s: float, settle_s: float,
-                pending: Callable[[SwitchReading], list[str]]) -> SwitchReading:
-    reading = SwitchReading(name)
-    try:
-        driver = make_driver()
-        driver.open()
-    except Exception as exc:  # noqa: BLE001 - an unreachable switch is unknown, never passed
-        reading.errors["connect"] = _one_line(exc, password)
-        return reading
-    try:
-        def get(key: str, call):
-            try:
-                return call()
-            except Exception as exc:  # noqa: BLE001 - this getter's checks become unknown
-                reading.errors[key] = _one_line(exc, password)
-                return None
+class SwitchRead:
+    """One switch across both passes: its session, its reading, when read 1 was taken."""
 
-        started = time.monotonic()
-        counters0 = get("counters", driver.get_interfaces_counters)
-        pfc0 = get("pfc", getattr(driver, "get_pfc_ecn_counters", _missing("get_pfc_ecn_counters")))
-        reading.interfaces = get("interfaces", driver.get_interfaces)
-        reading.lldp = get("lldp", lambda: lldp_neighbors(driver))
-        reading.bgp = get("bgp", driver.get_bgp_neighbors)
-        time.sleep(max(0.0, started + interval_s - time.monotonic()))
-        reading.interval_s = time.monotonic() - started
-        counters1 = get("counters", driver.get_interfaces_counters) if counters0 is not None else None
-        pfc1 = get("pfc", driver.get_pfc_ecn_counters) if pfc0 is not None else None
-        if counters0 is not None and counters1 is not None:
-            reading.counters = (counters0, counters1)
-        if pfc0 is not None and pfc1 is not None:
-            reading.pfc = (pfc0, pfc1)
-        while reading.bgp is not None and pending(reading) and time.monotonic() - started < settle_s:
-            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - started))))
-            reading.bgp = get("bgp", driver.get_bgp_neighbors)
-    finally:
+    def __init__(self, name: str, make_driver: Callable, password: str | None):
+        self.reading = SwitchReading(name)
+        self.session = Session(make_driver)
+        self.password = password
+        self.started = 0.0
+        self.counters0 = self.pfc0 = None
+
+    def get(self, key: str, call: Callable[[object], object]):
+        """call(driver) for one getter; on failure its error under `key` (its checks: unknown), None."""
         try:
-            driver.close()
-        except Exception:  # noqa: BLE001 - what we read stays valid
-            pass
-    return reading
+            return self.session.call(call)
+        except Exception as exc:  # noqa: BLE001 - this getter's checks become unknown
+            self.reading.errors[key] = _one_line(exc, self.password)
+            return None
+
+    def snapshot(self):
+        """The driver's snapshot() (NVUE: one interface-tree read for the per-port getters), if it has one."""
+        snap = getattr(self.session.driver, "snapshot", None)
+        return snap() if snap is not None else contextlib.nullcontext()
+
+
+def read_switch(read: SwitchRead) -> None:
+    """Pass 1: log in, first counters, interfaces, LLDP, BGP. The session stays open for pass 2."""
+    reading = read.reading
+    try:
+        read.session.open()
+    except Exception as exc:  # noqa: BLE001 - an unreachable switch is unknown, never passed
+        reading.errors["connect"] = _one_line(exc, read.password)
+        return
+    get = read.get
+    with read.snapshot():
+        read.started = time.monotonic()
+        read.counters0 = get("counters", lambda d: d.get_interfaces_counters())
+        read.pfc0 = get("pfc", lambda d: getattr(d, "get_pfc_ecn_counters", _missing("get_pfc_ecn_counters"))())
+        reading.interfaces = get("interfaces", lambda d: d.get_interfaces())
+        reading.lldp = get("lldp", lldp_neighbors)
+    reading.bgp = get("bgp", lambda d: d.get_bgp_neighbors())
+
+
+def read_again(read: SwitchRead, *, interval_s: float, settle_s: float,
+               pending: Callable[[SwitchReading], list[str]]) -> None:
+    """Pass 2: the second counters once `interval_s` has passed since read 1, then BGP until stable."""
+    reading = read.reading
+    if "connect" in reading.errors:
+        return
+    try:
+        time.sleep(max(0.0, read.started + interval_s - time.monotonic()))
+        get = read.get
+        with read.snapshot():
+            reading.interval_s = time.monotonic() - read.started
+            counters1 = get("counters", lambda d: d.get_interfaces_counters()) if read.counters0 is not None else None
+            pfc1 = get("pfc", lambda d: d.get_pfc_ecn_counters()) if read.pfc0 is not None else None
+        if read.counters0 is not None and counters1 is not None:
+            reading.counters = (read.counters0, counters1)
+        if read.pfc0 is not None and pfc1 is not None:
+            reading.pfc = (read.pfc0, pfc1)
+        previous = reading.bgp
+        while previous is not None:
+            current = get("bgp", lambda d: d.get_bgp_neighbors())
+            if current is None:              # the re-read failed: keep what was read, say so
+                reading.errors.pop("bgp", None)
+                break
+            reading.bgp = current
+            if not pending(reading) and _bgp_state(current) == _bgp_state(previous):
+                break
+            if time.monotonic() - read.started >= settle_s:
+                break
+            previous = current
+            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - read.started))))
+    finally:
+        read.session.close()
+
+
+def _bgp_state(bgp: dict) -> dict:
+    """What must hold still across two reads: each session's state and prefix counts (not uptimes)."""
+    peers = ((bgp or {}).get("global") or {}).get("peers") or {}
+    return {nid: (p.get("is_up"), p.get("is_enabled"),
+                  {af: (c.get("received_prefixes"), c.get("sent_prefixes"))
+                   for af, c in (p.get("address_family") or {}).items() if isinstance(c, dict)})
+            for nid, p in peers.items() if isinstance(p, dict)}
 
 
 def lldp_neighbors(driver) -> dict[str, list[dict]]:
@@ -97,20 +149,21 @@ def _missing(name: str):
 
 
 def read_switches(names: list[str], make_driver: Callable[[str], Callable], password: str | None, *,
-                  interval_s: float, settle_s: float, pending, concurrency: int) -> dict[str, SwitchReading]:
+                  interval_s: float, settle_s: float, pending, workers: int) -> dict[str, SwitchReading]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    readings: dict[str, SwitchReading] = {}
-    progress = Progress(TextColumn("reading switches"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    reads = {n: SwitchRead(n, make_driver(n), password) for n in names}
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
-    with progress, ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(names) or 1)),
-                                      thread_name_prefix="verify") as pool:
-        task = progress.add_task("read", total=len(names))
-        futures = {pool.submit(read_switch, n, make_driver(n), password, interval_s=interval_s, settle_s=settle_s,
-                               pending=pending): n for n in names}
-        for future in as_completed(futures):
-            reading = future.result()
-            readings[reading.name] = reading
-            progress.advance(task)
-    return readings
+    try:
+        with progress:
+            first = progress.add_task("reading switches", total=len(names))
+            for_each(names, lambda n: read_switch(reads[n]), workers, lambda _: progress.advance(first))
+            second = progress.add_task("counters again, BGP settled", total=len(names))
+            for_each(names, lambda n: read_again(reads[n], interval_s=interval_s, settle_s=settle_s,
+                                                 pending=pending), workers, lambda _: progress.advance(second))
+    finally:
+        for read in reads.values():      # an interrupt between the passes leaves no session open
+            read.session.close()
+    return {n: reads[n].reading for n in names}

@@ -149,14 +149,14 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
                      settle_s: float, concurrency: int) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.deploy.credentials import CredentialsError, resolve_access
     from generator.deploy.drivers.factory import switch_driver
-    from generator.drift.command import _endpoint_names
+    from generator.devices.endpoints import split_listed
+    from generator.devices.sessions import pool_size
 
-    names = [sw.name for sw in plan.switches]
-    listed = _endpoint_names(endpoints)
-    reachable = [n for n in names if listed is None or n in listed]
-    unknown = [o for n in names if n not in reachable for o in _unknown_all(n, f"not listed in {endpoints}")]
+    reachable, unlisted = split_listed([sw.name for sw in plan.switches], endpoints)
+    unknown = [o for n in unlisted for o in _unknown_all(n, f"not listed in {endpoints}")]
     try:
         access = resolve_access(plan, reachable, intent_path, endpoints)
+        workers = pool_size(len(reachable), concurrency)
     except CredentialsError as exc:
         return {}, unknown + [o for n in reachable for o in _unknown_all(n, str(exc))]
 
@@ -172,9 +172,8 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
     # the checks compare plan port names; a SONiC switch answers with Ethernet names (ports.py)
     # (BGP peers of SONiC fabrics are numbered: the settle loop's neighbor ids need no renaming)
     readings = read_switches(reachable, make_driver, access.password, interval_s=interval_s, settle_s=settle_s,
-                             pending=lambda r: C.pending_sessions(r, exp), concurrency=concurrency)
+                             pending=lambda r: C.pending_sessions(r, exp), workers=workers)
     return to_plan_names(readings, plan), unknown
-
 
 
 def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | None = None, fmt: str = "table",

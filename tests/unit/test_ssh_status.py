@@ -6,7 +6,13 @@ import pytest
 
 from generator.deploy.drivers.nvue import NVUEDriver
 from generator.deploy.drivers.sonic import SonicDriver
-from generator.deploy.drivers.ssh import CommandFailed, split_status, status_marker, with_status
+from generator.deploy.drivers.ssh import (
+    CommandFailed,
+    ReadIncomplete,
+    split_status,
+    status_marker,
+    with_status,
+)
 
 MARK = status_marker("0a1b2c3d")
 
@@ -54,7 +60,7 @@ class Scripted:
         self.driver = cls("192.0.2.1", "admin", password, optional_args={"accept_new_host_keys": True})
         self.sent: list[str] = []
 
-        def send(line: str, read_timeout=None) -> str:
+        def send(line: str, read_timeout=None, expect=None) -> str:
             self.sent.append(line)
             command = line.rsplit("; echo ", 1)[0]
             output, status = answers[command]
@@ -84,6 +90,19 @@ def test_missing_marker_fails():
     fake = Scripted(NVUEDriver, {"nv config show -o yaml": ("- set:\n    system:", None)})
     with pytest.raises(CommandFailed, match="output was cut"):
         fake.driver._check("nv config show -o yaml")
+
+
+@pytest.mark.parametrize("cls", [NVUEDriver, SonicDriver])
+def test_a_read_that_did_not_complete_is_transient_a_refused_answer_is_not(cls):
+    """Cut output and cut JSON are ReadIncomplete (the readers retry once); an exit status is an answer."""
+    fake = Scripted(cls, {"nv show interface -o json": ('{"swp1": {"type": "sw', 0), "cut": ("{", None),
+                          "refused": ("", 2)})
+    for command in ("nv show interface -o json", "cut"):
+        with pytest.raises(ReadIncomplete):
+            fake.driver._json(command)
+    with pytest.raises(CommandFailed) as exc:
+        fake.driver._json("refused")
+    assert not isinstance(exc.value, ReadIncomplete)
 
 
 def test_expected_status_is_said_explicitly():

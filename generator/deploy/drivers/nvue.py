@@ -12,12 +12,15 @@ commands.py ("Confirm flow").
 
 from __future__ import annotations
 
+import contextlib
+import shlex
+
 from napalm.base import models
 from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
 
 from generator.deploy.drivers import oper
 from generator.deploy.drivers.commands import nvue_commands
-from generator.deploy.drivers.ssh import CommandFailed, SSHCliDriver
+from generator.deploy.drivers.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
 from generator.device_data import DeviceDataError, parse_json, parse_yaml
 
 
@@ -35,6 +38,8 @@ class NVUEDriver(SSHCliDriver):
                  optional_args: dict | None = None) -> None:
         super().__init__(hostname, username, password, timeout, optional_args)
         self.commands = nvue_commands(self.optional_args.get("cumulus_version"))
+        # snapshot(): None outside one; inside, {} until the interface tree is read, then that tree
+        self._snapshot: dict | None = None
 
     # --- candidate ------------------------------------------------------
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
@@ -168,8 +173,43 @@ class NVUEDriver(SSHCliDriver):
         }
 
     # --- operational getters (napalm models; OS-neutral builders in oper.py) ----------
+    @contextlib.contextmanager
+    def snapshot(self):
+        """Driver extra: inside the block every operational getter answers from ONE read of
+        `nv show interface -o json` (issue 26: one structured read per switch, not one per port).
+
+        NVUE's CLI paths are its object model's paths (NVUE-Object-Model page): `nv show
+        interface <p> lldp` shows the `lldp` subtree of interface <p>, and the collection read
+        prints every interface's object. So the per-port answers (lldp, counters, QoS counters) are
+        taken from that tree at the path their own command names; a port whose subtree is missing
+        (a release printing a summary only) is read with its own command, as before. Outside a
+        snapshot every getter reads afresh, as napalm's getters do."""
+        self._snapshot = {}
+        try:
+            yield self
+        finally:
+            self._snapshot = None
+
     def _interfaces(self) -> dict:
-        return self._json(self.commands.show_interface_json)
+        if self._snapshot:
+            return self._snapshot
+        interfaces = self._json(self.commands.show_interface_json)
+        if self._snapshot is not None and isinstance(interfaces, dict):
+            self._snapshot = interfaces
+        return interfaces
+
+    def _port_json(self, template: str, port: str) -> dict:
+        """The answer of a per-port command (`nv show interface {port} <path> -o json`): from the
+        snapshot's tree at <path> when it holds it, else from the command itself."""
+        if self._snapshot:
+            words = shlex.split(template)
+            path = words[words.index("{port}") + 1:words.index("-o")]
+            node = self._snapshot.get(port)
+            for key in path:
+                node = node.get(key) if isinstance(node, dict) else None
+            if isinstance(node, dict):
+                return node
+        return self._json(template.format(port=port))
 
     @staticmethod
     def _is_up(entry: dict) -> bool:
@@ -196,7 +236,7 @@ class NVUEDriver(SSHCliDriver):
         return out
 
     def _lldp(self, port: str) -> list[dict]:
-        neighbors = self._json(self.commands.show_lldp_json.format(port=port)).get("neighbor") or {}
+        neighbors = self._port_json(self.commands.show_lldp_json, port).get("neighbor") or {}
         return [entry | {"_id": nid} for nid, entry in sorted(neighbors.items()) if isinstance(entry, dict)]
 
     def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
@@ -228,7 +268,7 @@ class NVUEDriver(SSHCliDriver):
     def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
         out = {}
         for port in self._swp_ports(self._interfaces(), up_only=False):
-            c = self._json(self.commands.show_counters_json.format(port=port))
+            c = self._port_json(self.commands.show_counters_json, port)
             out[port] = oper.counters(
                 tx_errors=c.get("out-errors"), rx_errors=c.get("in-errors"),
                 tx_discards=c.get("out-drops"), rx_discards=c.get("in-drops"),
@@ -262,8 +302,8 @@ class NVUEDriver(SSHCliDriver):
         """Driver extra: per port PFC pause frames per switch-priority and ECN-marked packets (oper.py)."""
         out = {}
         for port in self._swp_ports(self._interfaces(), up_only=False):
-            pfc = self._json(self.commands.show_pfc_json.format(port=port))
-            stats = self._json(self.commands.show_qos_port_json.format(port=port))
+            pfc = self._port_json(self.commands.show_pfc_json, port)
+            stats = self._port_json(self.commands.show_qos_port_json, port)
             out[port] = oper.pfc_ecn(
                 rx_pause={int(p): (v or {}).get("rx-pause-frames", 0) for p, v in pfc.items() if str(p).isdigit()},
                 tx_pause={int(p): (v or {}).get("tx-pause-frames", 0) for p, v in pfc.items() if str(p).isdigit()},
@@ -275,7 +315,10 @@ class NVUEDriver(SSHCliDriver):
         try:
             return parse_json(output, f"`{command}`") if output else {}
         except DeviceDataError as exc:       # hostile or broken output: this switch fails, the run goes on
-            raise CommandFailed(f"{self.where}: {exc}") from None
+            # JSON that stops short is a read that did not complete (retried once by the readers);
+            # a size or depth cap is the device's answer, refused.
+            error = ReadIncomplete if "not JSON" in str(exc) else CommandFailed
+            raise error(f"{self.where}: {exc}") from None
 
 
 def _history_rev(event) -> str | None:

@@ -39,7 +39,7 @@ from napalm.base.exceptions import (
 
 from generator.deploy.drivers import oper, sonic_show
 from generator.deploy.drivers.commands import SONIC
-from generator.deploy.drivers.ssh import CommandFailed, SSHCliDriver
+from generator.deploy.drivers.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
 from generator.device_data import DeviceDataError, parse_json
 
 PATCH = "patch"
@@ -422,7 +422,9 @@ class SonicDriver(SSHCliDriver):
         try:
             return parse_json(output, f"`{command}`") if output.strip() else {}
         except DeviceDataError as exc:       # hostile or broken output: this switch fails, the run goes on
-            raise CommandFailed(f"{self.where}: {exc}") from None
+            # cut JSON: a read that did not complete (see NVUEDriver._json); a cap: refused
+            error = ReadIncomplete if "not JSON" in str(exc) else CommandFailed
+            raise error(f"{self.where}: {exc}") from None
 
     def nos_release(self) -> str | None:
         """The release branch of `show version` ("202411"); None for master and private builds."""

@@ -81,6 +81,11 @@ class CommandFailed(Exception):
     """The device answered a command with an error; the message is the device's."""
 
 
+class ReadIncomplete(CommandFailed):
+    """The answer did not arrive whole (no exit status came back, or its JSON is cut): a transient
+    failure of the read, not an answer of the device. A caller may retry it once on a new session."""
+
+
 def failure(command: str, status: int | None, output: str) -> str:
     """One message for a failed command: what ran, how it ended, the first lines it printed."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
@@ -147,6 +152,23 @@ class SSHCliDriver(NetworkDriver):
             raise (ConnectTimeoutError if timed_out else ConnectionException)(f"{self.where}: {message}") from None
         if self.accept_new_host_keys:
             self._remember_host_key()
+        self._sync()
+
+    def _sync(self) -> None:
+        """Read the shell empty before the first command: run a no-op and read up to its marker.
+
+        netmiko's session preparation sends a newline, and another each time the shell is slow to
+        answer (`_test_channel_read`, `find_prompt`), then stops reading at the first prompt. On a
+        busy switch or bastion the prompts of the extra newlines arrive later, after the echo of
+        our first command (a tty echoes typed-ahead input at once, the shell answers lines in
+        order), so that command's answer began with a stray prompt: "`nv show interface -o
+        json`: not JSON at line 1" on a healthy switch (issue 26). Every line sent before this
+        no-op is answered before its marker, so reading to the marker takes all of them."""
+        try:
+            self._run(":")
+        except ConnectionClosedException as exc:
+            self.close()
+            raise ConnectionException(str(exc)) from None
 
     def _connect_failure(self, exc: BaseException) -> str:
         # netmiko wraps paramiko's host-key errors in its timeout exception: read the text.
@@ -177,16 +199,17 @@ class SSHCliDriver(NetworkDriver):
         return {"is_alive": bool(self.device is not None and self.device.is_alive())}
 
     # --- commands -------------------------------------------------------
-    def _send(self, command: str, read_timeout: float | None = None) -> str:
+    def _send(self, command: str, read_timeout: float | None = None, expect: str | None = None) -> str:
         """Send one line to the shell and return its output without echo and prompt.
 
         The line's exit status is not read here: callers run commands with `_run`/`_check`.
+        `expect`: what ends the answer (default: the prompt).
         """
         if self.device is None:
             raise ConnectionClosedException(f"{self.where}: not connected; call open() first")
         try:
             output = self.device.send_command(
-                command, expect_string=self._prompt.pattern, strip_prompt=False, strip_command=True,
+                command, expect_string=expect or self._prompt.pattern, strip_prompt=False, strip_command=True,
                 read_timeout=read_timeout or float(self.timeout), cmd_verify=True)
         except ReadTimeout:
             if not self._transport_alive():
@@ -220,8 +243,16 @@ class SSHCliDriver(NetworkDriver):
         prompt handling, sudo and the NOS login banner were set up for. So each command is sent
         as `<command>; echo "<marker>=$?"` (with_status) and the marker is cut off its output
         (split_status). The marker carries a random per-driver nonce.
+
+        The answer ends at the marker line AND the prompt after it, not at the first thing that
+        looks like a prompt: netmiko searches its growing buffer after every read, so a prompt-like
+        match in the middle of a long answer (issue 26: `nv show interface -o json` on a busy
+        host, "its output was cut") would end the read early and leave the rest in the channel,
+        where it becomes the start of the next command's answer ("not JSON at line 1"). The echo
+        of the command cannot match: it carries `$?`, never digits, after the marker.
         """
-        output = self._send(with_status(command, self._marker), read_timeout)
+        end = rf"{re.escape(self._marker)}=\d{{1,3}}[ \t]*\r*\n{self._prompt.pattern}"
+        output = self._send(with_status(command, self._marker), read_timeout, expect=end)
         return split_status(output, self._marker)
 
     def _check(self, command: str, read_timeout: float | None = None, *, ok: tuple[int, ...] = (0,)) -> str:
@@ -229,7 +260,9 @@ class SSHCliDriver(NetworkDriver):
         which other statuses are an answer, not a failure), its output was not cut, and no line
         starts with one of `error_prefixes`. Returns its output."""
         output, status = self._run(command, read_timeout)
-        if status is None or status not in ok:
+        if status is None:
+            raise ReadIncomplete(self._scrub(failure(command, status, output)))
+        if status not in ok:
             raise CommandFailed(self._scrub(failure(command, status, output)))
         errors = [ln for ln in output.splitlines() if self.error_prefixes and ln.startswith(self.error_prefixes)]
         if errors:
