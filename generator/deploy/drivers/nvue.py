@@ -13,6 +13,7 @@ commands.py ("Confirm flow").
 from __future__ import annotations
 
 import contextlib
+import functools
 import shlex
 
 from napalm.base import models
@@ -202,10 +203,8 @@ class NVUEDriver(SSHCliDriver):
         """The answer of a per-port command (`nv show interface {port} <path> -o json`): from the
         snapshot's tree at <path> when it holds it, else from the command itself."""
         if self._snapshot:
-            words = shlex.split(template)
-            path = words[words.index("{port}") + 1:words.index("-o")]
             node = self._snapshot.get(port)
-            for key in path:
+            for key in _path_after_port(template):
                 node = node.get(key) if isinstance(node, dict) else None
             if isinstance(node, dict):
                 return node
@@ -319,6 +318,13 @@ class NVUEDriver(SSHCliDriver):
             # a size or depth cap is the device's answer, refused.
             error = ReadIncomplete if "not JSON" in str(exc) else CommandFailed
             raise error(f"{self.where}: {exc}") from None
+
+
+@functools.cache
+def _path_after_port(template: str) -> tuple[str, ...]:
+    """`nv show interface {port} counters qos pfc-stats -o json` -> ("counters", "qos", "pfc-stats")."""
+    words = shlex.split(template)
+    return tuple(words[words.index("{port}") + 1:words.index("-o")])
 
 
 def _history_rev(event) -> str | None:
