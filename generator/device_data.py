@@ -78,7 +78,7 @@ def _parse_yaml_libyaml(text: str) -> Any:
             root.append(value)
             return
         top = stack[-1]
-        if isinstance(top[0], list):
+        if len(top) == 1:              # a sequence
             top[0].append(value)
         elif top[1] is _NO_KEY:
             if not isinstance(value, str):
@@ -89,20 +89,21 @@ def _parse_yaml_libyaml(text: str) -> Any:
             top[1] = _NO_KEY
 
     for event in yaml.parse(text, Loader=yaml.CBaseLoader):
-        if isinstance(event, yaml.ScalarEvent):
+        kind = type(event)             # libyaml yields exactly these classes: no subclass checks
+        if kind is yaml.ScalarEvent:
             add(event.value)
-        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
             if len(stack) >= MAX_DEVICE_DEPTH:
                 raise _TooDeep
-            node: dict | list = {} if isinstance(event, yaml.MappingStartEvent) else []
+            node: dict | list = {} if kind is yaml.MappingStartEvent else []
             add(node)
-            stack.append([node, _NO_KEY] if isinstance(node, dict) else [node])
-        elif isinstance(event, yaml.CollectionEndEvent):
+            stack.append([node, _NO_KEY] if kind is yaml.MappingStartEvent else [node])
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             stack.pop()
-        elif isinstance(event, yaml.AliasEvent):
+        elif kind is yaml.AliasEvent:
             raise DeviceDataError(f"a YAML alias at line {event.start_mark.line + 1}: aliases are not accepted "
                                   "from a device")
-        elif isinstance(event, yaml.DocumentStartEvent):
+        elif kind is yaml.DocumentStartEvent:
             documents += 1
             if documents > 1:
                 raise DeviceDataError("more than one YAML document")

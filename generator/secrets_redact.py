@@ -92,20 +92,27 @@ def _ends_with(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
 
 
 @functools.cache
-def _by_last(os_name: str | None, which: int) -> tuple[dict[str, tuple], tuple]:
-    """The rules of one list keyed by their last element, and those ending in "*": a config tree
-    has tens of thousands of paths per switch (drift redacts 128 of them), and nearly every path
-    ends in a key no rule names, so only the few rules that can match are tried."""
-    named: dict[str, list] = {}
-    wild = []
+def _index(os_name: str | None, which: int) -> tuple[tuple[int, dict[str, tuple]], ...]:
+    """The rules of one list keyed by their last named element and its distance from the end
+    ((1, "password"), (2, "community") for a rule ending in "*"): a config tree has tens of
+    thousands of paths per switch (drift redacts 128 of them) and nearly every path ends in keys no
+    rule names, so only the few rules that can match are tried."""
+    by_distance: dict[int, dict[str, list]] = {}
     for rule in _rules(os_name)[which]:
-        (wild if rule[-1] == "*" else named.setdefault(rule[-1], [])).append(rule)
-    return {k: tuple(v) for k, v in named.items()}, tuple(wild)
+        distance = next((k for k in range(1, len(rule) + 1) if rule[-k] != "*"), None)
+        if distance is None:
+            raise ValueError(f"secret rule {rule} names no key")
+        by_distance.setdefault(distance, {}).setdefault(rule[-distance], []).append(rule)
+    return tuple((k, {name: tuple(rules) for name, rules in named.items()}) for k, named in sorted(by_distance.items()))
 
 
 def _matches(os_name: str | None, which: int, parts: tuple[str, ...]) -> bool:
-    named, wild = _by_last(os_name, which)
-    return any(_ends_with(parts, r) for r in (*named.get(parts[-1], ()), *wild)) if parts else False
+    for distance, named in _index(os_name, which):
+        if len(parts) >= distance:
+            rules = named.get(parts[-distance])
+            if rules and any(_ends_with(parts, r) for r in rules):
+                return True
+    return False
 
 
 def value_secret(os_name: str | None, parts: tuple[str, ...]) -> bool:
