@@ -187,3 +187,25 @@ def _gateway_refusal(unset: list[KeyPath], sets: list[tuple[KeyPath, object]], c
                 return (f"the diff would unset `{_words(path)}` without setting eth0's gateway to the plan's "
                         f"{ctx.mgmt_gateway}: the switch would lose its route to the management network")
     return None
+
+
+# What a new login depends on: eth0 and its VRF, the accounts, sshd and the control-plane ACLs
+# (NVUE paths; Management-VRF, User-Accounts and SSH pages). A diff that touches none of them
+# leaves every way in as it was.
+ACCESS: tuple[KeyPath, ...] = (("interface", "eth0"), MGMT_VRF, ("system", "aaa"), ("system", "ssh-server"),
+                               ("system", "control-plane"))
+
+
+def touches_access(diff_text: str) -> bool:
+    """The diff sets or unsets something a new SSH login goes through (ACCESS), or cannot be read.
+
+    The deploy's post-check proves on a NEW login that the switch can still be reached when this
+    is true (an open session survives a change that locks out every later one); otherwise it
+    checks on the session that committed (issue 26: one session per switch)."""
+    try:
+        items = load_items(diff_text)
+    except DocumentError:
+        return True
+    return any(_overlaps(path, region) for item in items for kind, body in item.items()
+               if kind in ("set", "unset") and isinstance(body, dict)
+               for path, _ in _leaves(body) for region in ACCESS)

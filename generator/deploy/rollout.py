@@ -38,7 +38,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from generator.deploy.candidate import build_candidate
 from generator.deploy.credentials import Access, CredentialsError, Target, resolve_access
 from generator.deploy.drivers.factory import switch_driver
-from generator.deploy.guard import GuardContext, check_diff
+from generator.deploy.guard import GuardContext, check_diff, touches_access
 from generator.deploy.interrupt import Interrupted, StopSignals
 from generator.deploy.lock import DeployLock, LockError, lock_path
 from generator.deploy.overrides import CONFIRM_ENV, confirm_timeout, ssh_timeout  # noqa: F401
@@ -57,6 +57,7 @@ from generator.deploy.report import (
 )
 from generator.deploy.sonic_guard import check_patch, provision_refusal, refusal_line
 from generator.deploy.waves import Wave, WaveDevice, natural_key, plan_waves
+from generator.devices.sessions import pool_size
 from generator.render.managed import ManagedSet, comparable, first_difference, for_plan
 from generator.render.nvue_document import DocumentError, load_tree
 from generator.render.sonic_managed import ProvisionError, SonicManaged, provision_config
@@ -323,10 +324,11 @@ class WaveRun:
             # From here on the switch may hold our commit even if the call fails midway.
             committed = True
             driver.commit_config(message="fabricgen deploy", revert_in=job.revert_in)
-            _close(driver)
-            driver = None
+            if self._needs_new_login(diff) or not driver.is_alive().get("is_alive"):
+                _close(driver)
+                driver = None
             try:
-                driver = self._post_check(name)
+                driver = self._post_check(name, driver)
             except Exception as exc:  # noqa: BLE001
                 raise DeviceFailed(f"post-check after the commit: {_message(exc)}") from None
             with self.lock:
@@ -342,11 +344,19 @@ class WaveRun:
             if driver is not None:
                 _close(driver)
 
-    def _post_check(self, name: str):
-        """A fresh login proves management access survived the change; the commit must
-        still be ours and pending, and the running config must be the rendered file (on
-        Cumulus: in the subtrees fabricgen manages)."""
-        driver = _open(self.job, name)
+    def _needs_new_login(self, diff: str) -> bool:
+        """The post-check logs in afresh when the change touched the way in: on Cumulus a diff
+        that sets or unsets eth0, VRF mgmt, accounts, sshd or the control-plane ACLs
+        (guard.touches_access); on SONiC always (its patch and reload touch MGMT tables and
+        restart services the session lives on). Any other change is checked on the session that
+        committed it: one login per switch for the wave (issue 26)."""
+        return self.job.managed is None or touches_access(diff)
+
+    def _post_check(self, name: str, driver=None):
+        """The commit must still be ours and pending, and the running config must be the
+        rendered file (on Cumulus: in the subtrees fabricgen manages). Without `driver` a fresh
+        login first proves management access survived the change."""
+        driver = driver or _open(self.job, name)
         try:
             if not driver.has_pending_commit():
                 raise DeviceFailed("the commit is no longer pending confirmation (timer expired, or "
@@ -607,7 +617,10 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
 
     started = time.monotonic()
     with _progress(err) as progress, stop.deferred():
-        _run_parallel(progress, "backup + diff", names, concurrency, lambda n: _prepare(job, n))
+        # Nothing changes in this phase: as many sessions at once as the bastion allows
+        # (devices/sessions.py), not the waves' blast radius.
+        _run_parallel(progress, "backup + diff", names, pool_size(len(names), concurrency),
+                      lambda n: _prepare(job, n))
     if stop.event.is_set():
         stop.summary = f"stopped during backup + diff, nothing was committed; backups in {backup_dir}"
         return stop.exit_code

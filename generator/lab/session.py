@@ -24,6 +24,39 @@ from generator.lab.device import Device
 log = logging.getLogger("generator.lab")
 
 
+def _share_line_editor_tables() -> None:
+    """asyncssh builds, for every session with a PTY, a regex of the printable characters its
+    line editor has no key binding for, testing all 65,536 BMP code points one by one
+    (asyncssh/editor.py SSHLineEditor._build_printable): ~50 ms of CPU per login, a third of
+    the simulator's CPU in a 128-switch deploy (issue 26: the lab must not be the bottleneck
+    the benchmarks measure). The table depends only on the keymap's keys, which are the same
+    for every session, so each distinct keymap's table is built once and shared. If asyncssh
+    changes these internals the lab keeps asyncssh's own behaviour."""
+    from asyncssh import editor
+
+    build = getattr(editor.SSHLineEditor, "_build_printable", None)
+    if build is None or getattr(build, "_fabricgen_shared", False):
+        return
+    tables: dict[frozenset, object] = {}
+
+    def shared(self) -> None:
+        keymap = getattr(self, "_keymap", None)
+        if not isinstance(keymap, dict):
+            build(self)
+            return
+        keys = frozenset(keymap)
+        if keys not in tables:
+            build(self)
+            tables[keys] = self._printable
+        self._printable = tables[keys]
+
+    shared._fabricgen_shared = True
+    editor.SSHLineEditor._build_printable = shared
+
+
+_share_line_editor_tables()
+
+
 class LabSSHServer(asyncssh.SSHServer):
     """One SSH connection: the device decides who may log in and whether it is reachable at all."""
 

@@ -33,14 +33,34 @@ class _PlainDumper(Emitter, Serializer, SafeRepresenter, BaseResolver):
         BaseResolver.__init__(self)
 
 
+if yaml.__with_libyaml__:
+    from yaml.cyaml import CEmitter
+
+    class _PlainCDumper(CEmitter, SafeRepresenter, BaseResolver):
+        # The same settings through libyaml's emitter: at 128 switches the lab prints a config
+        # per `nv config show`/`diff` and the pure-Python emitter was most of the simulator's
+        # CPU (issue 26: the lab must not be the bottleneck the benchmarks measure).
+        def __init__(self, stream, **kwargs):
+            CEmitter.__init__(self, stream, canonical=None, indent=2, width=10_000, allow_unicode=True,
+                              line_break=None, encoding=None, explicit_start=None, explicit_end=None,
+                              version=None, tags=None)
+            SafeRepresenter.__init__(self, default_style=None, default_flow_style=False, sort_keys=False)
+            BaseResolver.__init__(self)
+
+    _DUMPER: type = _PlainCDumper
+    _LOADER: type = yaml.CBaseLoader
+else:
+    _DUMPER, _LOADER = _PlainDumper, yaml.BaseLoader
+
+
 def dump_yaml(data) -> str:
-    return yaml.dump(data, Dumper=_PlainDumper)
+    return yaml.dump(data, Dumper=_DUMPER)
 
 
 def load_document(text: str) -> list[dict]:
     """Parse a startup.yaml-format document: a list of header/set/unset items."""
     try:
-        data = yaml.load(text, Loader=yaml.BaseLoader)
+        data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise DocumentError(f"Error: Invalid YAML: {str(exc).splitlines()[0]}") from None
     if data is None or data == "":

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from generator.deploy.guard import GuardContext, check_diff
+from generator.deploy.guard import GuardContext, check_diff, touches_access
 from generator.deploy.preflight import PreflightError, check_login_users, password_matches
 from generator.plan.model import MgmtUser
 
@@ -51,6 +51,26 @@ def test_a_data_plane_diff_passes_either_way():
     assert check_diff(DATA_PLANE_ONLY, NO_MGMT, RUNNING) is None
     assert check_diff(DATA_PLANE_ONLY, MGMT, RUNNING) is None
     assert check_diff("", NO_MGMT) is None
+
+
+def test_only_a_diff_touching_the_way_in_needs_a_new_login():
+    """touches_access decides whether the post-check logs in afresh (rollout.py)."""
+    assert not touches_access(DATA_PLANE_ONLY)
+    assert not touches_access(diff("""\
+        - set:
+            vrf:
+              default:
+                router:
+                  bgp:
+                    autonomous-system: 65101
+        """))   # vrf default is not vrf mgmt
+    for region in ("interface:\n  eth0:\n    ip:\n      gateway: 10.0.0.1",
+                   "vrf:\n  mgmt: {}", "system:\n  aaa:\n    user:\n      ops: {}",
+                   "system:\n  ssh-server:\n    vrf: mgmt",
+                   "system:\n  control-plane:\n    acl:\n      acl-default-dos: {}"):
+        for kind in ("set", "unset"):
+            assert touches_access(f"- {kind}:\n" + textwrap.indent(region, "    ") + "\n"), (kind, region)
+    assert touches_access("- set: [unclosed")          # unreadable: the safe answer
 
 
 def test_removing_eth0_is_refused_and_named():
