@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import logging
@@ -477,10 +478,21 @@ class NvueDevice(Device):
         return f"Cumulus Linux version {self.release} running on NVIDIA {self.platform}"
 
     def oper_ports(self):
-        return nvue_oper.ports_of(self.applied)
+        return self._oper("ports", nvue_oper.ports_of)
 
     def oper_bgp(self):
-        return nvue_oper.bgp_of(self.applied)
+        return self._oper("bgp", nvue_oper.bgp_of)
+
+    def _oper(self, what: str, build):
+        """What the world reads of the applied config, built once per applied revision (an applied
+        revision's config never changes: edits go to a new pending revision)."""
+        key = (what, self.applied_id)
+        cache = self.__dict__.setdefault("_oper_cache", {})
+        if key not in cache:
+            if len(cache) > 8:          # only the current revision's entries are ever asked again
+                cache.clear()
+            cache[key] = build(self.applied)
+        return cache[key]
 
     # --- nv show --------------------------------------------------------
     def _show(self, args: list[str], io: Io) -> None:
@@ -498,7 +510,8 @@ class NvueDevice(Device):
                 what.append(arg)
             i += 1
         as_json = self._option(args, "-o", "table") == "json"
-        data = self._show_data(what, view, args)
+        with self.fabric.frozen() if self.fabric is not None else contextlib.nullcontext():
+            data = self._show_data(what, view, args)
         if as_json:
             io.write(json.dumps(data, indent=2) + "\n")
         else:

@@ -39,6 +39,7 @@ What the simulated switches derive from it (`Fabric`):
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -358,6 +359,7 @@ class Fabric:
         self._counters: dict[tuple[str, str], _Accumulator] = {}
         self._cache_key = None
         self._cache: dict = {}
+        self._frozen_key = None
         self._lock = threading.Lock()
 
     # --- inputs ---------------------------------------------------------------------------
@@ -378,8 +380,22 @@ class Fabric:
         tokens = tuple(sorted((n, getattr(d, "config_token", lambda: None)()) for n, d in self.devices.items()))
         return self.source.current()[1], tokens
 
+    @contextlib.contextmanager
+    def frozen(self):
+        """While one answer is built. Devices build an answer synchronously on the lab's event
+        loop, so no config and no world file changes meanwhile: the key of both is taken once,
+        not once per port (a 128-port `nv show interface -o json` asks the world ~500 times)."""
+        outer = self._frozen_key is None
+        if outer:
+            self._frozen_key = self._key()
+        try:
+            yield self
+        finally:
+            if outer:
+                self._frozen_key = None
+
     def _cached(self, what: str, build):
-        key = self._key()
+        key = self._frozen_key or self._key()
         if key != self._cache_key:
             self._cache_key, self._cache = key, {}
         if what not in self._cache:
