@@ -13,9 +13,6 @@ from __future__ import annotations
 import json
 import re
 
-import yaml
-
-_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 # A plain scalar YAML reads back as the same string (no indicator first, no ": " / " #").
 _PLAIN = re.compile(r"^[A-Za-z0-9_./$+=%(-][A-Za-z0-9_./$+=%:,()\[\]@! -]*$")
 # Keys the templates quote (environment._yaml_key): YAML 1.1 readers would turn them into
@@ -28,11 +25,17 @@ class DocumentError(ValueError):
 
 
 def load_items(text: str) -> list[dict]:
-    """The items of a document, each `{kind: mapping}`; a bare mapping is one `set` item."""
+    """The items of a document, each `{kind: mapping}`; a bare mapping is one `set` item.
+
+    Read as device data (generator/device_data.py): a running config or a diff comes from the
+    switch, so the size and depth caps hold and aliases are refused; libyaml's event stream
+    built into the tree in one pass is also what makes a 128-switch deploy's reads cheap."""
+    from generator.device_data import DeviceDataError, parse_yaml
+
     try:
-        data = yaml.load(text, Loader=_LOADER) if text and text.strip() else []
-    except yaml.YAMLError as exc:
-        raise DocumentError(f"not NVUE YAML: {str(exc).splitlines()[0]}") from None
+        data = parse_yaml(text, "NVUE YAML") if text and text.strip() else []
+    except DeviceDataError as exc:
+        raise DocumentError(f"not NVUE YAML: {str(exc).removeprefix('NVUE YAML: ')}") from None
     if isinstance(data, dict):
         data = [{"set": data}]
     if not isinstance(data, list):

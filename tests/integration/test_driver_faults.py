@@ -46,7 +46,8 @@ def test_wrong_password_refused(lab_nvue):
 
 
 def test_drop_after_n_commands(lab_start):
-    lab = lab_start([LabDevice("leaf01", "cumulus")], faults={"leaf01": {"drop_after_commands": 2}})
+    # three lines pass: the no-op that syncs the shell at login (ssh.py _sync), then two commands
+    lab = lab_start([LabDevice("leaf01", "cumulus")], faults={"leaf01": {"drop_after_commands": 3}})
     # netmiko notices a dead channel only when its read times out: keep that short.
     device = lab.driver("leaf01", timeout=2)
     device.open()

@@ -20,6 +20,8 @@ import os
 import re
 import secrets
 import shlex
+import tempfile
+import threading
 from pathlib import Path
 
 import paramiko
@@ -42,9 +44,12 @@ _SHA256_LINE = re.compile(r"^\\?([0-9a-f]{64})\s")
 FAILED_OUTPUT_LINES = 3
 
 
+MARKER_PREFIX = "__fg_rc_"
+
+
 def status_marker(nonce: str) -> str:
     """The exit-status marker a driver appends to each command (see SSHCliDriver._run)."""
-    return f"__fg_rc_{nonce}"
+    return f"{MARKER_PREFIX}{nonce}"
 
 
 def with_status(command: str, marker: str) -> str:
@@ -124,6 +129,11 @@ class SSHCliDriver(NetworkDriver):
         # Per driver, random: no device output can know it in advance (see split_status).
         self._marker = status_marker(secrets.token_hex(4))
         self._prompt = re.compile(rf"{re.escape(username)}@[\w.-]+(?::\w+)?:[^\n]*[$#]\s*$")
+        # Where an answer ends (_run): a status marker line, then the prompt. Any driver's nonce
+        # matches here, so every driver of a run shares one compiled pattern (netmiko searches with
+        # re.search(pattern, ...) after each read: per-driver patterns outgrew re's cache of 512 and
+        # were compiled again on every call); split_status then accepts only this driver's marker.
+        self._answer_end = rf"{MARKER_PREFIX}[0-9a-f]+=\d{{1,3}}[ \t]*\r*\n{self._prompt.pattern}"
 
     # --- connection -----------------------------------------------------
     @property
@@ -135,13 +145,15 @@ class SSHCliDriver(NetworkDriver):
             raise ConnectionException(
                 f"{self.where}: known_hosts file {self.known_hosts} does not exist; pass optional_args "
                 "known_hosts=<file> (strict host-key checking) or accept_new_host_keys=True")
+        # Strict checking reads only this switch's entries (a new key is recorded into the whole file).
+        entry = None if self.accept_new_host_keys else _known_host_entry(self.known_hosts, self.hostname, self.port)
         try:
             self.device = ConnectHandler(
                 device_type=self.netmiko_device_type, host=self.hostname, port=self.port,
                 username=self.username, password=self._password,
                 use_keys=bool(self.key_file), key_file=self.key_file, allow_agent=False,
                 ssh_strict=not self.accept_new_host_keys, system_host_keys=False,
-                alt_host_keys=True, alt_key_file=self.known_hosts,
+                alt_host_keys=True, alt_key_file=entry or self.known_hosts,
                 conn_timeout=self.timeout, auth_timeout=self.timeout, banner_timeout=self.timeout,
                 read_timeout_override=None, fast_cli=True)
         except NetmikoAuthenticationException:
@@ -150,6 +162,9 @@ class SSHCliDriver(NetworkDriver):
             message = self._connect_failure(exc)
             timed_out = isinstance(exc, NetmikoTimeoutException) and "host key" not in message
             raise (ConnectTimeoutError if timed_out else ConnectionException)(f"{self.where}: {message}") from None
+        finally:
+            if entry is not None:
+                os.unlink(entry)
         if self.accept_new_host_keys:
             self._remember_host_key()
         _skip_ansi_scan_without_escape(self.device)
@@ -252,8 +267,7 @@ class SSHCliDriver(NetworkDriver):
         where it becomes the start of the next command's answer ("not JSON at line 1"). The echo
         of the command cannot match: it carries `$?`, never digits, after the marker.
         """
-        end = rf"{re.escape(self._marker)}=\d{{1,3}}[ \t]*\r*\n{self._prompt.pattern}"
-        output = self._send(with_status(command, self._marker), read_timeout, expect=end)
+        output = self._send(with_status(command, self._marker), read_timeout, expect=self._answer_end)
         return split_status(output, self._marker)
 
     def _check(self, command: str, read_timeout: float | None = None, *, ok: tuple[int, ...] = (0,)) -> str:
@@ -312,6 +326,40 @@ class SSHCliDriver(NetworkDriver):
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._password, "***") if self._password else text
+
+
+_KNOWN_HOSTS: dict[str, tuple[tuple[int, int, int], paramiko.HostKeys]] = {}
+_KNOWN_HOSTS_LOCK = threading.Lock()
+
+
+def _known_host_entry(path: str, host: str, port: int) -> str | None:
+    """A private temporary file with only `host`'s entries of known_hosts `path` (None: it has
+    none, or the file cannot be read: the connection then reads the whole file and reports that).
+
+    paramiko checks every line it loads against all lines before it (HostKeys.load -> check ->
+    lookup): loading a known_hosts of n switches costs n*n/2 comparisons, and netmiko loads the
+    file on every login. At 128 switches that was several CPU seconds per command, at 1,000 a
+    minute. The file is parsed once per process (again when it changes) and each login gets a
+    file with its own entry; a hashed entry matches as well (HostKeys.lookup)."""
+    try:
+        st = os.stat(path)
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        with _KNOWN_HOSTS_LOCK:
+            cached = _KNOWN_HOSTS.get(path)
+            if cached is None or cached[0] != stamp:
+                keys = paramiko.HostKeys()
+                keys.load(path)
+                cached = _KNOWN_HOSTS[path] = (stamp, keys)
+    except (OSError, paramiko.SSHException, ValueError):
+        return None
+    name = host if port == 22 else f"[{host}]:{port}"
+    found = cached[1].lookup(name)
+    if not found:
+        return None
+    fd, entry = tempfile.mkstemp(prefix="fabricgen-known-host-")
+    with os.fdopen(fd, "w") as fh:
+        fh.writelines(f"{name} {keytype} {key.get_base64()}\n" for keytype, key in found.items())
+    return entry
 
 
 def _skip_ansi_scan_without_escape(connection) -> None:
