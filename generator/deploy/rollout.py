@@ -101,6 +101,33 @@ class Job:
     run_id: str | None = None                 # names this run's files on the switches
     stop: threading.Event = field(default_factory=threading.Event)   # SIGINT/SIGTERM arrived
     stop_reason: str = "interrupted"
+    # The backup + diff session of each switch to change, kept for its wave: one login per switch
+    # for the whole deploy unless the switch needs another (issue 26). Closed when not used.
+    sessions: dict[str, object] = field(default_factory=dict)
+    sessions_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def keep_session(self, name: str, driver) -> None:
+        with self.sessions_lock:
+            self.sessions[name] = driver
+
+    def take_session(self, name: str):
+        """The switch's kept session if it is still alive, else a new login."""
+        with self.sessions_lock:
+            driver = self.sessions.pop(name, None)
+        if driver is not None:
+            try:
+                if driver.is_alive().get("is_alive"):
+                    return driver
+            except Exception:  # noqa: BLE001 - a dead session is replaced, whatever it says
+                pass
+            _close(driver)
+        return _open(self, name)
+
+    def close_sessions(self) -> None:
+        with self.sessions_lock:
+            left, self.sessions = list(self.sessions.values()), {}
+        for driver in left:
+            _close(driver)
 
     @property
     def os_release(self) -> tuple[int, int]:
@@ -277,6 +304,9 @@ def _prepare(job: Job, name: str) -> None:
         job.diffs[name] = diff
         result.diff_lines = len(diff.splitlines())
         result.status = WOULD_CHANGE if diff else UNCHANGED
+        if diff:
+            job.keep_session(name, driver)       # its wave commits over this login
+            driver = None
     except Exception as exc:  # noqa: BLE001 - every device failure is reported, none aborts the others
         result.status, result.message = FAILED, job.scrub(_message(exc))
     finally:
@@ -304,7 +334,7 @@ class WaveRun:
         driver = None
         committed = False
         try:
-            driver = _open(job, name)
+            driver = job.take_session(name)
             # Between the backup and now another operator may have started something here.
             _refuse_foreign_pending(driver)
             # Rebuilt from a fresh read: what the switch holds now is what the replace keeps.
@@ -614,107 +644,109 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
               managed=managed, guards=guards or {},
               sonic=SonicManaged(plan.management is not None) if plan.switch_os == "sonic" else None,
               provision=provision, run_id=run_id, stop=stop.event)
+    try:
+        started = time.monotonic()
+        with _progress(err) as progress, stop.deferred():
+            # Nothing changes in this phase: as many sessions at once as the bastion allows
+            # (devices/sessions.py), not the waves' blast radius.
+            _run_parallel(progress, "backup + diff", names, pool_size(len(names), concurrency),
+                          lambda n: _prepare(job, n))
+        if stop.event.is_set():
+            stop.summary = f"stopped during backup + diff, nothing was committed; backups in {backup_dir}"
+            return stop.exit_code
+        # Keys are now recorded: every later login is checked strictly.
+        job.accept_new_host_keys = False
 
-    started = time.monotonic()
-    with _progress(err) as progress, stop.deferred():
-        # Nothing changes in this phase: as many sessions at once as the bastion allows
-        # (devices/sessions.py), not the waves' blast radius.
-        _run_parallel(progress, "backup + diff", names, pool_size(len(names), concurrency),
-                      lambda n: _prepare(job, n))
-    if stop.event.is_set():
-        stop.summary = f"stopped during backup + diff, nothing was committed; backups in {backup_dir}"
-        return stop.exit_code
-    # Keys are now recorded: every later login is checked strictly.
-    job.accept_new_host_keys = False
+        waves = plan_waves([WaveDevice(n, by_name[n].role, by_name[n].rail, by_name[n].unit, by_name[n].group)
+                            for n in names], concurrency,
+                           prefer_canary=[n for n in names if job.results[n].status == WOULD_CHANGE])
+        for wave in waves:
+            for n in wave.devices:
+                job.results[n].wave, job.results[n].label = wave.index, wave.label
 
-    waves = plan_waves([WaveDevice(n, by_name[n].role, by_name[n].rail, by_name[n].unit, by_name[n].group)
-                        for n in names], concurrency,
-                       prefer_canary=[n for n in names if job.results[n].status == WOULD_CHANGE])
-    for wave in waves:
-        for n in wave.devices:
-            job.results[n].wave, job.results[n].label = wave.index, wave.label
-
-    changed = [n for n in names if job.results[n].status == WOULD_CHANGE]
-    failed = [n for n in names if job.results[n].status == FAILED]
-    unchanged = len(names) - len(changed) - len(failed)
-    out.print(f"{plan.fabric}: {len(names)} switch(es): {len(changed)} to change, {unchanged} unchanged, "
-              f"{len(failed)} failed before any change; backups in {backup_dir}", markup=False)
-    kept = list(dict.fromkeys(label for n in names for label in job.kept.get(n, ())))
-    if managed is not None and not managed.management and kept:
-        out.print(f"kept the switches' own management ({', '.join(kept)}): the intent has no management section",
-                  markup=False)
-    notes = list(dict.fromkeys(note for n in names for note in job.notes.get(n, ())))
-    if notes:
-        out.print(f"provisioning {'; '.join(notes)}", markup=False)
-    if dry_run:
-        for n in changed:
-            out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
-            out.print(redact_text(job.os_name, job.diffs[n]), markup=False)     # secrets as hashes
-    if failed:
-        for n in names:
-            if job.results[n].status != FAILED:
-                job.results[n].status = SKIPPED if job.results[n].status == WOULD_CHANGE else UNCHANGED
-        print_report(out, job.results)
-        refused = [n for n in failed if n in job.refused]
-        if refused:
-            why = ("their change is not live on SONiC, would cut them off or is for another release"
-                   if job.sonic is not None else "applying their candidate would cut them off or they run another release")
-            err.print(f"error: {len(refused)} switch(es) refused: {why} (see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
-                                       if len(failed) > len(refused) else "") + "; nothing was pushed",
+        changed = [n for n in names if job.results[n].status == WOULD_CHANGE]
+        failed = [n for n in names if job.results[n].status == FAILED]
+        unchanged = len(names) - len(changed) - len(failed)
+        out.print(f"{plan.fabric}: {len(names)} switch(es): {len(changed)} to change, {unchanged} unchanged, "
+                  f"{len(failed)} failed before any change; backups in {backup_dir}", markup=False)
+        kept = list(dict.fromkeys(label for n in names for label in job.kept.get(n, ())))
+        if managed is not None and not managed.management and kept:
+            out.print(f"kept the switches' own management ({', '.join(kept)}): the intent has no management section",
+                      markup=False)
+        notes = list(dict.fromkeys(note for n in names for note in job.notes.get(n, ())))
+        if notes:
+            out.print(f"provisioning {'; '.join(notes)}", markup=False)
+        if dry_run:
+            for n in changed:
+                out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
+                out.print(redact_text(job.os_name, job.diffs[n]), markup=False)     # secrets as hashes
+        if failed:
+            for n in names:
+                if job.results[n].status != FAILED:
+                    job.results[n].status = SKIPPED if job.results[n].status == WOULD_CHANGE else UNCHANGED
+            print_report(out, job.results)
+            refused = [n for n in failed if n in job.refused]
+            if refused:
+                why = ("their change is not live on SONiC, would cut them off or is for another release"
+                       if job.sonic is not None else "applying their candidate would cut them off or they run another release")
+                err.print(f"error: {len(refused)} switch(es) refused: {why} (see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
+                                           if len(failed) > len(refused) else "") + "; nothing was pushed",
+                          markup=False)
+                return 1
+            err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed "
+                      "(fix them, or leave them out with --limit)",
                       markup=False)
             return 1
-        err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed "
-                  "(fix them, or leave them out with --limit)",
-                  markup=False)
-        return 1
-    if dry_run:
-        print_report(out, job.results)
-        out.print("dry run: nothing was committed", markup=False)
-        return 0
-    if not changed:
-        print_report(out, job.results)
-        return 0
-    for n in changed:
-        out.print(f"  {n}: {job.results[n].diff_lines} diff lines", markup=False)
-    if not _confirm(err, yes, f"push {len(changed)} switch(es) in {len(waves)} wave(s)?"):
-        return 1
-
-    for n in changed:
-        job.results[n].status = SKIPPED  # until its wave runs
-    stopped_at: Wave | None = None
-    with _progress(err) as progress, stop.deferred():
-        for wave in waves:
-            if stop.event.is_set():
-                break
-            run = WaveRun(job, wave)
-            _run_parallel(progress, f"wave {wave.index} {wave.label}", list(wave.devices), concurrency,
-                          run.apply)
-            healthy = run.finish()
-            if not healthy and not stop.event.is_set():
-                stopped_at = wave
-                break
-    if stop.event.is_set():
+        if dry_run:
+            print_report(out, job.results)
+            out.print("dry run: nothing was committed", markup=False)
+            return 0
+        if not changed:
+            print_report(out, job.results)
+            return 0
         for n in changed:
-            r = job.results[n]
-            if r.status == SKIPPED and not r.message:
-                r.message = "not started: " + job.stop_reason
+            out.print(f"  {n}: {job.results[n].diff_lines} diff lines", markup=False)
+        if not _confirm(err, yes, f"push {len(changed)} switch(es) in {len(waves)} wave(s)?"):
+            return 1
+
+        for n in changed:
+            job.results[n].status = SKIPPED  # until its wave runs
+        stopped_at: Wave | None = None
+        with _progress(err) as progress, stop.deferred():
+            for wave in waves:
+                if stop.event.is_set():
+                    break
+                run = WaveRun(job, wave)
+                _run_parallel(progress, f"wave {wave.index} {wave.label}", list(wave.devices), concurrency,
+                              run.apply)
+                healthy = run.finish()
+                if not healthy and not stop.event.is_set():
+                    stopped_at = wave
+                    break
+        if stop.event.is_set():
+            for n in changed:
+                r = job.results[n]
+                if r.status == SKIPPED and not r.message:
+                    r.message = "not started: " + job.stop_reason
+            print_report(out, job.results)
+            stop.summary = _interrupt_summary(job, changed, backup_dir)
+            return stop.exit_code
+        stop.summary = "the switches were deployed before it came (report above)"
+        if stopped_at is not None:
+            for n in names:
+                r = job.results[n]
+                if r.wave > stopped_at.index and r.status == SKIPPED:
+                    r.message = f"not started: wave {stopped_at.index} failed"
+        seconds = time.monotonic() - started
         print_report(out, job.results)
-        stop.summary = _interrupt_summary(job, changed, backup_dir)
-        return stop.exit_code
-    stop.summary = "the switches were deployed before it came (report above)"
-    if stopped_at is not None:
-        for n in names:
-            r = job.results[n]
-            if r.wave > stopped_at.index and r.status == SKIPPED:
-                r.message = f"not started: wave {stopped_at.index} failed"
-    seconds = time.monotonic() - started
-    print_report(out, job.results)
-    if stopped_at is not None:
-        err.print(f"error: wave {stopped_at.index} ({stopped_at.label}) failed; the rollout stopped, later waves "
-                  f"were not touched; backups in {backup_dir}", markup=False)
-        return 1
-    out.print(f"switches deployed in {seconds:.1f}s", markup=False)
-    return 0
+        if stopped_at is not None:
+            err.print(f"error: wave {stopped_at.index} ({stopped_at.label}) failed; the rollout stopped, later waves "
+                      f"were not touched; backups in {backup_dir}", markup=False)
+            return 1
+        out.print(f"switches deployed in {seconds:.1f}s", markup=False)
+        return 0
+    finally:
+        job.close_sessions()        # sessions of switches whose wave never came (a failure, a stop, no)
 
 
 def _interrupt_summary(job: Job, changed: list[str], backup_dir: Path) -> str:
