@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # upstream release cannot change what `make setup` installs on a bastion overnight.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup lock render test test-unit lint golden bench bench-deploy bench-drift bench-pyavd deploy drift report clean
+.PHONY: setup lock render test test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd deploy drift report clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -50,10 +50,15 @@ bench: setup
 	$(BIN)/python bench/render_scale.py
 
 bench-deploy: setup
-	$(BIN)/python bench/deploy_scale.py
+	$(BIN)/python bench/deploy_scale.py $(if $(NOS),--nos $(NOS),)
 
 bench-drift: setup
-	$(BIN)/python bench/drift_scale.py
+	$(BIN)/python bench/drift_scale.py $(if $(NOS),--nos $(NOS),)
+
+# verify of 128 correctly wired switches, ten runs in a row: each must pass with no finding.
+# NOS=sonic for the SONiC fabric (also for bench-deploy and bench-drift).
+bench-verify: setup
+	$(BIN)/python bench/verify_scale.py $(if $(NOS),--nos $(NOS),)
 
 # fabricgen and pyavd side by side in one run (issue 14); pyavd goes into its own venv,
 # bench/.venv-pyavd, made on first use: never a dependency of fabricgen. GPUS=2048 for 112 switches.

@@ -1,54 +1,36 @@
 """Drift check of 128 simulated switches: all in sync, then one hand-edited device.
 
-    .venv/bin/python bench/drift_scale.py [--keep DIR]
+    .venv/bin/python bench/drift_scale.py [--nos cumulus|sonic] [--keep DIR]
 
-The fabric is the one of bench/deploy_scale.py: rail-optimized, 120 nodes x 8 rails in
-scalable units of 8 nodes = 120 leaves + 8 spines. The rendered configs are pushed with
-`fabricgen deploy --yes` (FABRICGEN_CONFIRM_TIMEOUT=60), then `fabricgen drift --only
-switches --format json` is timed twice through the CLI (start-up time included): once
-in sync (exit 0), once after an MTU change by hand on one leaf (exit 3, only that leaf
-drifted). The lab is always stopped.
+The fabric of bench/fleet.py, deployed with `fabricgen deploy --yes` (SONiC: `--provision`),
+then `fabricgen drift --only switches --format json` timed through the CLI (start-up time
+included): once in sync (exit 0), then, on Cumulus, after an MTU change by hand on one leaf
+(exit 3, only that leaf drifted). The lab is always stopped.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-# the same 128-switch fabric and CPU accounting as the deploy benchmark (bench/ is on sys.path)
-from deploy_scale import INTENT, children_cpu, cpu_seconds_of  # noqa: E402
-
-from generator.checks.runner import run_checks  # noqa: E402
-from generator.intent.loader import load_intent  # noqa: E402
-from generator.lab.control import LabDevice, lab_down, lab_up  # noqa: E402
+from fleet import PASSWORD, Fleet  # noqa: E402
 
 
-def cli(*args: str, env: dict, cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
-    started = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
-                         env=env, cwd=cwd)
-    return run, time.perf_counter() - started
-
-
-def hand_edit(endpoints: dict, lab_dir: Path, name: str, *commands: str) -> None:
+def hand_edit(fleet: Fleet, name: str, *commands: str) -> None:
+    import yaml
     from netmiko import ConnectHandler
 
-    entry = endpoints["switches"][name]
+    entry = yaml.safe_load(fleet.endpoints.read_text())["switches"][name]
     conn = ConnectHandler(device_type="cumulus_linux", host="127.0.0.1", port=int(entry["port"]),
-                          username=entry["username"], password=(lab_dir / "password").read_text().strip(),
-                          ssh_strict=True, system_host_keys=False, alt_host_keys=True,
-                          alt_key_file=str(lab_dir / "known_hosts"), allow_agent=False, use_keys=False,
-                          fast_cli=True)
+                          username=entry["username"], password=PASSWORD, ssh_strict=True, system_host_keys=False,
+                          alt_host_keys=True, alt_key_file=str(fleet.lab / "known_hosts"), allow_agent=False,
+                          use_keys=False, fast_cli=True)
     try:
         for command in commands:
             output = conn.send_command(command, expect_string=r"[$#]\s*$", read_timeout=30)
@@ -59,60 +41,36 @@ def hand_edit(endpoints: dict, lab_dir: Path, name: str, *commands: str) -> None
 
 
 def main() -> int:
-    import yaml
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nos", choices=("cumulus", "sonic"), default="cumulus")
     parser.add_argument("--keep", help="work in this directory and leave it (the lab is always stopped)")
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="fabricgen-drift-bench-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    intent = work / "fabric.yaml"
-    intent.write_text(INTENT)
-    plan = run_checks(load_intent(intent)).plan
-    devices = [LabDevice(sw.name, plan.switch_os, ".".join(map(str, plan.switch_os_version)))
-               for sw in plan.switches]
-    leaves = [sw.name for sw in plan.switches if sw.role == "leaf"]
-    print(f"{len(devices)} switches ({len(leaves)} leaves), {plan.switch_os}; {os.cpu_count()} CPUs shared "
-          "by the simulator and the CLI")
-    lab_dir = work / "lab"
-    env = {**os.environ, "FABRICGEN_BACKUP_DIR": str(work / "backups"), "FABRICGEN_CONFIRM_TIMEOUT": "60"}
+    fleet = Fleet(work, args.nos)
     failed = False
     try:
-        started = time.perf_counter()
-        endpoints_path = lab_up(devices, lab_dir, username=plan.deploy_user, timeout=180)
-        print(f"lab up: {time.perf_counter() - started:.1f}s")
-        endpoints = yaml.safe_load(endpoints_path.read_text())
-        lab_pid = int((lab_dir / "lab.pid").read_text())
-
-        run, seconds = cli("deploy", str(intent), "--endpoints", str(endpoints_path), "--only", "switches",
-                           "--yes", env=env, cwd=work)
-        if run.returncode != 0:
-            sys.exit(f"deploy failed (exit {run.returncode}):\n{run.stdout}\n{run.stderr}")
-        print(f"deploy: {seconds:.1f}s")
-
-        victim = leaves[0]
-        for label, want in (("drift, all in sync", 0), (f"drift, {victim} hand-edited", 3)):
+        fleet.up()
+        fleet.deploy("deploy", provision=args.nos == "sonic")
+        victim = "bench128-leaf-su1-r0"
+        steps = [("drift, all in sync", 0)] + ([(f"drift, {victim} hand-edited", 3)] if args.nos == "cumulus" else [])
+        for label, want in steps:
             if want == 3:
-                hand_edit(endpoints, lab_dir, victim, "nv set interface swp1 link mtu 1500", "nv config apply -y")
+                hand_edit(fleet, victim, "nv set interface swp1s0 link mtu 1500", "nv config apply -y")
             report = work / f"drift-{want}.json"
-            lab_cpu, cli_cpu = cpu_seconds_of(lab_pid), children_cpu()
-            run, seconds = cli("drift", str(intent), "--endpoints", str(endpoints_path), "--only", "switches",
-                               "--format", "json", "--output", str(report), env=env, cwd=work)
-            if not report.is_file():
-                sys.exit(f"{label}: exit {run.returncode}, no report:\n{run.stdout}\n{run.stderr}")
+            fleet.timed(label, "drift", str(fleet.intent), "--endpoints", str(fleet.endpoints), "--only", "switches",
+                        "--format", "json", "--output", str(report), want=want)
             doc = json.loads(report.read_text())
             drifted = sorted(n for n, d in doc["devices"].items() if d["status"] == "drift")
-            print(f"{label}: exit {run.returncode}, {seconds:.1f}s wall, {len(devices) / seconds:.1f} devices/s; "
-                  f"CPU: drift {children_cpu() - cli_cpu:.1f}s, simulator {cpu_seconds_of(lab_pid) - lab_cpu:.1f}s")
             print(f"  summary: {doc['summary']}" + (f"; drifted: {', '.join(drifted)}" if drifted else ""))
             for name, device in doc["devices"].items():
                 if device["status"] == "unknown":
                     print(f"  unknown: {name}: {device.get('error')}")
-            if run.returncode != want or drifted != ([victim] if want == 3 else []):
-                print(f"  UNEXPECTED: wanted exit {want}" + (f" with only {victim} drifted" if want == 3 else ""))
+            if drifted != ([victim] if want == 3 else []):
+                print("  UNEXPECTED: wanted " + (f"only {victim} drifted" if want == 3 else "no drift"))
                 failed = True
     finally:
-        lab_down(lab_dir)
+        fleet.down()
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
