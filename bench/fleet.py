@@ -41,7 +41,7 @@ CUMULUS_USERS = f"""\
       role: system-admin
       hashed_password: "{PASSWORD_HASH}"
 """
-SONIC_OS = 'switch_os: {name: sonic, version: "202411"}\n'
+SONIC_OS = 'switch_os: {name: sonic, version: "202411"}\naddressing: {fabric_links: 10.254.0.0/16}\n'
 
 
 def intent_text(nos: str) -> str:

@@ -386,7 +386,7 @@ class SonicDevice(Device):
                 f"ASIC Count: 1\nSerial Number: {self.serial}\n"
                 f"Model Number: M{self.platform}\nHardware Revision: A1\nUptime: {time.strftime('%H:%M:%S')} up {uptime},  1 user,  load average: 0.00, 0.01, 0.05\n")
         elif args[:2] == ["interfaces", "status"]:
-            io.write(sonic_oper.interfaces_status(self.name, self.running, self.fabric) + "\n")
+            io.write(self._frozen(sonic_oper.interfaces_status, self.name, self.running, self.fabric) + "\n")
         elif args[:2] == ["interfaces", "counters"]:
             await self._portstat(["-j"] if "--json" in args or "-j" in args else [], io)
         elif args[:2] == ["pfc", "counters"]:
@@ -415,10 +415,28 @@ class SonicDevice(Device):
                 "Kernel: 6.1.0-11-2-amd64")
 
     def oper_ports(self):
-        return sonic_oper.ports_of(self.running)
+        return self._oper("ports", sonic_oper.ports_of)
 
     def oper_bgp(self):
-        return sonic_oper.bgp_of(self.running)
+        return self._oper("bgp", sonic_oper.bgp_of)
+
+    def _oper(self, what: str, build):
+        """What the world reads of the running config, built once per version of it (the serial
+        changes with every change of the running config, _set_running)."""
+        key = (what, self._config_serial)
+        cache = self.__dict__.setdefault("_oper_cache", {})
+        if key not in cache:
+            if len(cache) > 8:          # only the current version's entries are ever asked again
+                cache.clear()
+            cache[key] = build(self.running)
+        return cache[key]
+
+    def _frozen(self, answer, *args):
+        """One operational answer, built with the world's key taken once (world.Fabric.frozen)."""
+        if self.fabric is None:
+            return answer(*args)
+        with self.fabric.frozen():
+            return answer(*args)
 
     def lldp_port(self, port: str) -> tuple[str, str]:
         """(port id, description) lldpmgrd makes lldpd announce for a world port (sonic_oper docstring)."""
@@ -429,7 +447,7 @@ class SonicDevice(Device):
         return port, port
 
     async def _portstat(self, args: list[str], io: Io) -> None:
-        data = sonic_oper.portstat_json(self.name, self.running, self.fabric, self.faults.current())
+        data = self._frozen(sonic_oper.portstat_json, self.name, self.running, self.fabric, self.faults.current())
         if "-j" in args or "--json" in args:
             io.write(json.dumps(data, indent=4, sort_keys=True) + "\n")
             return
@@ -439,7 +457,7 @@ class SonicDevice(Device):
         io.write(sonic_oper.simple_table(headers, rows) + "\n")
 
     async def _pfcstat(self, args: list[str], io: Io) -> None:
-        io.write(sonic_oper.pfc_counters(self.name, self.running, self.fabric, self.faults.current()) + "\n")
+        io.write(self._frozen(sonic_oper.pfc_counters, self.name, self.running, self.fabric, self.faults.current()) + "\n")
 
     async def _wredstat(self, args: list[str], io: Io, usage: str = "wredstat [OPTIONS]") -> None:
         if not _release_at_least(self.version, sonic_oper.ECN_COUNTERS_FROM):
@@ -448,13 +466,13 @@ class SonicDevice(Device):
                                  '"wredcounters".' if usage.startswith("show") else "bash: wredstat: command not found")
             error.status = 2 if usage.startswith("show") else 127
             raise error
-        data = sonic_oper.wred_counters_json(self.name, self.running, self.fabric, self.faults.current())
+        data = self._frozen(sonic_oper.wred_counters_json, self.name, self.running, self.fabric, self.faults.current())
         io.write(json.dumps(data, indent=4) + "\n")
 
     async def _lldpctl(self, args: list[str], io: Io) -> None:
         if args[:2] != ["-f", "json0"]:
             raise CommandError("Error: lldpctl: the lab answers `lldpctl -f json0` only")
-        io.write(json.dumps(sonic_oper.lldp_json0(self.name, self.running, self.fabric), indent=2) + "\n")
+        io.write(json.dumps(self._frozen(sonic_oper.lldp_json0, self.name, self.running, self.fabric), indent=2) + "\n")
 
     async def _docker(self, args: list[str], io: Io) -> None:
         # `docker exec -i lldp lldpctl ...` (what the host's lldpctl wrapper and lldpshow run)
@@ -470,7 +488,7 @@ class SonicDevice(Device):
         command = " ".join(args[1:]).split() if args[:1] == ["-c"] else []
         if command in (["show", "bgp", "vrf", "default", "neighbors", "json"], ["show", "bgp", "neighbors", "json"],
                        ["show", "ip", "bgp", "neighbors", "json"]):
-            io.write(json.dumps(sonic_oper.bgp_neighbors_json(self.name, self.running, self.fabric), indent=2) + "\n")
+            io.write(json.dumps(self._frozen(sonic_oper.bgp_neighbors_json, self.name, self.running, self.fabric), indent=2) + "\n")
         elif command in (["show", "running-config"], ["show", "run"]):
             io.write(frr_running_config(self.running, self.version))
         else:
