@@ -353,8 +353,10 @@ class WaveRun:
                 return
             # From here on the switch may hold our commit even if the call fails midway.
             committed = True
+            logins = getattr(driver, "reconnects", 0)
             driver.commit_config(message="fabricgen deploy", revert_in=job.revert_in)
-            if self._needs_new_login(diff) or not driver.is_alive().get("is_alive"):
+            relogged = getattr(driver, "reconnects", 0) > logins      # the commit's reload logged in again
+            if (self._needs_new_login(diff) and not relogged) or not driver.is_alive().get("is_alive"):
                 _close(driver)
                 driver = None
             try:
@@ -378,8 +380,9 @@ class WaveRun:
         """The post-check logs in afresh when the change touched the way in: on Cumulus a diff
         that sets or unsets eth0, VRF mgmt, accounts, sshd or the control-plane ACLs
         (guard.touches_access); on SONiC always (its patch and reload touch MGMT tables and
-        restart services the session lives on). Any other change is checked on the session that
-        committed it: one login per switch for the wave (issue 26)."""
+        restart services the session lives on), unless the commit itself already logged in again
+        after its `config reload` (day 0: that login is the proof). Any other change is checked
+        on the session that committed it: one login per switch for the wave (issue 26)."""
         return self.job.managed is None or touches_access(diff)
 
     def _post_check(self, name: str, driver=None):

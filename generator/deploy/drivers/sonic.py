@@ -46,6 +46,7 @@ PATCH = "patch"
 RELOAD = "reload"
 RELOAD_WAIT = 600.0                 # s: a reload without a confirm timer must be over by then
 RECONNECT_FIRST, RECONNECT_MAX = 1.0, 8.0   # s: backoff between logins while a reload runs
+RELOAD_POLL = 0.5                   # s: between two looks at the reload unit over a working login
 ROLLBACK = "rollback"
 # The Description the deploy gives its timer names what the timer will run (systemctl show reads it back)
 _DESCRIPTION = re.compile(r"^fabricgen commit-confirm: config (?:rollback (\S+)|reload -y)$")
@@ -229,6 +230,7 @@ class SonicDriver(SSHCliDriver):
             except (ConnectionException, CommandFailed) as exc:
                 last = " ".join(str(exc).split())[:160]
                 self.close()
+                delay = min(delay * 2, RECONNECT_MAX)    # not back yet: log in less and less often
             else:
                 active = state.get("ActiveState")
                 if state.get("LoadState") == "not-found" or active == "inactive":
@@ -239,10 +241,12 @@ class SonicDriver(SSHCliDriver):
                     raise CommandFailed(f"`{state.get('Description', unit)}` failed on the switch ({unit} "
                                         f"Result={result}; `journalctl -u {unit}` has its output)")
                 last = f"{unit} is still {active} ({state.get('SubState', '')})"
+                # the switch answers and the reload still runs: one `systemctl show` over this login
+                # costs the switch little, and the wave waits for the moment it ends (issue 26)
+                delay = RELOAD_POLL
             if time.monotonic() - started >= within:
                 raise CommandFailed(f"the switch did not come back within {within:.0f}s of its config reload "
                                     f"(last: {last})")
-            delay = min(delay * 2, RECONNECT_MAX)
 
     # --- the confirm timer: stock systemd (commands.SonicCommands) ---------------------------
     def _systemd_run(self, template: str, unit: str, kind: str, command: str, description: str,
