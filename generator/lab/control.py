@@ -64,13 +64,13 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
     faster than the wall clock: a deploy's 30 s confirm timer expires in 30/N s. The product
     keeps its floors (deploy/overrides.py) and never asks whether it talks to a lab.
     """
+    if not MIN_TIME_SCALE <= time_scale <= MAX_TIME_SCALE:
+        raise LabError(f"--time-scale {time_scale:g}: give {MIN_TIME_SCALE:g}-{MAX_TIME_SCALE:g}")
     directory = Path(directory).resolve()
     _make_private_dir(directory)
     if _running_pid(directory) is not None:
         raise LabError(f"a lab is already running in {directory}; run `fabricgen lab down --dir {directory}` first")
     _admit(directory)
-    if not MIN_TIME_SCALE <= time_scale <= MAX_TIME_SCALE:
-        raise LabError(f"time scale {time_scale:g}: give {MIN_TIME_SCALE:g}-{MAX_TIME_SCALE:g}")
     names = [d.name for d in devices]
     if len(set(names)) != len(names):
         raise LabError("device names must be unique")
