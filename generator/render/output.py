@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from generator import __version__
 from generator.plan.model import FabricPlan
+from generator.render import leftovers
 from generator.render.cabling import render_cabling
 from generator.render.nvue import render_switch
 from generator.render.plan_json import iter_plan_json
@@ -247,30 +248,40 @@ def write_render(plan: FabricPlan, intent_text: str, out_dir: str | Path,
 
 
 def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Path:
-    """FILL a temporary sibling of OUTPUT, then swap it in with renames (check_target's rule)."""
+    """FILL a temporary sibling of OUTPUT, then swap it in with renames (check_target's rule).
+    Both temporary trees are claimed (leftovers.py) for this render's lifetime, and the trees
+    earlier killed renders left beside OUTPUT are removed first."""
     out = check_target(out_dir)
+    locks: list[int] = []
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        leftovers.remove_stale(out)
+        tmp = Path(tempfile.mkdtemp(prefix=leftovers.prefix(out, leftovers.TMP), dir=out.parent))
     except OSError as exc:
         raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from None
     old = None
     try:
+        locks.append(leftovers.claim(tmp))
         fill(tmp)
         os.chmod(tmp, 0o755)
         if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            old = Path(tempfile.mkdtemp(prefix=leftovers.prefix(out, leftovers.OLD), dir=out.parent))
+            locks.append(leftovers.claim(old))
             os.rename(out, old / "previous")
+        leftovers.unmark(tmp)           # OUTPUT holds only the render's files
         try:
             os.rename(tmp, out)
         except OSError:
             if old is not None:
                 os.rename(old / "previous", out)
             raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)      # still locked: a killed removal is a leftover
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         kept = "the previous output is unchanged"
         if old is not None and (old / "previous").exists():
+            leftovers.unmark(old)       # kept on purpose: no later render may take it for a leftover
             kept = f"the previous output is in {old / 'previous'}"       # never delete it
         elif old is not None:
             shutil.rmtree(old, ignore_errors=True)
@@ -279,6 +290,7 @@ def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Pa
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        for fd in locks:
+            os.close(fd)
     return out

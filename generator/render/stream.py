@@ -7,15 +7,20 @@ forked workers, each renders its slice, writes each file once into the temporary
 directory and hands back (path, sha256) pairs; the parent writes the fabric-wide files
 meanwhile and then manifest.json from all the hashes (sorted, so the bytes do not depend
 on the number of workers). Workers: len(os.sched_getaffinity(0)), or FABRICGEN_WORKERS.
+On Linux a worker is killed when its render dies (_die_with), so a killed render leaves no
+worker behind.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import gc
 import hashlib
 import os
 import pickle
+import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -200,11 +205,13 @@ def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[st
     gc.collect()
     gc.freeze()                             # the plan moves to the permanent generation: no GC walks it
     children: list[tuple[int, int]] = []
+    parent, prctl = os.getpid(), _prctl()
     try:
         for k in range(workers):
             rfd, wfd = os.pipe()
             pid = os.fork()
             if pid == 0:                    # pragma: no cover - runs in the child
+                _die_with(parent, prctl)
                 os.close(rfd)
                 _child(jobs[k::workers], root, wfd, previous)
             os.close(wfd)
@@ -234,6 +241,34 @@ def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[st
             except OSError:
                 pass
         gc.unfreeze()
+
+
+# <linux/prctl.h>: deliver a signal to this process when its parent dies
+PR_SET_PDEATHSIG = 1
+
+
+def _prctl():
+    """libc's prctl, looked up before forking (a child should do as little as it can); None off
+    Linux or without a C library ctypes can load."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with(parent: int, prctl) -> None:
+    """In a forked worker: be killed when the render that forked it dies. A render killed with
+    SIGKILL cannot stop its workers, which would go on writing into its temporary tree and hold
+    the tree's lock (leftovers.py) so no later render could remove it. prctl(2) PR_SET_PDEATHSIG
+    sends SIGKILL when the forking *thread* exits (render forks from the thread that waits for the
+    workers). The parent may have died before the prctl took effect: then this process has
+    already been reparented, and getppid() tells."""
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _status(status: int) -> str:
