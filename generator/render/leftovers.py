@@ -18,6 +18,7 @@ the previous render (a render killed between its two renames).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -36,14 +37,24 @@ def prefix(out: Path, kind: str) -> str:
     return f".{out.name}.{kind}-"
 
 
-def claim(tree: Path) -> int:
+def claim(tree: Path) -> int | None:
     """Mark TREE as this render's and lock the marker; the descriptor holds the lock until it is
     closed (or the process and its forked workers die). The marker is locked under another name
-    and renamed into place, so no other render ever sees it unlocked while this one lives."""
+    and renamed into place, so no other render ever sees it unlocked while this one lives. None
+    on a file system without flock (some FUSE ones): then TREE gets no marker, since an unlocked
+    one would let another render take a live tree for a leftover."""
     pending = tree / f"{MARKER}.new"
     fd = os.open(pending, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)        # a new file: nobody else holds it
+    except OSError as exc:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(pending)
+        if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+        return None
+    try:
         os.write(fd, f"fabricgen render in progress, pid {os.getpid()}\n".encode())
         os.rename(pending, tree / MARKER)
     except BaseException:

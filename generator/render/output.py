@@ -252,7 +252,7 @@ def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Pa
     Both temporary trees are claimed (leftovers.py) for this render's lifetime, and the trees
     earlier killed renders left beside OUTPUT are removed first."""
     out = check_target(out_dir)
-    locks: list[int] = []
+    locks: list[int | None] = []
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         leftovers.remove_stale(out)
@@ -292,5 +292,6 @@ def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Pa
         raise
     finally:
         for fd in locks:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
     return out

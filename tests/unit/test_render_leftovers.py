@@ -6,6 +6,7 @@ what is left. Planted trees cover each rule a leftover must meet before it is re
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -135,6 +136,22 @@ def test_claim_holds_the_lock_until_released(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert leftovers.remove_stale(tmp_path / "out") == [tree] and not tree.exists()
+
+
+def test_without_flock_a_tree_gets_no_marker_and_the_render_goes_on(tmp_path: Path, monkeypatch) -> None:
+    """A file system without flock(2) (ENOLCK): an unlocked marker would make a live tree look like
+    a leftover to another render, so there is none; the render itself is unaffected."""
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(leftovers.fcntl, "flock", no_locks)
+    tree = tmp_path / ".out.tmp-nolocks1"
+    tree.mkdir()
+    assert leftovers.claim(tree) is None and list(tree.iterdir()) == []
+    stale = _plant(tmp_path, ".out.tmp-abcd1234")
+    out = write_tree(FILES, tmp_path / "out")
+    assert (out / "a.txt").read_text() == "a\n"
+    assert stale.is_dir()                       # unprovable without a lock: kept
 
 
 # The harness: a real `write_render` (claim, fork, PR_SET_PDEATHSIG) whose device jobs record
