@@ -119,8 +119,8 @@ def _open_dir(directory: Path) -> int | None:
             return None
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or exc.errno == errno.ENOTDIR:
+    except OSError:
+        if os.path.islink(directory):           # O_NOFOLLOW: ELOOP, or ENOTDIR with O_DIRECTORY
             raise Untrusted("it is a symbolic link") from None
         return None
     st = os.fstat(fd)
