@@ -22,6 +22,7 @@ from generator.acceptance.report import format_tables, measured_doc, measured_js
 from generator.acceptance.runs import RunSet, plan_runs
 from generator.acceptance.scripts import script_files
 from generator.acceptance.writer import OutputRefused, sha256, write_output
+from generator.safe_text import for_terminal
 
 GENERATOR = f"fabricgen {__version__}"
 MEASURED_FILE = "measured.json"
@@ -35,7 +36,7 @@ class AcceptanceError(Exception):
 
 def _err(*lines: str) -> None:
     for line in lines:
-        print(line, file=sys.stderr)
+        print(for_terminal(line), file=sys.stderr)       # log paths and log text are not ours
 
 
 def _prepare(intent_path: str):
