@@ -135,5 +135,5 @@ def run_results(intent_path: str, logs: list[str], *, min_fraction: float = DEFA
         _err(f"error: {target}: cannot write the measured points: {exc.strerror or exc}; give --measured FILE")
         return 1
     sys.stdout.write(format_tables(results, min_fraction))
-    print(f"measured points -> {target}")
+    print(for_terminal(f"measured points -> {target}"))
     return 0 if all(r.ok for r in results) else 3
