@@ -14,7 +14,7 @@ import pytest
 
 from generator.drift.compare import FeatureResult
 from generator.drift.report import RENDERERS as DRIFT_RENDERERS
-from generator.drift.report import DeviceResult, DriftReport, write_report
+from generator.drift.report import DeviceResult, DriftReport, write_atomic, write_report
 from generator.verify.model import Finding, Outcome, VerifyReport, outcome
 from generator.verify.report import RENDERERS as VERIFY_RENDERERS
 from generator.verify.report import write_report as write_verify
@@ -147,3 +147,13 @@ def test_acceptance_error_line_is_terminal_safe(tmp_path: Path):
     err = r.stderr.decode("utf-8")
     assert err.count("\n") == 1 and "notes-\\x1b]52;c;aGk=\\x07\\udcff.txt" in err
     assert_terminal_clean(err)
+
+
+def test_a_write_that_fails_keeps_the_last_good_file(tmp_path):
+    target = tmp_path / "verify.xml"
+    write_verify(verify_report(), "junit", str(target))
+    good = target.read_bytes()
+    with pytest.raises(UnicodeEncodeError):
+        write_atomic(target, "<half a report \ud800")          # text no escaping guarded: UTF-8 refuses it
+    assert target.read_bytes() == good
+    assert [p.name for p in tmp_path.iterdir()] == ["verify.xml"]      # no temporary file left
