@@ -26,8 +26,11 @@ from typing import Any
 # reorder what a terminal or browser shows (CVE-2021-42574, "Trojan Source").
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
 # Characters XML 1.0 cannot carry at all (XML 1.0 section 2.2, production [2] Char) plus the
-# ones it discourages (DEL, C1, same section) and the bidi controls; tab and newline stay.
+# ones it discourages (DEL, C1, same section) and the bidi controls; tab and newline stay (CR
+# does not: a parser reads it back as a newline, XML 1.0 section 2.11).
 _XML_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
+# A label value's backslash and double quote, and everything _UNSAFE (line feed included).
+_PROMETHEUS = re.compile('[\\\\"]|' + _UNSAFE.pattern)
 # Lone surrogates: Python strings can hold them (json.loads("\"\\ud800\"")), UTF-8 cannot.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -98,7 +101,7 @@ def prometheus_label(value: object) -> str:
             return "\\" + char
         return "\\" + _escape(match)
 
-    return re.sub('[\\\\"]|' + _UNSAFE.pattern, one, str(value))
+    return _PROMETHEUS.sub(one, str(value))
 
 
 def json_safe(value: Any) -> Any:
