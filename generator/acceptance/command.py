@@ -25,6 +25,7 @@ from generator.acceptance.report import format_tables, measured_doc, measured_js
 from generator.acceptance.runs import RunSet, plan_runs
 from generator.acceptance.scripts import script_files
 from generator.acceptance.writer import OutputRefused, sha256, write_atomic, write_output
+from generator.safe_text import for_terminal
 
 GENERATOR = f"fabricgen {__version__}"
 MEASURED_FILE = "measured.json"
@@ -38,7 +39,7 @@ class AcceptanceError(Exception):
 
 def _err(*lines: str) -> None:
     for line in lines:
-        print(line, file=sys.stderr)
+        print(for_terminal(line), file=sys.stderr)       # log paths and log text are not ours
 
 
 def _prepare(intent_path: str):
@@ -139,6 +140,6 @@ def run_results(intent_path: str, logs: list[str], *, min_fraction: float = DEFA
     for run in missing:
         print(f"not run: {run.id}: {run.nodes} nodes, {run.ranks} ranks: no log given; run it with the generated "
               f"script and pass logs/{run.id}.log to --results")
-    print(f"measured points -> {target}")
+    print(for_terminal(f"measured points -> {target}"))
     # DESIGN: the exit is 3 unless every planned run was judged as expected
     return 0 if not missing and all(r.ok for r in results) else 3

@@ -41,6 +41,7 @@ from generator.drift.normalize import (
 )
 from generator.drift.report import FORMATS, DeviceResult, DriftReport, write_report
 from generator.render.managed import ManagedSet
+from generator.safe_text import for_terminal
 from generator.secrets_redact import redact_tree
 
 SSH_TIMEOUT = 20
@@ -269,5 +270,5 @@ def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | Non
         print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
         return 1
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(for_terminal(f"note: {note}"), file=sys.stderr)
     return report.exit_code

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from generator.safe_text import for_terminal
 from generator.verify import checks as C
 from generator.verify.expected import PREFIX_TOLERANCE, Expectations, expectations
 from generator.verify.model import HOST_CHECKS, SWITCH_CHECKS, Outcome, VerifyReport, outcome
@@ -220,5 +221,5 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
         print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
         return 1
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(for_terminal(f"note: {note}"), file=sys.stderr)
     return report.exit_code

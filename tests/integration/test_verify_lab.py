@@ -24,6 +24,12 @@ from generator.lab.control import lab_down, raise_counters, set_faults, set_wiri
 from generator.lab.world import host_nic_mac, load_wiring, parse_wiring, with_host_macs
 from generator.render.cabling import render_cabling
 from generator.verify.model import HOST_CHECKS
+from tests.hostile_text import (
+    assert_json_clean,
+    assert_junit_well_formed,
+    assert_prometheus_parses,
+    assert_terminal_clean,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -171,6 +177,40 @@ def test_faulty_wiring_gives_exactly_its_findings(rewired, tmp_path):
                              ("errors", LEAF), ("pfc", SPINE2)])
     # 24 switch cases; every host check (host-roce, host-counters) a skipped case per host
     assert sum(1 for suite in xml for _ in suite) == 24 + len(HOST_CHECKS) * len(fabric.plan.hosts)
+
+
+def test_reports_survive_a_hostile_lldp_neighbour(rewired, tmp_path):
+    """swp1's LLDP neighbour announces a system and port name full of markup, escape sequences,
+    XML specials and a markdown table break (LLDP names are any octets): every format escapes
+    them (issue 25), and the JSON carries the announced text as it is."""
+    fabric = rewired
+    # a wiring file takes any name without a space or a comma; the lab announces it over LLDP
+    name = "[/]x<script>|`\x1b[31m\x1b]52;c;aGk=\x07[link=http://x]y[/link]&]]>\x00\x9b\u202e"
+    port = "eth<b>\x1b]8;;http://x\x1b\\"
+    wiring = fabric.plan_wiring().replace("vf-leaf-1,swp1,gpu001,ens1f0np0", f"vf-leaf-1,swp1,{name},{port}", 1)
+    assert name in wiring
+    set_wiring(fabric.lab, parse_wiring(wiring, "hostile.csv"))
+
+    result = fabric.verify("--only", "switches", "--format", "json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    doc = assert_json_clean(result.stdout)
+    assert [(f["check"], f["device"], f["port"]) for f in doc["findings"]] == [("cabling", LEAF, "swp1")]
+    assert name in doc["findings"][0]["observed"] and port in doc["findings"][0]["observed"]
+
+    table = fabric.verify("--only", "switches")
+    assert table.returncode == 3
+    assert "[/]x<script>|`\\x1b[31m" in table.stdout
+    assert_terminal_clean(table.stdout + table.stderr)
+
+    junit = tmp_path / "verify.xml"
+    assert fabric.verify("--only", "switches", "--format", "junit", "--output", str(junit)).returncode == 3
+    root = assert_junit_well_formed(junit.read_text(encoding="utf-8"))
+    failure = root.find("testsuite[@name='cabling']/testcase[@name='vf-leaf-1']/failure")
+    assert "[/]x<script>|`\\x1b[31m\\x1b]52;c;aGk=\\x07" in failure.get("message")
+
+    prom = tmp_path / "verify.prom"
+    assert fabric.verify("--only", "switches", "--format", "prometheus", "--output", str(prom)).returncode == 3
+    assert_prometheus_parses(prom.read_text(encoding="utf-8"))
 
 
 # Host LLDP both ways lldpd announces a port (lldpcli(8)): gpu001 runs `portidsubtype ifname`
