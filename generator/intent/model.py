@@ -7,15 +7,26 @@ that every one of them has a stable code and `--explain`.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import math
 import re
 import string
+import typing
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from generator.intent.units import Ratio, SizeBytes, SpeedG
+from generator.intent.releases import judge
+from generator.intent.units import Ratio, Release, SizeBytes, SpeedG
 
 # RFC 1123 host name label. Always used with fullmatch(): `$` also matches before a trailing
 # newline, which let "gpu{n}\n" through into roce-qos.sh and netplan (issue 15, finding 7).
@@ -36,7 +47,8 @@ def valid_ifname(name: str) -> bool:
 def valid_hostname(name: str) -> bool:
     """An RFC 1123 label (letters, digits, inner dashes, 1-63 characters), whole string."""
     return isinstance(name, str) and _HOSTNAME.fullmatch(name) is not None
-TOPOLOGY_KINDS = ("single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus")
+TopologyKind = Literal["single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus"]
+TOPOLOGY_KINDS = typing.get_args(TopologyKind)
 
 
 class _Strict(BaseModel):
@@ -110,7 +122,7 @@ class BuildOut(_Strict):
 
 
 class Topology(_Strict):
-    kind: str
+    kind: TopologyKind
     nodes: Annotated[int, Field(ge=1, le=200000)]
     gpus_per_node: Annotated[int, Field(ge=1, le=64)] = 8
     gpu: str | None = None
@@ -129,27 +141,46 @@ class Topology(_Strict):
         """Nodes of the build-out fabric: build_out.nodes, or nodes when build_out is absent."""
         return self.build_out.nodes if self.build_out is not None else self.nodes
 
-    @field_validator("kind")
+    @field_validator("kind", mode="before")
     @classmethod
-    def _known_kind(cls, kind: str) -> str:
-        if kind not in TOPOLOGY_KINDS:
-            raise ValueError(
-                f"{kind!r} is not supported: fabricgen builds Clos-family Ethernet fabrics for "
-                f"RoCE ({', '.join(TOPOLOGY_KINDS)}); torus/mesh/ring fabrics need per-hop "
-                "deadlock-free routing that BGP/ECMP underlays cannot provide")
-        return kind
+    def _known_kind(cls, kind: object) -> object:
+        if not isinstance(kind, str) or kind in TOPOLOGY_KINDS:
+            return kind
+        close = difflib.get_close_matches(kind, TOPOLOGY_KINDS, n=1)
+        if close:       # a misspelling (rail-optimised) needs the right word, not the lecture below
+            raise ValueError(f"{kind!r} is not a topology kind: did you mean {close[0]!r}?")
+        raise ValueError(
+            f"{kind!r} is not supported: fabricgen builds Clos-family Ethernet fabrics for "
+            f"RoCE ({', '.join(TOPOLOGY_KINDS)}); torus/mesh/ring fabrics need per-hop "
+            "deadlock-free routing that BGP/ECMP underlays cannot provide")
+
+
+def release_tuple(version: str) -> tuple[int, int]:
+    """(major, minor) of "5.11" / "5.15.1"; (year, month) of SONiC's "202411" / "2024.11"."""
+    if "." not in version:
+        return int(version[:4]), int(version[4:])
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
 
 
 class SwitchOS(_Strict):
     name: Literal["cumulus", "sonic"] = "cumulus"
-    # Cumulus "5.11" / "5.15.1"; SONiC release names such as "202411" (or "2024.11")
-    version: Annotated[str, Field(pattern=r"^(\d+\.\d+(\.\d+)?|\d{6})$")] = "5.11"
+    version: Release = "5.11"
+
+    @field_validator("version")
+    @classmethod
+    def _renderable(cls, version: str, info: ValidationInfo) -> str:
+        # a release fabricgen cannot render is an error here (FG270); a newer one of a known line
+        # is rendered as the newest known and warned about by the rule FG271
+        if "name" not in info.data:
+            return version      # switch_os.name is wrong itself: that is the error to fix first
+        verdict = judge(info.data["name"], version, release_tuple(version))
+        if verdict.error:
+            raise ValueError(verdict.error)
+        return version
 
     def version_tuple(self) -> tuple[int, int]:
-        if "." not in self.version:
-            return int(self.version[:4]), int(self.version[4:])
-        major, minor = self.version.split(".")[:2]
-        return int(major), int(minor)
+        return release_tuple(self.version)
 
 
 class Ecn(_Strict):
