@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, TypeAdapter
 
 from generator.intent.model import Intent
-from generator.intent.spelling import _inner
+from generator.intent.spelling import inner_types
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -24,7 +24,7 @@ def _models(root: type[BaseModel]) -> list[type[BaseModel]]:
     found = [root]
     for model in found:
         for field in model.model_fields.values():
-            for tp in _inner(field.annotation):
+            for tp in inner_types(field.annotation):
                 if isinstance(tp, type) and issubclass(tp, BaseModel) and tp not in found:
                     found.append(tp)
     return found

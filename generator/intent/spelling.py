@@ -18,16 +18,16 @@ from pydantic import BaseModel
 from generator.intent.model import Intent
 
 
-def _inner(tp: Any) -> list[Any]:
+def inner_types(tp: Any) -> list[Any]:
     """The model classes and Literal types a field annotation can hold, through Annotated,
     unions (X | None), lists and tuples (their items) and dicts (their values)."""
     origin = typing.get_origin(tp)
     if origin is Annotated:
-        return _inner(typing.get_args(tp)[0])
+        return inner_types(typing.get_args(tp)[0])
     if origin in (Union, types.UnionType, list, tuple):
-        return [x for arg in typing.get_args(tp) for x in _inner(arg)]
+        return [x for arg in typing.get_args(tp) for x in inner_types(arg)]
     if origin is dict:
-        return _inner(typing.get_args(tp)[1])
+        return inner_types(typing.get_args(tp)[1])
     return [tp]
 
 
@@ -36,13 +36,13 @@ def _field_types(loc: Sequence[str | int]) -> list[Any] | None:
     found: list[Any] = [Intent]
     for part in loc:
         if isinstance(part, int):
-            continue        # a list index: _inner already stepped into the items
+            continue        # a list index: inner_types already stepped into the items
         nxt: list[Any] = []
         for model in found:
             if isinstance(model, type) and issubclass(model, BaseModel):
                 for name, field in model.model_fields.items():
                     if part in (name, field.alias):
-                        nxt += _inner(field.annotation)
+                        nxt += inner_types(field.annotation)
         if not nxt:
             return None
         found = nxt
