@@ -647,12 +647,9 @@ def hosts_discover(
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of the intent (for editor completion)."""
-    from generator.intent.model import Intent
+    from generator.intent.schema import intent_schema
 
-    doc = Intent.model_json_schema(by_alias=True)
-    doc["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    doc["title"] = "fabricgen intent"
-    typer.echo(json.dumps(doc, indent=1, sort_keys=True))
+    typer.echo(json.dumps(intent_schema(), indent=1, sort_keys=True))
 
 
 @app.command()
