@@ -258,6 +258,7 @@ def deploy(
     only: OnlyOpt = None,
     limit: Annotated[str | None, typer.Option("--limit", help="only devices matching this glob")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="diff only; hosts in --check --diff")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="print every switch's full diff")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="do not ask for confirmation")] = False,
     accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
                                                        help="trust SSH host keys on first contact")] = False,
@@ -268,7 +269,8 @@ def deploy(
     from generator.deploy.rollout import run_deploy
 
     raise typer.Exit(run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run,
-                                yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision))
+                                yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision,
+                                show_diff=diff))
 
 
 @app.command()
