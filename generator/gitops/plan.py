@@ -48,6 +48,7 @@ from generator.gitops.review import (
     risk_of,
 )
 from generator.gitops.structured_diff import diff_file
+from generator.safe_text import markdown_text
 from generator.secrets_redact import redact_change, redact_text
 
 FABRIC = "fabric"
@@ -607,17 +608,8 @@ def format_text(result: PlanResult) -> str:
     return "\n".join(out)
 
 
-def _md_text(value: str) -> str:
-    """Text from the intent, the files or a device for markdown, in text, a table cell or an HTML
-    tag: no character of it can start markup, a tag, a code span or a cell (GitHub flavoured
-    markdown; entities are decoded outside code spans, so the output uses <code>, never backticks).
-    One function on purpose: generator/safe_text.py's markdown_text replaces it."""
-    return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("|", "&#124;").replace("`", "&#96;").replace("\r", " ").replace("\n", " "))
-
-
 def _code(value: str) -> str:
-    return f"<code>{_md_text(value)}</code>"
+    return f"<code>{markdown_text(value)}</code>"
 
 
 def _end_md(end: End | None) -> str:
@@ -664,12 +656,12 @@ def _family_block(family: list[Group]) -> list[str]:
     `json` have it)."""
     group = family[0]
     devices = [name for g in family for name in g.devices]
-    title = f"<code>{_md_text(_names_text(devices))}</code>: {group.status}, {group.change_count} change(s)"
+    title = f"<code>{markdown_text(_names_text(devices))}</code>: {group.status}, {group.change_count} change(s)"
     if len(devices) > 1:
         title += f" x {len(devices)} devices"
     if len(family) > 1:
         title += (f"; the same keys in {len(family)} variants, values differ: shown for "
-                  f"<code>{_md_text(group.devices[0])}</code>")
+                  f"<code>{markdown_text(group.devices[0])}</code>")
     if group.status == "added":
         files = [f"- {_code(name)}: {_file_size(f)}" for name, f in group.sample.files.items()]
         return [f"<details><summary>{title}</summary>", "", *files, "", "</details>", ""]
@@ -699,15 +691,15 @@ def format_markdown(result: PlanResult, limit: int = MARKDOWN_LIMIT) -> str:
     if result.cables.floor_work:
         head += [f"> **Floor work:** {_floor_work(result.cables)}.", ""]
     if result.risk.any:
-        head += ["**Risk:**", ""] + [f"- {_md_text(what)}" + (f": {_code(_names_text(names))}" if names else "")
+        head += ["**Risk:**", ""] + [f"- {markdown_text(what)}" + (f": {_code(_names_text(names))}" if names else "")
                                      for what, names in risk_lines(result.risk)] + [""]
     else:
-        head += [f"**Risk:** {_md_text(_risk_head(result.risk)[len('risk: '):])}", ""]
+        head += [f"**Risk:** {markdown_text(_risk_head(result.risk)[len('risk: '):])}", ""]
     head += cable_markdown(result.cables, result.against)
     head += [f"**Devices:** {_summary_line(result)}", ""]
     if result.findings:
         head += ["**Validation findings:**", ""]
-        head += [f"- {_code(f.code)} {_md_text(f.severity)}: {_code(f.path)} {_md_text(f.message)}"
+        head += [f"- {_code(f.code)} {markdown_text(f.severity)}: {_code(f.path)} {markdown_text(f.message)}"
                  for f in result.findings[:FINDINGS_SHOWN]]
         rest = len(result.findings) - FINDINGS_SHOWN
         head += ([f"- ... and {rest} more (`fabricgen validate`)"] if rest > 0 else []) + [""]
