@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
+from generator.safe_text import for_terminal
+
 CHANGED = "changed"
 UNCHANGED = "unchanged"
 FAILED = "failed"
@@ -73,7 +75,7 @@ def dry_run_lines(results: dict[str, DeviceResult]) -> list[str]:
     for r in rows:
         outcome = r.dry_run_outcome
         detail = (f" ({r.diff_lines} diff line(s))" if outcome == WOULD_CHANGE
-                  else f": {r.message}" if r.message else "")
+                  else f": {for_terminal(r.message)}" if r.message else "")
         out.append(f"  wave {r.wave:>3}  {r.label:<{label_width}}  {r.name:<{width}}  {outcome}{detail}")
     return out
 
@@ -82,7 +84,8 @@ def problems(results: dict[str, DeviceResult]) -> list[str]:
     """One line per device that did not end cleanly, in wave order."""
     bad = (FAILED, ROLLED_BACK, REVERTING)
     rows = sorted((r for r in results.values() if r.status in bad), key=lambda r: (r.wave, r.name))
-    return [f"{r.name} (wave {r.wave}): {r.status}: {r.message}" for r in rows]
+    # a message may quote the device's own words (an apply error): shown, never interpreted
+    return [f"{r.name} (wave {r.wave}): {r.status}: {for_terminal(r.message)}" for r in rows]
 
 
 def print_report(console: Console, results: dict[str, DeviceResult], *, dry_run: bool = False) -> None:
