@@ -189,20 +189,22 @@ have_tool() { command -v "$1" > /dev/null 2>&1; }
 # with stdout. On a timeout, or with the --health budget spent, print ONE line saying so instead of
 # the tool's output (a wedged tool may have printed half an answer) and return 124, as timeout does.
 nic_tool() {
-    nt_limit=$TOOL_TIMEOUT
+    nt_limit=$TOOL_TIMEOUT nt_bound=FABRICGEN_TOOL_TIMEOUT
     if [ "$DEADLINE" -gt 0 ]; then
         nt_left=$((DEADLINE - $(date +%s)))
         if [ "$nt_left" -le 0 ]; then
             echo "$1 not run: --health spent its $HEALTH_TOOLS s for NIC tools (slurmd kills it after 60 s)"
             return 124
         fi
-        [ "$nt_left" -ge "$nt_limit" ] || nt_limit=$nt_left
+        if [ "$nt_left" -lt "$nt_limit" ]; then
+            nt_limit=$nt_left nt_bound="the rest of --health's $HEALTH_TOOLS s"
+        fi
     fi
     nt_out=$(timeout -k 1 "$nt_limit" "$@" 2>&1)
     nt_rc=$?
     case "$nt_rc" in
         124 | 137)
-            echo "$1 timed out after $nt_limit s (FABRICGEN_TOOL_TIMEOUT): the NIC or its driver does not answer"
+            echo "$1 timed out after $nt_limit s ($nt_bound): the NIC or its driver does not answer"
             return 124 ;;
     esac
     printf '%s\n' "$nt_out"
