@@ -786,6 +786,9 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
         err.print(f"hosts: {host}: left drained: {why}", markup=False)
     for host, why in result.not_restored:
         err.print(f"hosts: {host}: {why}", markup=False)
+    # a bad rail port on a host whose settings are in place: not a failure of the run (issue 24)
+    for host, what in result.port_warnings:
+        err.print(f"hosts: {host}: warning: {what}", markup=False)
     out.print(f"hosts: {result.status}: {len(result.hosts)} host(s), {result.changed} change(s)"
               + (f", {len(result.left_drained)} left drained by this run: "
                  + ", ".join(h for h, _ in result.left_drained) if result.left_drained else ""), markup=False)

@@ -433,6 +433,23 @@ def _host_hook(value: str | None) -> str | None:
     return value
 
 
+# a scheduler node name made from the host name: an RFC 1123 host name (dots allowed: an FQDN), as
+# Slurm NodeName and Kubernetes node names are; it also lands in a shell command (the hooks' {host})
+_NODE_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?")
+
+
+def _scheduler_node(value: str | None) -> str | None:
+    """deploy.hosts.scheduler_node: a template with {host} giving each host's scheduler node name."""
+    if value is None:
+        return None
+    if "{host}" not in value:
+        raise ValueError(f"{value!r} must contain {{host}}, replaced by each host's name, e.g. {{host}}.cluster.example")
+    if not _NODE_NAME.fullmatch(value.replace("{host}", "gpu001")):
+        raise ValueError(f"{value!r} must give a host name (letters, digits, '.', '-', '_' around {{host}}), "
+                         "e.g. {host}.cluster.example")
+    return value
+
+
 def _batch(value: object) -> int | str:
     """Ansible `serial` after the canary: a host count >= 1 or a percentage "1%".."100%"."""
     if (isinstance(value, int) and not isinstance(value, bool) and value >= 1) or \
@@ -465,11 +482,22 @@ class DeployHosts(_Strict):
                          Field(description="who runs jobs on the hosts: drain waits until none runs")] = "none"
     drain_timeout: Annotated[int, Field(ge=10, le=7 * 86400, description="seconds a host may take to drain "
                                                                          "(scheduler slurm/kubernetes)")] = 3600
+    # The scheduler's name for a host when it is not the host name (Slurm NodeName is often an
+    # FQDN or a site name; slurm.conf(5) NodeName/NodeHostname): the hooks' {host} and the
+    # playbook's scheduler reads use it. Unset: the host name.
+    scheduler_node: Annotated[str, Field(max_length=253, description="the host's scheduler node name, "
+                                                                     "{host} = host name, e.g. "
+                                                                     "{host}.cluster.example")] | None = None
 
     @field_validator("drain", "undrain")
     @classmethod
     def _hooks(cls, value: str | None) -> str | None:
         return _host_hook(value)
+
+    @field_validator("scheduler_node")
+    @classmethod
+    def _node(cls, value: str | None) -> str | None:
+        return _scheduler_node(value)
 
     @model_validator(mode="after")
     def _scheduler_hooks(self) -> DeployHosts:
