@@ -26,8 +26,7 @@ from generator.cli_options import (
     renamed,
 )
 
-app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, context_settings=CONTEXT,
-                  help="One reviewed YAML intent -> a lossless RoCEv2 GPU fabric.")
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, context_settings=CONTEXT)
 lab_app = typer.Typer(no_args_is_help=True, help="Simulated switches on loopback for tests and demos.")
 app.add_typer(lab_app, name="lab")
 lock_app = typer.Typer(no_args_is_help=True, help="The fabric's deploy lock (generator/deploy/lock.py).")
@@ -40,8 +39,10 @@ IntentArg = Annotated[str, typer.Argument(help="path of the intent (fabric.yaml)
 
 @app.callback()
 def _main(version: VersionOpt = False) -> None:
-    """One reviewed YAML intent -> a lossless RoCEv2 GPU fabric. Defaults from fabricgen.toml beside
-    the intent or $FABRICGEN_CONFIG (generator/cli_config.py)."""
+    """One reviewed YAML intent -> a lossless RoCEv2 GPU fabric.
+
+    Defaults come from fabricgen.toml beside the intent, or the file $FABRICGEN_CONFIG names.
+    """
 
 
 def _err(line: str) -> None:
