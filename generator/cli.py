@@ -21,7 +21,6 @@ from generator.cli_options import (
     ReportOpt,
     VersionOpt,
     alias,
-    chosen_format,
     format_option,
     renamed,
 )
@@ -81,7 +80,7 @@ def _summary(result) -> str:
 @app.command()
 def validate(
     intent: Annotated[list[str] | None, typer.Argument(help="intent file(s)", show_default=False)] = None,
-    fmt: Annotated[str, format_option("table", "json")] = "table",
+    fmt: Annotated[str, format_option("table", "json", table="text")] = "table",
     explain: Annotated[str | None, typer.Option("--explain", help="explain a rule code, e.g. FG201")] = None,
     sonic_yang: Annotated[str | None, typer.Option("--sonic-yang", help="SONiC YANG model dir: validate config_db")] = None,
 ) -> None:
@@ -100,7 +99,6 @@ def validate(
     if not intent:
         _err("error: give an intent file, e.g. fabricgen validate inventories/medium/fabric.yaml")
         raise typer.Exit(2)
-    fmt = chosen_format(fmt, ("table", "json"), table="text")
     failed = False
     reports = []
     for path in intent:
@@ -259,12 +257,12 @@ def _only(value: str | None) -> str | None:
 def plan(
     intent: IntentArg,
     against: Annotated[str, typer.Option("--against", help="git ref (e.g. origin/main) or a rendered directory")],
-    fmt: Annotated[str, format_option("table", "markdown", "json")] = "table",
+    fmt: Annotated[str, format_option("table", "markdown", "json", table="text")] = "table",
 ) -> None:
     """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes)."""
     from generator.gitops.plan import run_plan
 
-    raise typer.Exit(run_plan(intent, against=against, fmt=chosen_format(fmt, ("table", "markdown", "json"), "text")))
+    raise typer.Exit(run_plan(intent, against=against, fmt=fmt))
 
 
 @app.command()
@@ -299,7 +297,6 @@ def drift(
     """Compare every device with the intent: exit 0 in sync, 3 drift, 1 could not check."""
     from generator.drift.command import run_drift
 
-    fmt = chosen_format(fmt, ("table", "json", "prometheus", "markdown"))
     raise typer.Exit(run_drift(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit))
 
 
@@ -326,7 +323,6 @@ def verify(
     """
     from generator.verify.command import run_verify
 
-    fmt = chosen_format(fmt, ("table", "json", "junit", "prometheus"))
     raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
                                 interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
                                 ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance))
@@ -337,7 +333,7 @@ def capacity(
     intent: IntentArg,
     message_size: Annotated[str | None, typer.Option("--message-size", help="all-reduce size, e.g. 140GB")] = None,
     what_if: Annotated[list[str] | None, typer.Option("--what-if", help="KEY=V1,V2,... (repeatable)")] = None,
-    fmt: Annotated[str, format_option("table", "json", "markdown")] = "table",
+    fmt: Annotated[str, format_option("table", "json", "markdown", table="text")] = "table",
     naive: Annotated[bool, typer.Option("--naive", help="also show the bytes/bisection estimate in detail")] = False,
     output: Annotated[str | None, typer.Option("-o", "--output", help="directory for the plots and BOM CSV")] = None,
     output_dir: Annotated[str | None, alias("--output-dir")] = None,
@@ -346,7 +342,6 @@ def capacity(
     from generator.capacity.command import run_capacity
 
     output = renamed(output, output_dir, "-o/--output", "--output-dir")
-    fmt = chosen_format(fmt, ("table", "json", "markdown"), "text")
     raise typer.Exit(run_capacity(intent, message_size=message_size, what_if=what_if or [], fmt=fmt, naive=naive,
                                   output_dir=output))
 

@@ -28,6 +28,8 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
+from generator.cli_options import CONFIG_CHECK
+
 CONFIG_ENV = "FABRICGEN_CONFIG"
 CONFIG_NAME = "fabricgen.toml"
 CONFIG_LIMIT = 1 << 20              # a config file is a few lines; anything larger is not one
@@ -126,10 +128,13 @@ def _check_defaults(path: Path, text: str, table: dict, group, key_path: str, ct
         param = options.get(name)
         if param is None:
             raise _unknown(path, text, f"{key_path}.{name}", name, sorted(n for n in options if n not in COMMAND_LINE_ONLY))
+        ctx.meta[CONFIG_CHECK] = True
         try:
-            param.process_value(ctx, value)      # typer's own conversion (no callbacks: eager ones are left out)
+            param.process_value(ctx, value)      # typer's conversion and the option's own check
         except typer.BadParameter as exc:
             raise ConfigError(f"{_where(path, text, name)}: {key_path}.{name}: {exc.message}") from None
+        finally:
+            del ctx.meta[CONFIG_CHECK]
 
 
 def defaults_for(ctx: typer.Context, intent: str | None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from generator import __version__
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 ENDPOINTS_ENV = "FABRICGEN_ENDPOINTS"
 TABLE_ALIASES = {"text": "table"}         # `text` was validate's, plan's and capacity's name for table
+CONFIG_CHECK = "fabricgen.config_check"   # ctx.meta key: a value from fabricgen.toml is being checked
 
 
 def print_version(value: bool) -> None:
@@ -26,19 +27,21 @@ VersionOpt = Annotated[bool, typer.Option("--version", is_eager=True, callback=p
                                           help="print the fabricgen version and exit")]
 
 
-def format_option(*offered: str) -> typer.models.OptionInfo:
-    """--format with OFFERED values (table first); `text` is accepted for table."""
+def format_option(*offered: str, table: str = "table") -> typer.models.OptionInfo:
+    """--format with OFFERED values (table first, `text` accepted for it); the command receives the
+    name its library uses, TABLE for table. Anything else: one line, exit 2."""
+    def check(ctx: typer.Context, value: str) -> str:
+        name = TABLE_ALIASES.get(value, value)
+        if name not in offered:
+            problem = f"--format {value!r}: use {', '.join(offered[:-1])} or {offered[-1]}"
+            if ctx.meta.get(CONFIG_CHECK):
+                raise typer.BadParameter(problem)      # cli_config names the file and key
+            typer.echo(f"error: {problem}", err=True)
+            raise typer.Exit(2)
+        return table if name == "table" else name
+
     return typer.Option("--format", help=" | ".join(offered) + " (table for people, json for machines)",
-                        autocompletion=lambda: list(offered))
-
-
-def chosen_format(value: str, offered: tuple[str, ...], table: str = "table") -> str:
-    """VALUE checked against OFFERED; the name the library uses (TABLE for table). Else one line, exit 2."""
-    name = TABLE_ALIASES.get(value, value)
-    if name not in offered:
-        typer.echo(f"error: --format {value!r}: use {' or '.join(offered)}", err=True)
-        raise typer.Exit(2)
-    return table if name == "table" else name
+                        callback=check, autocompletion=lambda: list(offered))
 
 
 def renamed(new, old, new_flag: str, old_flag: str):

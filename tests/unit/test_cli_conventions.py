@@ -182,6 +182,7 @@ def test_state_dir_from_the_config_unless_the_environment_sets_it(tmp_path) -> N
     ('[defaults.drfit]\nformat = "json"\n', ":1:", "unknown key defaults.drfit: did you mean drift?"),
     ('[defaults.drift]\nformt = "json"\n', ":2:", "unknown key defaults.drift.formt: did you mean format?"),
     ('[defaults.verify]\ninterval = "soon"\n', ":2:", "defaults.verify.interval:"),
+    ('[defaults.drift]\nformat = "xml"\n', ":2:", "defaults.drift.format: --format 'xml': use table, json, prometheus or markdown"),
     ('[defaults.deploy]\nyes = true\n', ":2:", "give --yes on the command line"),
     ('endpoints = [1\n', "", "not valid TOML"),
 ])
