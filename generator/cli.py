@@ -13,9 +13,19 @@ from typing import Annotated
 import typer
 
 from generator import __version__
+from generator.cli_config import use_config_file
+from generator.cli_options import (
+    CONTEXT,
+    EndpointsOpt,
+    LimitOpt,
+    ReportOpt,
+    VersionOpt,
+    alias,
+    format_option,
+    renamed,
+)
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="One reviewed YAML intent -> a lossless RoCEv2 GPU fabric.")
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, context_settings=CONTEXT)
 lab_app = typer.Typer(no_args_is_help=True, help="Simulated switches on loopback for tests and demos.")
 app.add_typer(lab_app, name="lab")
 lock_app = typer.Typer(no_args_is_help=True, help="The fabric's deploy lock (generator/deploy/lock.py).")
@@ -24,6 +34,14 @@ hosts_app = typer.Typer(no_args_is_help=True, help="GPU servers: what they have 
 app.add_typer(hosts_app, name="hosts")
 
 IntentArg = Annotated[str, typer.Argument(help="path of the intent (fabric.yaml)", show_default=False)]
+
+
+@app.callback()
+def _main(version: VersionOpt = False) -> None:
+    """One reviewed YAML intent -> a lossless RoCEv2 GPU fabric.
+
+    Defaults come from fabricgen.toml beside the intent, or the file $FABRICGEN_CONFIG names.
+    """
 
 
 def _err(line: str) -> None:
@@ -62,7 +80,7 @@ def _summary(result) -> str:
 @app.command()
 def validate(
     intent: Annotated[list[str] | None, typer.Argument(help="intent file(s)", show_default=False)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    fmt: Annotated[str, format_option("table", "json", table="text")] = "table",
     explain: Annotated[str | None, typer.Option("--explain", help="explain a rule code, e.g. FG201")] = None,
     sonic_yang: Annotated[str | None, typer.Option("--sonic-yang", help="SONiC YANG model dir: validate config_db")] = None,
 ) -> None:
@@ -80,9 +98,6 @@ def validate(
         return
     if not intent:
         _err("error: give an intent file, e.g. fabricgen validate inventories/medium/fabric.yaml")
-        raise typer.Exit(2)
-    if fmt not in ("text", "json"):
-        _err(f"error: --format {fmt!r}: use text or json")
         raise typer.Exit(2)
     failed = False
     reports = []
@@ -229,7 +244,6 @@ def day0(
 
 
 OnlyOpt = Annotated[str | None, typer.Option("--only", help="switches | hosts")]
-EndpointsOpt = Annotated[str | None, typer.Option("--endpoints", help="endpoints.yml (management address overrides)")]
 
 
 def _only(value: str | None) -> str | None:
@@ -243,7 +257,7 @@ def _only(value: str | None) -> str | None:
 def plan(
     intent: IntentArg,
     against: Annotated[str, typer.Option("--against", help="git ref (e.g. origin/main) or a rendered directory")],
-    fmt: Annotated[str, typer.Option("--format", help="text | markdown | json")] = "text",
+    fmt: Annotated[str, format_option("table", "markdown", "json", table="text")] = "table",
 ) -> None:
     """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes)."""
     from generator.gitops.plan import run_plan
@@ -256,7 +270,7 @@ def deploy(
     intent: IntentArg,
     endpoints: EndpointsOpt = None,
     only: OnlyOpt = None,
-    limit: Annotated[str | None, typer.Option("--limit", help="only devices matching this glob")] = None,
+    limit: LimitOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="diff only; hosts in --check --diff")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="print every switch's full diff")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="do not ask for confirmation")] = False,
@@ -278,13 +292,14 @@ def drift(
     intent: IntentArg,
     endpoints: EndpointsOpt = None,
     only: OnlyOpt = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | prometheus | markdown")] = "table",
-    output: Annotated[str | None, typer.Option("--output", help="write the report here (atomically)")] = None,
+    limit: LimitOpt = None,
+    fmt: Annotated[str, format_option("table", "json", "prometheus", "markdown")] = "table",
+    output: ReportOpt = None,
 ) -> None:
     """Compare every device with the intent: exit 0 in sync, 3 drift, 1 could not check."""
     from generator.drift.command import run_drift
 
-    raise typer.Exit(run_drift(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output))
+    raise typer.Exit(run_drift(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit))
 
 
 @app.command()
@@ -292,8 +307,9 @@ def verify(
     intent: IntentArg,
     endpoints: EndpointsOpt = None,
     only: OnlyOpt = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | junit | prometheus")] = "table",
-    output: Annotated[str | None, typer.Option("--output", help="write the report here (atomically)")] = None,
+    limit: LimitOpt = None,
+    fmt: Annotated[str, format_option("table", "json", "junit", "prometheus")] = "table",
+    output: ReportOpt = None,
     interval: Annotated[float, typer.Option("--interval", help="seconds between the two counter reads")] = 5.0,
     settle: Annotated[float, typer.Option("--settle", help="seconds a BGP session may still be connecting")] = 30.0,
     pfc_threshold: Annotated[float, typer.Option("--pfc-threshold",
@@ -309,7 +325,7 @@ def verify(
     """
     from generator.verify.command import run_verify
 
-    raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output,
+    raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
                                 interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
                                 ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance))
 
@@ -319,15 +335,17 @@ def capacity(
     intent: IntentArg,
     message_size: Annotated[str | None, typer.Option("--message-size", help="all-reduce size, e.g. 140GB")] = None,
     what_if: Annotated[list[str] | None, typer.Option("--what-if", help="KEY=V1,V2,... (repeatable)")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text | json | markdown")] = "text",
+    fmt: Annotated[str, format_option("table", "json", "markdown", table="text")] = "table",
     naive: Annotated[bool, typer.Option("--naive", help="also show the bytes/bisection estimate in detail")] = False,
-    output_dir: Annotated[str | None, typer.Option("--output-dir", help="write plots and BOM CSV here")] = None,
+    output: Annotated[str | None, typer.Option("-o", "--output", help="directory for the plots and BOM CSV")] = None,
+    output_dir: Annotated[str | None, alias("--output-dir")] = None,
 ) -> None:
     """Bandwidth, all-reduce time, cost and bill of materials from the plan."""
     from generator.capacity.command import run_capacity
 
+    output = renamed(output, output_dir, "-o/--output", "--output-dir")
     raise typer.Exit(run_capacity(intent, message_size=message_size, what_if=what_if or [], fmt=fmt, naive=naive,
-                                  output_dir=output_dir))
+                                  output_dir=output))
 
 
 @app.command()
@@ -632,16 +650,23 @@ def lock_break(
 @hosts_app.command("discover")
 def hosts_discover(
     intent: IntentArg,
-    out: Annotated[str, typer.Option("--out", help="discovery file to write (hosts.discovered in the intent)")],
+    output: Annotated[str | None, typer.Option(
+        "-o", "--output", help="discovery file to write (hosts.discovered in the intent)", show_default=False)] = None,
     endpoints: EndpointsOpt = None,
     limit: Annotated[str | None, typer.Option("--limit", help="only hosts matching this Ansible pattern")] = None,
+    out: Annotated[str | None, alias("--out")] = None,
 ) -> None:
     """Read each host's RDMA NICs (netdev -> RDMA device -> PCI, link type, state) and GPUDirect path
-    over SSH, read-only; write them to --out and print one line per host against the render.
+    over SSH, read-only; write them to -o FILE and print one line per host against the render.
 
     Exit 0 every host read, 1 a host could not be read (its previous entry is kept) or nothing ran.
     """
     from generator.deploy.discover import run_discover
+
+    out = renamed(output, out, "-o/--output", "--out")
+    if out is None:
+        _err("error: hosts discover: give -o FILE, the discovery file to write (hosts.discovered in the intent)")
+        raise typer.Exit(2)
 
     raise typer.Exit(run_discover(intent, out=out, endpoints=endpoints, limit=limit))
 
@@ -658,6 +683,9 @@ def schema() -> None:
 def version() -> None:
     """Print the fabricgen version."""
     typer.echo(f"fabricgen {__version__}")
+
+
+use_config_file(app)        # after every command is registered
 
 
 def main() -> None:  # pragma: no cover

@@ -30,13 +30,13 @@ JSON shape (`--format json`, schema "fabricgen.capacity/1"; keys are only ever a
      "what_if": [{"key", "value", "ok", "error", "algorithm", "time_s", "busbw_GBps", "algbw_GBps",
                   "bisection_tbps", "naive_time_s", "switches", "comm_share_no_overlap",
                   "comm_share_overlap"}],
-     "plots": [paths written under --output-dir]}
+     "plots": [paths written under -o DIR]}
 
 PHASE (installed: the compiled plan, top tier in full; full: the build-out plan):
     {"nodes": int, "gpus": int, "switch_count": int,
      "switches": [...as "switches"], "bom": [...as "bom"], "bisection_tbps": float,
      "allreduce": {"algorithm", "time_s", "algbw_GBps", "busbw_GBps"}, "step": null | {...as "step"}}
-Every top-level figure is the installed fabric's (phase 1); `bom.csv` under --output-dir is
+Every top-level figure is the installed fabric's (phase 1); `bom.csv` under -o DIR is
 the installed BOM, `bom-build-out.csv` the build-out's.
 
 `allreduce.algorithm/time_s/algbw_GBps/busbw_GBps` are the algorithm NCCL would most

@@ -395,19 +395,25 @@ def _against_render(directory: Path, new_files: dict[str, str]) -> tuple[dict[st
     from generator.render.output import MANIFEST
 
     listed = _render_manifest(directory)["files"]
+    try:
+        written_ns = os.lstat(directory / MANIFEST).st_mtime_ns
+    except OSError:
+        written_ns = -1
     same = {}
     for rel, text in new_files.items():
         digest = listed.get(rel)
         data = text.encode()
         if digest is None or rel == MANIFEST or hashlib.sha256(data).hexdigest() != digest:
             continue
-        # Trust the manifest only for a plain file of the recorded size: a link planted in its
-        # place is read (and refused) by read_tree, and a hand edit that changed the size shows.
+        # Trust the manifest only for a plain file of the recorded size that is still read-only and
+        # no newer than the manifest (render writes it last): a link planted in its place is read
+        # (and refused) by read_tree, and a hand edit (chmod +w first, render's files are 0444) shows.
         try:
             st = os.lstat(directory / rel)
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+        if (stat.S_ISREG(st.st_mode) and st.st_size == len(data) and not st.st_mode & 0o222
+                and st.st_mtime_ns <= written_ns):
             same[rel] = digest
     old_files = read_tree(directory, skip=same)
     if not old_files and not same:

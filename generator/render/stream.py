@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.plan.model import FabricPlan
+from generator.render.output import SCRIPT_MODE, write_file
 
 if TYPE_CHECKING:
     from generator.render.reuse import PreviousRender
@@ -63,7 +64,8 @@ def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[
     creation costs on ext4 after a large delete (the allocator skips recently freed inodes one by
     one, `recently_deleted()` in fs/ext4/ialloc.c); a re-render deletes the previous tree, so
     every render but the first meets that. Readers see plain files with the same bytes; an
-    in-place edit of one (rather than a rewrite) would show in its twins. With PREVIOUS (the render
+    in-place edit of one (rather than a rewrite) would show in its twins, which is why rendered files
+    are read-only (output.FILE_MODE). With PREVIOUS (the render
     this one replaces), an unchanged file is a hard link to its previous copy (generator.render.reuse)."""
     data = content.encode("utf-8")
     digest = hashlib.sha256(data).hexdigest()
@@ -86,15 +88,9 @@ def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[
             # file system, or going away under us, is only a missed shortcut.
             if exc.errno != errno.EMLINK and (previous is None or exc.errno not in (errno.EXDEV, errno.ENOENT)):
                 raise
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)   # as open()
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
+    write_file(path, data)
     if script:
-        os.chmod(path, 0o755)                   # as write_tree: scripts executable whatever the umask
+        os.chmod(path, SCRIPT_MODE)             # as write_tree: scripts executable whatever the umask
     seen[(digest, script)] = path
     return digest
 

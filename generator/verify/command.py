@@ -88,10 +88,12 @@ def _host_section(endpoints: str | None):
 
 def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str | None, *,
                   interval_s: float = DEFAULT_INTERVAL_S, pfc_threshold: float = C.PFC_THRESHOLD_PER_S,
-                  ecn_threshold: float = C.ECN_THRESHOLD_PER_S) -> tuple[list[Outcome], str]:
+                  ecn_threshold: float = C.ECN_THRESHOLD_PER_S, names: list[str] | None = None) -> tuple[list[Outcome], str]:
+    """The host checks of NAMES (default: every host of PLAN)."""
     from generator.verify import hosts as H
 
-    names = [h.name for h in plan.hosts]
+    every = [h.name for h in plan.hosts]
+    names = every if names is None else names
     if not names:
         return [], ""
     section, reason = _host_section(endpoints)
@@ -109,13 +111,16 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         render_dir = write_tree(files, Path(tmp) / "render")
         try:
             readings = H.read_hosts(render_dir, render_dir / "inventory.yml", known_hosts=known_hosts,
-                                    extravars=extravars, ssh_key=ssh_key, counter_interval_s=interval_s)
+                                    extravars=extravars, ssh_key=ssh_key, counter_interval_s=interval_s,
+                                    limit=None if names == every else ",".join(names))
         except Exception as exc:  # noqa: BLE001 - any ansible failure leaves the hosts unknown
             text = " ".join(str(exc).split())[:300]
             return [Outcome(c, n, "unknown", reason=f"ansible run failed: {text}")
                     for n in names for c in HOST_CHECKS], ""
     out = []
     for host in plan.hosts:
+        if host.name not in names:
+            continue
         reading = readings.get(host.name)
         out.append(_counters_outcome(H, host, reading, max(1, math.ceil(interval_s)), pfc_threshold, ecn_threshold))
         if reading is None or reading.error or reading.qos is None or reading.rdma is None:
@@ -147,12 +152,11 @@ def _counters_outcome(H, host, reading, interval_s: float, pfc_threshold: float,
 
 
 def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expectations, *, interval_s: float,
-                     settle_s: float, concurrency: int) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
+                     settle_s: float, concurrency: int, names: list[str]) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.deploy.credentials import CredentialsError, resolve_access
     from generator.deploy.drivers.factory import switch_driver
     from generator.drift.command import _endpoint_names
 
-    names = [sw.name for sw in plan.switches]
     listed = _endpoint_names(endpoints)
     reachable = [n for n in names if listed is None or n in listed]
     unknown = [o for n in names if n not in reachable for o in _unknown_all(n, f"not listed in {endpoints}")]
@@ -181,8 +185,9 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
 def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | None = None, fmt: str = "table",
                output: str | None = None, interval_s: float = DEFAULT_INTERVAL_S, settle_s: float = DEFAULT_SETTLE_S,
                pfc_threshold: float = C.PFC_THRESHOLD_PER_S, ecn_threshold: float = C.ECN_THRESHOLD_PER_S,
-               prefix_tolerance: float = PREFIX_TOLERANCE) -> int:
+               prefix_tolerance: float = PREFIX_TOLERANCE, limit: str | None = None) -> int:
     from generator.checks.runner import load_checked
+    from generator.drift.command import limited
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
@@ -197,18 +202,23 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     if found is None:
         return 1
     loaded, plan = found
+    switches, hosts = limited(plan, only, limit)
+    if limit and not switches and not hosts:
+        print(f"error: --limit {limit!r} matches no {only or 'device'} of fabric {plan.fabric}", file=sys.stderr)
+        return 1
     exp = expectations(plan)
     outcomes: list[Outcome] = []
     notes: list[str] = []
-    if only in (None, "switches"):
+    if switches:
         readings, unknown = _switch_readings(plan, intent_path, endpoints, exp, interval_s=interval_s,
-                                             settle_s=settle_s, concurrency=loaded.intent.deploy.concurrency)
+                                             settle_s=settle_s, concurrency=loaded.intent.deploy.concurrency,
+                                             names=switches)
         outcomes += unknown + switch_outcomes(readings, exp, pfc_threshold=pfc_threshold,
                                               ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance)
-    if only in (None, "hosts"):
+    if hosts:
         host_results, note = host_outcomes(plan, render_files(plan, loaded.text), endpoints, only,
                                            interval_s=interval_s, pfc_threshold=pfc_threshold,
-                                           ecn_threshold=ecn_threshold)
+                                           ecn_threshold=ecn_threshold, names=hosts)
         outcomes += host_results
         if note:
             notes.append(note)
