@@ -232,6 +232,14 @@ class SonicCommands:
     ecn_counters_from: str = "202505"
     show_lldp_json: str = "sudo docker exec -i lldp lldpctl -f json0"
     show_bgp_neighbors_json: str = 'sudo vtysh -c "show bgp vrf default neighbors json"'
+    # Hardware, optics, time, routes (formats and sources: generator/lab/sonic_platform.py). SONiC
+    # has no one bulk read of the platform: psushow, fanshow and tempershow are three tables.
+    show_psus: str = "show platform psustatus"
+    show_fans: str = "show platform fan"
+    show_temperatures: str = "show platform temperature"
+    show_ntp: str = "show ntp"
+    show_transceivers: str = "show interfaces transceiver eeprom --dom"
+    show_routes_json: str = 'sudo vtysh -c "show ip route json"'
     candidate_path: str = SONIC_CANDIDATE_PATH
     patch_path: str = SONIC_PATCH_PATH
     checkpoint_prefix: str = "fabricgen-"
