@@ -33,6 +33,10 @@ NEEDS = {"cabling": ("lldp", "interfaces"), "link": ("interfaces",), "speed": ("
          "mtu": ("interfaces",), "bgp": ("bgp",), "errors": ("counters",), "pfc": ("pfc",), "ecn": ("pfc",),
          "optics": ("transceivers",), "fec": ("phy",), "flaps": ("phy",), "hardware": ("environment",),
          "os-version": ("facts",), "ntp": ("ntp",), "ecmp": ("routes",)}
+# the SwitchReading field each getter fills (collect.py)
+READS = {"lldp": "lldp", "interfaces": "interfaces", "bgp": "bgp", "counters": "counters", "pfc": "pfc",
+         "transceivers": "transceivers", "phy": "phy", "environment": "environment", "facts": "facts",
+         "ntp": "ntp", "routes": "routes"}
 
 
 def _unknown_all(name: str, reason: str, names=SWITCH_CHECKS) -> list[Outcome]:
@@ -75,6 +79,9 @@ def switch_outcomes(readings: dict[str, C.SwitchReading], exp: Expectations, *, 
                                    "check (no other leaf, or equal-length paths that differ in AS path)"))
                 continue
             missing = [key for key in NEEDS[check] if key in reading.errors]
+            if not missing and any(getattr(reading, READS[key]) is None for key in NEEDS[check]):
+                out.append(Outcome(check, name, "unknown", reason="not read"))
+                continue
             if check == "bgp" and missing and not exp.sessions.get(name):
                 missing = []       # nothing planned: no session can be missing
             if missing:

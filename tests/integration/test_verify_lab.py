@@ -336,7 +336,8 @@ def test_bad_wiring_file_is_one_line_and_no_lab(tmp_path):
 
 # --- napalm's own getter tests, against a deployed lab switch ------------------------------
 GETTER_TESTS = ("test_get_interfaces", "test_get_lldp_neighbors", "test_get_lldp_neighbors_detail",
-                "test_get_interfaces_counters", "test_get_bgp_neighbors", "test_get_facts", "test_is_alive")
+                "test_get_interfaces_counters", "test_get_bgp_neighbors", "test_get_facts", "test_is_alive",
+                "test_get_environment", "test_get_optics", "test_get_ntp_stats")
 
 
 @pytest.fixture(scope="module")
