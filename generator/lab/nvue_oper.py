@@ -290,9 +290,9 @@ _MEDIA = {"DAC": "Passive copper cable", "AOC": "Active optical cable"}
 def transceivers_json(name: str, config: dict, fabric: Fabric | None, faults) -> dict:
     out = {}
     world = fabric.world() if fabric else None
-    for port in sorted(ports_of(config)):
-        if port == "lo":
-            continue
+    # a module sits in its cage whatever the config: the configured ports and every cabled one
+    cabled = {end for c in (world.cables if world else ()) for end in ((c.a_device, c.a_port), (c.b_device, c.b_port))}
+    for port in sorted((set(ports_of(config)) - {"lo"}) | {p for d, p in cabled if d == name}):
         module = platform_oper.transceiver(world.cable_at(name, port) if world else None, port, faults)
         if module is None:
             out[port] = {"status": "unplugged"}

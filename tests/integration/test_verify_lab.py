@@ -283,7 +283,7 @@ def test_hosts_announcing_macs_or_names_pass_and_miscabled_host_ports_are_found(
     assert result.returncode == 3, result.stdout + result.stderr
     findings = {(f["check"], f["port"]): f for f in json.loads(result.stdout)["findings"]}
     assert sorted(findings) == [("cabling", "swp1,swp3"), ("cabling", "swp5,swp6"), ("cabling", "swp7"),
-                                ("link", "swp8")]
+                                ("link", "swp8"), ("optics", "swp8")]       # unplugged: no module either
     assert findings[("cabling", "swp1,swp3")]["observed"].endswith("(crossed)")
     assert (findings[("cabling", "swp7")]["expected"], findings[("cabling", "swp7")]["observed"]) == (
         f"gpu004:ens1f0np0 (MAC {macs[('gpu004', 'ens1f0np0')]})",
@@ -332,6 +332,64 @@ def test_bad_wiring_file_is_one_line_and_no_lab(tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip() == f"error: lab up: {wiring}:3: 'gpu099' is not a switch or host of the plan"
     assert not (tmp_path / "lab" / "endpoints.yml").exists()
+
+
+@pytest.mark.parametrize("text, where", [
+    ("switches:\n  vf-leaf-1: {ntp: unsynced}\n  vf-leaf-9: {psu: [ok, failed]}\n",
+     "3: switches.vf-leaf-9: not a switch of the plan"),
+    ("ports:\n  \"vf-leaf-1:swp99\": {rx_power_dbm: -14}\n", "2: ports.vf-leaf-1:swp99: swp99 is not a planned port"),
+    ("switches:\n  vf-spine-1: {psu: [ok, broken]}\n", "2: switches.vf-spine-1.psu: 'broken': use ok or failed"),
+    ("switches:\n  vf-spine-1: {fan: [ok]}\n", "2: switches.vf-spine-1.fan: unknown key"),
+])
+def test_bad_faults_file_is_one_line_and_no_lab(tmp_path, text, where):
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(text)
+    result = cli("lab", "up", str(intent), "--dir", str(tmp_path / "lab"), "--faults", str(faults),
+                 env=dict(os.environ), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: lab up: {faults}:{where}") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "lab" / "endpoints.yml").exists()
+
+
+def test_lab_up_with_faults_answers_them_through_the_nos_commands(tmp_path):
+    """`lab up --faults` before any deploy: the factory switch already reports its release, PSUs,
+    NTP and optics as the file says (a module is in every cabled port from power-on)."""
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(LAB_FAULTS)
+    env = {**os.environ, "FABRICGEN_PASSWORD": PASSWORD}
+    up = cli("lab", "up", str(intent), "--dir", str(tmp_path / "lab"), "--faults", str(faults), env=env, cwd=tmp_path)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        spine1, spine2, leaf = (_driver(tmp_path / "lab", name) for name in (SPINE1, SPINE2, LEAF))
+        try:
+            assert spine1.get_facts()["os_version"] == "5.9"
+            assert spine2.get_environment()["power"]["PSU2"]["status"] is False
+            assert all(p["status"] for p in spine1.get_environment()["power"].values())
+            assert not any(p["synchronized"] for p in leaf.get_ntp_stats())
+            assert any(p["synchronized"] for p in spine1.get_ntp_stats())
+            optics = leaf.get_transceivers()
+            assert optics["swp18"]["rx_power_dbm"] == [-14.0] * 4 and optics["swp18"]["media"] == "AOC"
+            assert optics["swp1"]["media"] == "DAC" and optics["swp1"]["rx_power_dbm"] == []
+        finally:
+            for driver in (spine1, spine2, leaf):
+                driver.close()
+    finally:
+        lab_down(tmp_path / "lab")
+
+
+def _driver(lab: Path, name: str):
+    import napalm
+
+    endpoint = yaml.safe_load((lab / "endpoints.yml").read_text())["switches"][name]
+    driver = napalm.get_network_driver("nvue")(
+        "127.0.0.1", endpoint["username"], PASSWORD, timeout=10,
+        optional_args={"port": endpoint["port"], "known_hosts": str(lab / "known_hosts"), "cumulus_version": "5.11"})
+    driver.open()
+    return driver
 
 
 # --- napalm's own getter tests, against a deployed lab switch ------------------------------
