@@ -31,17 +31,22 @@ def _release(os_name: str, os_version: str) -> str | None:
 
 def check_os_versions(readings: dict[str, SwitchReading], exp: Expectations) -> dict[str, list[Finding]]:
     builds = {name: str((r.facts or {}).get("os_version") or "") for name, r in readings.items() if r.facts is not None}
-    common = Counter(builds.values()).most_common()
-    majority = sorted(b for b, n in common if n == common[0][1])[0] if common else ""
     wanted = ".".join(map(str, exp.switch_os_version)) if exp.switch_os == "cumulus" else \
         f"{exp.switch_os_version[0]}{exp.switch_os_version[1]:02d}"
     out: dict[str, list[Finding]] = {}
+    on_release = {}
     for name, build in sorted(builds.items()):
         refusal = release_refusal(exp.switch_os, _release(exp.switch_os, build), exp.switch_os_version)
         if refusal:
             out[name] = [Finding("os-version", name, "", wanted, build or "no release reported", ERROR,
                                  f"{name}: {refusal.split(':')[0]}")]
-        elif build != majority:
+        else:
+            on_release[name] = build
+    # the build most switches on the intent's release run (ties: the lowest), for the one-build rule
+    common = Counter(on_release.values()).most_common()
+    majority = min(b for b, n in common if n == common[0][1]) if common else ""
+    for name, build in sorted(on_release.items()):
+        if build != majority:
             out[name] = [Finding("os-version", name, "", majority, build, WARNING,
                                  f"{name} runs {build}; most of the fabric runs {majority}")]
     return out

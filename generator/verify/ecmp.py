@@ -75,19 +75,19 @@ def expected_widths(plan) -> dict[str, dict[str, tuple[int, str]]]:
 
 
 def _width(best: dict, neighbors: list[str], my_asn: int):
-    offers = []
+    """Next hops toward one origin: one offer per session, (AS path, length); the path is None when
+    the neighbor holds several shortest paths, so which it advertises is a tie-break."""
+    offers: list[tuple[tuple[int, ...] | None, int]] = []
     for far in neighbors:
         paths = best.get(far, set())
         valid = {p for p in paths if my_asn not in p}
-        if not valid:
-            continue
-        if valid != paths or len(valid) > 1:
-            return _AMBIGUOUS          # which path the neighbor advertises is a tie-break
-        offers.append(next(iter(valid)))
+        if valid:
+            length = len(next(iter(valid)))
+            offers.append((next(iter(valid)) if valid == paths and len(valid) == 1 else None, length))
     if not offers:
         return 0
-    shortest = min(len(p) for p in offers)
-    chosen = {p for p in offers if len(p) == shortest}
-    if len(chosen) > 1:
-        return _AMBIGUOUS              # equal length, different AS paths: no multipath without relax
-    return sum(1 for p in offers if len(p) == shortest)
+    shortest = min(length for _path, length in offers)
+    at_best = [path for path, length in offers if length == shortest]
+    if None in at_best or len(set(at_best)) > 1:
+        return _AMBIGUOUS              # a tie-break decides, or equal length with different AS paths
+    return len(at_best)
