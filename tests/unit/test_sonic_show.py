@@ -202,3 +202,58 @@ def test_ecn_is_read_only_where_the_release_counts_it():
     pfc = new.get_pfc_ecn_counters()
     assert pfc["Ethernet0"]["ecn_marked"] == 2500 and pfc["Ethernet0"]["ecn_marked_by_tc"] == {0: 0, 3: 2500}
     assert pfc["Ethernet4"]["ecn_marked"] == 0
+
+
+# --- hardware, NTP, transceivers (formats: generator/lab/sonic_platform.py) -------------------
+PSUSHOW = """\
+PSU    Model          Serial        HW Rev      Voltage (V)    Current (A)    Power (W)  Status    LED
+-----  -------------  ------------  --------  -------------  -------------  -----------  --------  -----
+PSU 1  MTEF-PSF-AC-C  MT1946X07684  A3                12.08           5.19        62.62  OK        green
+PSU 2  MTEF-PSF-AC-C  MT1946X07685  A3                 0.00           0.00         0.00  NOT OK    red
+"""
+
+
+def test_psushow_rows_keep_cells_with_spaces():
+    rows = sonic_show.table_rows(PSUSHOW, "PSU", "show platform psustatus")
+    assert [(r["PSU"], r["Status"]) for r in rows] == [("PSU 1", "OK"), ("PSU 2", "NOT OK")]
+    with pytest.raises(sonic_show.ParseError):
+        sonic_show.table_rows("Traceback (most recent call last):\n  boom\n", "PSU", "show platform psustatus")
+
+
+def test_show_ntp_names_the_system_peer_and_the_state():
+    synced = ("synchronised to NTP server (10.0.0.10) at stratum 3\n   time correct to within 10 ms\n"
+              "     remote           refid      st t when poll reach   delay   offset  jitter\n" + "=" * 78 + "\n"
+              "*10.0.0.10       10.1.1.1         2 u   33   64  377    0.123    0.045   0.012\n"
+              " 10.0.0.11       .INIT.          16 u    -   64    0    0.000    0.000   0.000\n")
+    assert sonic_show.ntp(synced) == ("10.0.0.10", [("10.0.0.10", True), ("10.0.0.11", False)])
+    assert sonic_show.ntp("unsynchronised\n  time server re-starting\n") == (None, [])
+    with pytest.raises(sonic_show.ParseError):
+        sonic_show.ntp("bash: ntpstat: command not found\n")
+
+
+def test_transceiver_dump_gives_presence_power_and_the_modules_alarms():
+    text = """\
+Ethernet0: SFP EEPROM detected
+        Media Interface Technology: 850 nm VCSEL
+        ChannelMonitorValues:
+                RX1Power: -14.0000dBm
+                RX2Power: -1.2000dBm
+                TX1Power: 1.0000dBm
+        ChannelThresholdValues:
+                RxPowerHighAlarm  : 5.0000dBm
+                RxPowerLowAlarm   : -10.4000dBm
+        ModuleMonitorValues:
+                Temperature: 41.5000C
+        ModuleThresholdValues:
+                TempHighAlarm  : 75.0000C
+
+Ethernet8: SFP EEPROM Not detected
+"""
+    found = sonic_show.transceivers(text)
+    assert found["Ethernet8"]["present"] is False
+    port = found["Ethernet0"]
+    assert (port["present"], port["media_text"], port["rx"], port["tx"], port["temperature"]) == (
+        True, "850 nm VCSEL", {1: -14.0, 2: -1.2}, {1: 1.0}, 41.5)
+    assert port["limits"] == {"RxPowerHighAlarm": 5.0, "RxPowerLowAlarm": -10.4, "TempHighAlarm": 75.0}
+    with pytest.raises(sonic_show.ParseError):
+        sonic_show.transceivers("Ethernet0 is not a port\n")

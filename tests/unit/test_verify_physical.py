@@ -148,3 +148,28 @@ def test_ecmp_counts_bgp_next_hops_against_the_plan():
     assert [(f.port, f.observed) for f in found] == [("10.255.0.3/32", "3 BGP next hops")]
     missing = CP.check_ecmp(SwitchReading(LEAF, routes={}), exp)
     assert [f.observed for f in missing] == ["no route", "no route"]
+
+
+def test_a_getter_that_failed_leaves_only_its_checks_unknown_and_a_missing_one_skips_them():
+    from generator.verify.command import switch_outcomes
+
+    exp = _exp(ecmp={LEAF: {"10.255.0.2/32": (1, "leaf-2")}})
+    ports = exp.ports[LEAF]
+    counters = {p: oper.counters() for p in ports}
+    pfc = {p: oper.pfc_ecn(rx_pause={}, tx_pause={}, ecn_marked=0) for p in ports}
+    reading = SwitchReading(
+        LEAF, interfaces={p: oper.interface(is_up=True, is_enabled=True, speed=400000.0, mtu=9216) for p in ports},
+        lldp={"swp1": [{"hostname": "gpu01", "port": "ens1f0np0"}], "swp17": [{"hostname": "spine-1", "port": "swp1"}]},
+        bgp={}, counters=(counters, counters), pfc=(pfc, pfc), interval_s=1.0,
+        facts={"os_version": "5.11.0"}, environment=oper.environment(fans={}, psus={}, temperatures={}),
+        ntp=[oper.ntp_peer(remote="10.0.0.10", synchronized=True)],
+        routes={"10.255.0.2/32": oper.route(protocol="bgp", next_hops=["swp17"])},
+        errors={"transceivers": "`nv show platform transceiver -o json`: not JSON"},
+        unsupported={"phy": "this switch OS's driver has no get_phy_counters"})
+    status = {o.check: o.status for o in switch_outcomes({LEAF: reading}, exp, pfc_threshold=100, ecn_threshold=1000,
+                                                         prefix_tolerance=0.1)}
+    assert status["optics"] == "unknown"
+    assert status["fec"] == status["flaps"] == "skipped"
+    assert {c: s for c, s in status.items() if c not in ("optics", "fec", "flaps")} == dict.fromkeys(
+        ("cabling", "link", "speed", "mtu", "bgp", "errors", "pfc", "ecn", "hardware", "os-version", "ntp", "ecmp"),
+        "passed")
