@@ -54,8 +54,12 @@ def check_optics(reading: SwitchReading, exp: Expectations) -> list[Finding]:
             if not outside:
                 continue
             what, unit = _WHAT[key]
-            lanes = ", ".join(f"{v:g} {unit}" + (f" (lane {lane})" if key != "temperature_c" else "")
-                              for lane, v in outside)
+            if key == "temperature_c":
+                lanes = f"{outside[0][1]:g} {unit}"
+            elif len(outside) > 1 and len({v for _, v in outside}) == 1:
+                lanes = f"{outside[0][1]:g} {unit} (lanes {', '.join(str(lane) for lane, _ in outside)})"
+            else:
+                lanes = ", ".join(f"{v:g} {unit} (lane {lane})" for lane, v in outside)
             findings.append(Finding("optics", name, port, f"{what} {low:g}..{high:g} {unit}", lanes, ERROR,
                                     f"{port} on {name}: {what} {lanes}, outside the module's alarm limits "
                                     f"{low:g}..{high:g} {unit}"))

@@ -50,8 +50,12 @@ def test_power_is_judged_by_the_modules_own_thresholds_when_it_reports_them():
     # -11 dBm: inside this module's -12..3 dBm window, outside the default -10 dBm floor
     own = {"rx_power_dbm": (-12.0, 3.0)}
     assert _optics(swp17=_aoc(rx=-11.0, thresholds=own)) == []
-    found = _optics(swp17=_aoc(rx=-12.5, thresholds=own))
-    assert [(f.expected, f.observed.split(",")[0]) for f in found] == [("Rx power -12..3 dBm", "-12.5 dBm (lane 1)")]
+    module = _aoc(thresholds=own) | {"rx_power_dbm": [-1.0, -12.5, -12.6, -1.0]}
+    found = _optics(swp17=module)
+    assert [(f.expected, f.observed) for f in found] == [
+        ("Rx power -12..3 dBm", "-12.5 dBm (lane 2), -12.6 dBm (lane 3)")]
+    same = _optics(swp17=_aoc(rx=-12.5, thresholds=own))
+    assert [f.observed for f in same] == ["-12.5 dBm (lanes 1, 2, 3, 4)"]
 
 
 def test_without_module_thresholds_the_documented_defaults_apply():
