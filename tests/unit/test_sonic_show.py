@@ -257,3 +257,11 @@ Ethernet8: SFP EEPROM Not detected
     assert port["limits"] == {"RxPowerHighAlarm": 5.0, "RxPowerLowAlarm": -10.4, "TempHighAlarm": 75.0}
     with pytest.raises(sonic_show.ParseError):
         sonic_show.transceivers("Ethernet0 is not a port\n")
+
+
+def test_an_oversized_answer_is_one_refusal_line_before_any_parse():
+    from generator.device_data import MAX_DEVICE_BYTES, DeviceDataError, checked_text
+
+    with pytest.raises(DeviceDataError, match=r"^`show ntp`: .* refused$"):
+        checked_text("x" * (MAX_DEVICE_BYTES + 1), "`show ntp`")
+    assert checked_text(PSUSHOW, "`show platform psustatus`") == PSUSHOW

@@ -40,7 +40,7 @@ from napalm.base.exceptions import (
 from generator.deploy.drivers import oper, sonic_show
 from generator.deploy.drivers.commands import SONIC
 from generator.deploy.drivers.ssh import CommandFailed, SSHCliDriver
-from generator.device_data import DeviceDataError, parse_json
+from generator.device_data import DeviceDataError, checked_text, parse_json
 
 PATCH = "patch"
 RELOAD = "reload"
@@ -529,15 +529,19 @@ class SonicDriver(SSHCliDriver):
 
 
     # --- hardware, optics, time, routes (oper.py models; sonic_show.py parsers) ---------------
+    def _parsed(self, command: str, parse):
+        """PARSE of COMMAND's text, size-capped (device_data); a refused or unparsable answer is one line."""
+        try:
+            return parse(checked_text(self._check(command), f"`{command}`"))
+        except (DeviceDataError, sonic_show.ParseError) as exc:
+            raise CommandFailed(f"{self.where}: {exc}") from None
+
     def get_environment(self) -> models.EnvironmentDict:
         """psushow / fanshow / tempershow: a PSU or fan is ok when its Status is OK; a sensor is an
         alert when tempershow's Warning is True or it is at or above its High TH, critical at or
         above its Crit High TH."""
         def rows(command: str, key: str) -> list[dict[str, str]]:
-            try:
-                return sonic_show.table_rows(self._check(command), key, f"`{command}`")
-            except sonic_show.ParseError as exc:
-                raise CommandFailed(f"{self.where}: {exc}") from None
+            return self._parsed(command, lambda text: sonic_show.table_rows(text, key, f"`{command}`"))
 
         psus = {r["PSU"]: r.get("Status", "").upper() == "OK" for r in rows(self.commands.show_psus, "PSU")}
         fans = {f"{r.get('Drawer', '')}/{r['FAN']}": r.get("Status", "").upper() == "OK"
@@ -556,10 +560,7 @@ class SonicDriver(SSHCliDriver):
     def get_transceivers(self) -> dict[str, dict]:
         """Driver extra (oper.py): every port's module from one `show interfaces transceiver eeprom --dom`.
         Media: copper ("Copper cable ...", CMIS media interface technology) is a DAC, an optical one an AOC."""
-        try:
-            found = sonic_show.transceivers(self._check(self.commands.show_transceivers))
-        except sonic_show.ParseError as exc:
-            raise CommandFailed(f"{self.where}: {exc}") from None
+        found = self._parsed(self.commands.show_transceivers, sonic_show.transceivers)
         out = {}
         for port, entry in found.items():
             media_text = entry["media_text"].lower()
@@ -581,10 +582,7 @@ class SonicDriver(SSHCliDriver):
     def get_ntp_stats(self) -> list[models.NTPStats]:
         """`show ntp`: the ntpq peers; the synchronized one is ntpq's system peer while ntpstat says
         synchronised."""
-        try:
-            source, peers = sonic_show.ntp(self._check(self.commands.show_ntp))
-        except sonic_show.ParseError as exc:
-            raise CommandFailed(f"{self.where}: {exc}") from None
+        source, peers = self._parsed(self.commands.show_ntp, sonic_show.ntp)
         return [oper.ntp_peer(remote=peer, synchronized=source is not None and system_peer,
                               referenceid=source or "") for peer, system_peer in peers]
 
