@@ -216,10 +216,7 @@ def _rates(name: str, port: str, fabric: Fabric, faults) -> dict[str, float]:
     for key, per in ((faults.counters or {}).get(port) or {}).items():
         for index, rate in per.items():
             rates[f"{key}:{index}"] = float(rate)
-    config = fabric._ports(name).get(port)
-    speed_text = str(config.speed or "") if config else ""
-    speed = int(speed_text[:-1]) if speed_text.endswith("G") and speed_text[:-1].isdigit() else 0
-    return rates | platform_oper.phy_rates(faults, port, fabric.link(name, port).up, speed)
+    return rates | platform_oper.phy_rates(faults, fabric, name, port)
 
 
 def counters_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:

@@ -69,8 +69,12 @@ def ber(faults, port: str, up: bool) -> float:
     return float(_port(faults, port).get("fec_ber", HEALTHY_BER)) if up else 0.0
 
 
-def phy_rates(faults, port: str, up: bool, speed_g: int) -> dict[str, float]:
+def phy_rates(faults, fabric, device: str, port: str) -> dict[str, float]:
     """Per-second growth of the FEC codeword counters (world.Fabric.counters integrates them)."""
+    config = fabric.port_config(device, port)
+    speed = str(config.speed or "") if config else ""
+    speed_g = int(speed[:-1]) if speed.endswith("G") and speed[:-1].isdigit() else 0
+    up = fabric.link(device, port).up
     if not up:
         return {}
     rate = ber(faults, port, up) * speed_g * 1e9

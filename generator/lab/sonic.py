@@ -18,6 +18,7 @@ Operational state, from the running CONFIG_DB and the lab world (sonic_oper.py h
   docker exec -i lldp lldpctl -f json0 | lldpctl -f json0
   vtysh -c "show bgp vrf default neighbors json" | vtysh -c "show ip route json"
   show platform psustatus|fan|temperature | show ntp | show interfaces transceiver eeprom --dom
+  show interfaces counters fec-stats
                                (sonic_platform.py: from the lab world and `lab up --faults`)
 
 When the running config no longer gives eth0 the address the lab serves the switch on, new SSH
@@ -397,6 +398,8 @@ class SonicDevice(Device):
             io.write(sonic_platform.ntp(self.running, self.faults.current()))
         elif args[:3] == ["interfaces", "transceiver", "eeprom"] and "--dom" in args:
             io.write(sonic_platform.transceivers(self.name, self.running, self.fabric, self.faults.current()))
+        elif args[:3] == ["interfaces", "counters", "fec-stats"]:
+            io.write(sonic_platform.fec_stats(self.name, self.running, self.fabric, self.faults.current()) + "\n")
         elif args[:2] == ["interfaces", "counters"]:
             await self._portstat(["-j"] if "--json" in args or "-j" in args else [], io)
         elif args[:2] == ["pfc", "counters"]:

@@ -16,6 +16,12 @@ each restated from its source (sonic-utilities unless named):
   Technology", then ChannelMonitorValues (RX<n>Power / TX<n>Power in dBm),
   ChannelThresholdValues (RxPowerHighAlarm ...), ModuleMonitorValues (Temperature) and
   ModuleThresholdValues (TempHighAlarm ...), as the dumps sonic-utilities' tests hold;
+- `show interfaces counters fec-stats` (`portstat -f`, utilities_common/portstat.py
+  header_fec_only): IFACE, STATE, FEC_CORR, FEC_UNCORR, FEC_SYMBOL_ERR (corrected and
+  uncorrectable codewords, symbol errors; counts with thousands commas), plus FEC_PRE_BER and
+  FEC_POST_BER where the release has the port FEC BER feature (SONiC doc/port_fec_ber; sonic-mgmt
+  skips its BER test when the columns are absent). The lab prints them, `N/A` on a down port;
+  SONiC has no carrier-change counter in this table;
 - `vtysh -c "show ip route json"` (FRR zebra_vty.c): {prefix: [{protocol, selected, installed,
   nexthops: [{ip, afi, interfaceName, active, fib}]}]}.
 """
@@ -25,7 +31,7 @@ from __future__ import annotations
 import time
 
 from generator.lab import platform_oper
-from generator.lab.sonic_oper import _natural, names, simple_table, world_name
+from generator.lab.sonic_oper import _comma, _natural, names, raw_counters, simple_table, world_name
 from generator.lab.world import Fabric
 
 
@@ -102,6 +108,21 @@ def transceivers(name: str, running: dict, fabric: Fabric | None, faults) -> str
                       f"                TempLowAlarm   : {limits['temperature'][0]:.4f}C"]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
+
+
+def fec_stats(name: str, running: dict, fabric: Fabric | None, faults) -> str:
+    rows = []
+    for eth in sorted(running.get("PORT") or {}, key=_natural):
+        row = running["PORT"][eth] or {}
+        port = world_name(eth, row.get("alias"))
+        up = bool(fabric and fabric.link(name, port).up)
+        raw = raw_counters(name, eth, port, fabric, faults)
+        state = "X" if str(row.get("admin_status", "down")) != "up" else ("U" if up else "D")
+        ber = f"{platform_oper.ber(faults, port, up):.2e}" if up else "N/A"
+        rows.append([eth, state, _comma(raw.get("fec_corrected", 0)), _comma(raw.get("fec_uncorrected", 0)), "0",
+                     ber, "0.00e+00" if up else "N/A"])
+    return simple_table(["IFACE", "STATE", "FEC_CORR", "FEC_UNCORR", "FEC_SYMBOL_ERR", "FEC_PRE_BER", "FEC_POST_BER"],
+                        rows)
 
 
 def routes_json(name: str, running: dict, fabric: Fabric | None) -> dict:

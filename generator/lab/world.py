@@ -401,6 +401,9 @@ class Fabric:
         return self._cache[what]
 
     # --- physical layer -------------------------------------------------------------------
+    def port_config(self, device: str, port: str) -> PortConfig | None:
+        return self._ports(device).get(port)
+
     def link(self, device: str, port: str) -> Link:
         return self._cached(("link", device, port), lambda: self._link(device, port))
 

@@ -4,7 +4,7 @@ Per switch: counters and PHY counters (read 1), interfaces, LLDP (napalm's detai
 ID and port description), BGP, facts, environment, transceivers, NTP; then counters again once
 `interval_s` has passed since read 1 (errors / PFC / ECN / FEC / flaps compare the two); then,
 while a planned BGP session is still not established, BGP again every SETTLE_POLL_S until
-`settle_s` after the first read (a session still connecting is not yet a finding); then the
+`settle_s` after the first BGP read (a session still connecting is not yet a finding); then the
 routes (ECMP), which follow the sessions. A getter that fails leaves its checks unknown; the
 others still run. A getter the switch OS's driver does not have (a driver extra, or
 NotImplementedError) leaves its checks skipped, with that reason.
@@ -69,6 +69,8 @@ def read_switch(name: str, make_driver: Callable, password: str | None, *, inter
         reading.interfaces = get("interfaces", driver.get_interfaces)
         reading.lldp = get("lldp", lambda: lldp_neighbors(driver))
         reading.bgp = get("bgp", driver.get_bgp_neighbors)
+        # the settle time runs from this first BGP read, however long the reads before it took
+        bgp_read = time.monotonic()
         reading.facts = optional("facts", "get_facts")
         reading.environment = optional("environment", "get_environment")
         reading.transceivers = optional("transceivers", "get_transceivers")
@@ -84,8 +86,8 @@ def read_switch(name: str, make_driver: Callable, password: str | None, *, inter
             reading.pfc = (pfc0, pfc1)
         if phy0 is not None and phy1 is not None:
             reading.phy = (phy0, phy1)
-        while reading.bgp is not None and pending(reading) and time.monotonic() - started < settle_s:
-            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - started))))
+        while reading.bgp is not None and pending(reading) and time.monotonic() - bgp_read < settle_s:
+            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - bgp_read))))
             reading.bgp = get("bgp", driver.get_bgp_neighbors)
         # the routes BGP installed: read once the planned sessions are up (or the settle time is over)
         reading.routes = optional("routes", "get_route_next_hops")

@@ -90,7 +90,7 @@ def check_flaps(reading: SwitchReading, exp: Expectations, limit: int = FLAP_TRA
     before, after = reading.phy
     findings = []
     for port in sorted(exp.ports.get(reading.name, {})):
-        if port not in before or port not in after:
+        if port not in before or port not in after or after[port]["carrier_transitions"] is None:
             continue
         total = after[port]["carrier_transitions"]
         rising = total - before[port]["carrier_transitions"]

@@ -103,13 +103,12 @@ def test_provisioned_sonic_fabric_passes(fabric, capsys):
     code, doc = fabric.verify(capsys)
     assert code == 0, doc
     assert doc["findings"] == []
-    # 3 switches x 15 checks; skipped (not counted): fec and flaps on every switch (the SONiC driver
-    # reads no FEC or carrier counters yet), the leaf's ecmp (no other leaf), and on 202411 ecn
-    # (no wredstat before 202505)
+    # 3 switches x 15 checks; skipped (not counted): flaps on every switch (SONiC's CLI tables count
+    # no carrier changes), the leaf's ecmp (no other leaf), and on 202411 ecn (no wredstat before 202505)
     if fabric.version == "202411":
-        assert doc["summary"] == {"checked": 35, "passed": 35, "failed": 0, "unknown": 0}
-    else:
         assert doc["summary"] == {"checked": 38, "passed": 38, "failed": 0, "unknown": 0}
+    else:
+        assert doc["summary"] == {"checked": 41, "passed": 41, "failed": 0, "unknown": 0}
 
 
 FAULTS = """\
@@ -154,7 +153,8 @@ def test_faulty_wiring_gives_its_findings_in_plan_names(rewired, capsys):
 
 def test_faults_file_gives_its_findings_on_sonic(rewired, capsys, tmp_path):
     """`lab up --faults` keys (stored per switch, as lab up stores them): a weak optic, a failed PSU,
-    NTP unsynchronised, a switch on another release, read through SONiC's own commands."""
+    NTP unsynchronised, a switch on another release, a host link's high pre-FEC BER, read through
+    SONiC's own commands."""
     from generator.lab.fault_file import load_fault_file
 
     fabric = rewired
@@ -168,6 +168,7 @@ switches:
   {SPINE2}: {{os_version: "{other}"}}
 ports:
   "{LEAF}:swp34s0": {{rx_power_dbm: -14.0}}
+  "{LEAF}:swp1s1": {{fec_ber: 1.0e-5}}
 """)
     planned = {sw.name: {p.port for p in fabric.plan.ports if p.device == sw.name} for sw in fabric.plan.switches}
     for switch, fault in load_fault_file(faults, planned).items():
@@ -176,7 +177,8 @@ ports:
     assert code == 3, doc
     found = {(f["check"], f["device"], f["port"]): f for f in doc["findings"]}
     assert sorted(found) == sorted([("optics", LEAF, "swp34s0"), ("hardware", SPINE1, "PSU2"),
-                                    ("ntp", LEAF, ""), ("os-version", SPINE2, "")])
+                                    ("ntp", LEAF, ""), ("os-version", SPINE2, ""), ("fec", LEAF, "swp1s1")])
+    assert found[("fec", LEAF, "swp1s1")]["observed"].startswith("pre-FEC BER 1.0e-05")
     assert found[("optics", LEAF, "swp34s0")]["expected"] == "Rx power -10.4..5 dBm"
     assert found[("os-version", SPINE2, "")]["observed"].startswith(f"SONiC.{other}")
 

@@ -265,3 +265,16 @@ def test_an_oversized_answer_is_one_refusal_line_before_any_parse():
     with pytest.raises(DeviceDataError, match=r"^`show ntp`: .* refused$"):
         checked_text("x" * (MAX_DEVICE_BYTES + 1), "`show ntp`")
     assert checked_text(PSUSHOW, "`show platform psustatus`") == PSUSHOW
+
+
+def test_fec_stats_rows_and_a_ber_in_e_notation():
+    text = """\
+      IFACE    STATE    FEC_CORR    FEC_UNCORR    FEC_SYMBOL_ERR    FEC_PRE_BER    FEC_POST_BER
+-----------  -------  ----------  ------------  ----------------  -------------  --------------
+  Ethernet0        U   1,234,567             0                 0       1.00e-05        0.00e+00
+  Ethernet8        D           0             0                 0            N/A             N/A
+"""
+    rows = {r["IFACE"]: r for r in sonic_show.table_rows(text, "FEC_CORR", "fec-stats")}
+    assert sonic_show.count(rows["Ethernet0"]["FEC_CORR"]) == 1234567
+    assert sonic_show.number(rows["Ethernet0"]["FEC_PRE_BER"]) == 1e-5
+    assert sonic_show.number(rows["Ethernet8"]["FEC_PRE_BER"]) is None

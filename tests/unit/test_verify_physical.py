@@ -177,3 +177,12 @@ def test_a_getter_that_failed_leaves_only_its_checks_unknown_and_a_missing_one_s
     assert {c: s for c, s in status.items() if c not in ("optics", "fec", "flaps")} == dict.fromkeys(
         ("cabling", "link", "speed", "mtu", "bgp", "errors", "pfc", "ecn", "hardware", "os-version", "ntp", "ecmp"),
         "passed")
+
+
+def test_flaps_without_a_carrier_counter_are_not_judged():
+    # SONiC: FEC counters but no carrier changes (None): no finding from the port; the command skips the check
+    phy = {"swp17": oper.phy_counters(fec_corrected=0, fec_uncorrected=0, pre_fec_ber=None, carrier_transitions=None)}
+    assert P.check_flaps(_phy_reading(phy, phy), _exp()) == []
+    from generator.verify.command import _flaps_uncounted
+
+    assert _flaps_uncounted(_phy_reading(phy, phy)) and not _flaps_uncounted(_phy_reading(_phy(), _phy()))

@@ -238,6 +238,7 @@ class SonicCommands:
     show_fans: str = "show platform fan"
     show_temperatures: str = "show platform temperature"
     show_ntp: str = "show ntp"
+    show_fec_stats: str = "show interfaces counters fec-stats"
     show_transceivers: str = "show interfaces transceiver eeprom --dom"
     show_routes_json: str = 'sudo vtysh -c "show ip route json"'
     candidate_path: str = SONIC_CANDIDATE_PATH

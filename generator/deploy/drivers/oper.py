@@ -109,7 +109,9 @@ def pfc_ecn(*, rx_pause: dict[int, int], tx_pause: dict[int, int], ecn_marked: i
 #                          "tx_power_dbm": (low, high), "temperature_c": (low, high)} (alarm limits
 #                          the module reports; a limit it does not report is absent)}
 #   get_phy_counters()    {port: {"fec_corrected": int, "fec_uncorrected": int,
-#                          "pre_fec_ber": float | None, "carrier_transitions": int}}
+#                          "pre_fec_ber": float | None, "carrier_transitions": int | None}}
+#                          (None: the OS has no such counter; pre-FEC BER on releases without it,
+#                          carrier changes on SONiC, whose CLI tables hold none: verify skips flaps)
 #   get_route_next_hops() {prefix: {"protocol": str, "next_hops": [interface or address]}} (IPv4 RIB)
 def environment(*, fans: dict[str, bool], psus: dict[str, bool],
                 temperatures: dict[str, tuple[float, bool, bool]]) -> models.EnvironmentDict:
@@ -161,7 +163,7 @@ def phy_counters(*, fec_corrected: Any, fec_uncorrected: Any, pre_fec_ber: float
                  carrier_transitions: Any) -> dict:
     return {"fec_corrected": _int(fec_corrected), "fec_uncorrected": _int(fec_uncorrected),
             "pre_fec_ber": None if pre_fec_ber is None else float(pre_fec_ber),
-            "carrier_transitions": _int(carrier_transitions)}
+            "carrier_transitions": None if carrier_transitions is None else _int(carrier_transitions)}
 
 
 def route(*, protocol: str, next_hops: list[str]) -> dict:

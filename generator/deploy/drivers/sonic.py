@@ -579,6 +579,21 @@ class SonicDriver(SSHCliDriver):
     def get_optics(self) -> dict[str, models.OpticsDict]:
         return oper.optics(self.get_transceivers())
 
+    def get_phy_counters(self) -> dict[str, dict]:
+        """Driver extra (oper.py): `show interfaces counters fec-stats` (portstat -f): corrected and
+        uncorrectable codewords, pre-FEC BER where the release prints it. No carrier changes: SONiC's
+        CLI tables hold none (carrier_transitions None, verify skips flaps)."""
+        out = {}
+        for row in self._parsed(self.commands.show_fec_stats,
+                                lambda text: sonic_show.table_rows(text, "FEC_CORR", "`show interfaces counters fec-stats`")):
+            port = row.get("IFACE", "")
+            if port.startswith("Ethernet"):
+                out[port] = oper.phy_counters(fec_corrected=sonic_show.count(row.get("FEC_CORR")),
+                                              fec_uncorrected=sonic_show.count(row.get("FEC_UNCORR")),
+                                              pre_fec_ber=sonic_show.number(row.get("FEC_PRE_BER")),
+                                              carrier_transitions=None)
+        return out
+
     def get_ntp_stats(self) -> list[models.NTPStats]:
         """`show ntp`: the ntpq peers; the synchronized one is ntpq's system peer while ntpstat says
         synchronised."""

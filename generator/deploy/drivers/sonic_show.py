@@ -145,11 +145,11 @@ def ntp(text: str) -> tuple[str | None, list[tuple[str, bool]]]:
 
 _BLOCK = re.compile(r"^(Ethernet\d+): SFP EEPROM (detected|Not detected)", re.MULTILINE)
 _FIELD = re.compile(r"^\s+([A-Za-z0-9 ]+?)\s*:\s*(.*?)\s*$")
-_LEADING = re.compile(r"^[-+]?\d+(?:\.\d+)?")
+_LEADING = re.compile(r"^[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 def number(text: str | None) -> float | None:
-    """'41.0' / '-1.6000dBm' / '75.0000C' -> float; 'N/A' or empty -> None."""
+    """'41.0' / '-1.6000dBm' / '75.0000C' / '1.00e-09' -> float; 'N/A' or empty -> None."""
     match = _LEADING.match(str(text or "").strip())
     return float(match.group(0)) if match else None
 
