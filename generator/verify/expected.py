@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from generator.verify.ecmp import expected_widths
+
 PREFIX_TOLERANCE = 0.10     # fraction of the expected count
 PREFIX_SLACK_MIN = 2        # at least this many either side
 
@@ -93,8 +95,6 @@ def expectations(plan) -> Expectations:
                 found = plan.discovery.nic(host.name, nic.netdev)
                 if found is not None and found.mac:
                     host_macs[(host.name, nic.netdev)] = found.mac
-    from generator.verify.ecmp import expected_widths
-
     cables = {}
     for link in plan.links:
         for device, port in ((link.a_device, link.a_port), (link.b_device, link.b_port)):
