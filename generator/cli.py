@@ -407,6 +407,10 @@ def lab_up(
                       "`lab ztp` provisions them")] = False,
     inventory: Annotated[str | None, typer.Option(
         "--inventory", help="with --ztp: name,serial,mac of each switch (its label's eth0 MAC and serial)")] = None,
+    faults: Annotated[str | None, typer.Option(
+        "--faults", help="YAML of what cabling cannot say: switches: {<sw>: {os_version, ntp, psu, fans, "
+                         "temperature_c}}, ports: {\"<sw>:<port>\": {rx_power_dbm, tx_power_dbm, "
+                         "module_temperature_c, fec_ber, link_flaps}}; anything not listed is healthy")] = None,
 ) -> None:
     """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
 
@@ -441,6 +445,7 @@ def lab_up(
     version = _lab_version(p, nos_version)
     password = os.environ.get(PASSWORD_ENV) or None
     world = _lab_world(p, wiring)
+    device_faults = _lab_faults(p, faults)
     if ztp:
         devices, username, ztp_user = _ztp_devices(p, inventory, version, password)
     else:
@@ -452,7 +457,7 @@ def lab_up(
         username, ztp_user = p.deploy_user, None
     try:
         endpoints = start(devices, Path(directory), username=username, password=password, world=world,
-                          ztp_user=ztp_user)
+                          ztp_user=ztp_user, faults=device_faults)
     except LabError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
@@ -532,6 +537,23 @@ def _ztp_devices(plan, inventory: str, version: str, password: str | None):
         # SONiC keeps its Linux accounts outside config_db; a Cumulus patch keeps the factory's
         after = factory
     return devices, factory, after
+
+
+def _lab_faults(plan, faults: str | None) -> dict[str, dict]:
+    """{switch: its faults} from `lab up --faults FILE`, checked against the plan (lab/fault_file.py)."""
+    if faults is None:
+        return {}
+    from generator.lab.fault_file import FaultFileError, load_fault_file
+
+    ports: dict[str, set[str]] = {sw.name: set() for sw in plan.switches}
+    for port in plan.ports:
+        if port.device in ports:
+            ports[port.device].add(port.port)
+    try:
+        return load_fault_file(faults, ports)
+    except FaultFileError as exc:
+        _err(f"error: lab up: {exc}")
+        raise typer.Exit(1) from None
 
 
 def _lab_world(plan, wiring: str | None):

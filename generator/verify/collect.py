@@ -1,11 +1,13 @@
 """Read every switch through its napalm driver, in a thread pool, with a progress bar on a terminal.
 
-Per switch: counters (read 1), interfaces, LLDP (napalm's detail getter: port ID and port
-description), BGP; then counters again once `interval_s` has passed since read 1 (errors /
-PFC / ECN compare the two); then, while a planned BGP
-session is still not established, BGP again every SETTLE_POLL_S until `settle_s` after the
-first read (a session still connecting is not yet a finding). A getter that fails leaves its
-checks unknown; the others still run.
+Per switch: counters and PHY counters (read 1), interfaces, LLDP (napalm's detail getter: port
+ID and port description), BGP, facts, environment, transceivers, NTP; then counters again once
+`interval_s` has passed since read 1 (errors / PFC / ECN / FEC / flaps compare the two); then,
+while a planned BGP session is still not established, BGP again every SETTLE_POLL_S until
+`settle_s` after the first BGP read (a session still connecting is not yet a finding); then the
+routes (ECMP), which follow the sessions. A getter that fails leaves its checks unknown; the
+others still run. A getter the switch OS's driver does not have (a driver extra, or
+NotImplementedError) leaves its checks skipped, with that reason.
 """
 
 from __future__ import annotations
@@ -46,23 +48,49 @@ def read_switch(name: str, make_driver: Callable, password: str | None, *, inter
                 reading.errors[key] = _one_line(exc, password)
                 return None
 
+        def optional(key: str, getter: str):
+            call = getattr(driver, getter, None)
+            if call is None:
+                reading.unsupported[key] = f"this switch OS's driver has no {getter}"
+                return None
+            try:
+                return call()
+            except NotImplementedError:
+                reading.unsupported[key] = f"this switch OS's driver does not implement {getter} yet"
+                return None
+            except Exception as exc:  # noqa: BLE001 - this getter's checks become unknown
+                reading.errors[key] = _one_line(exc, password)
+                return None
+
         started = time.monotonic()
         counters0 = get("counters", driver.get_interfaces_counters)
         pfc0 = get("pfc", getattr(driver, "get_pfc_ecn_counters", _missing("get_pfc_ecn_counters")))
+        phy0 = optional("phy", "get_phy_counters")
         reading.interfaces = get("interfaces", driver.get_interfaces)
         reading.lldp = get("lldp", lambda: lldp_neighbors(driver))
         reading.bgp = get("bgp", driver.get_bgp_neighbors)
+        # the settle time runs from this first BGP read, however long the reads before it took
+        bgp_read = time.monotonic()
+        reading.facts = optional("facts", "get_facts")
+        reading.environment = optional("environment", "get_environment")
+        reading.transceivers = optional("transceivers", "get_transceivers")
+        reading.ntp = optional("ntp", "get_ntp_stats")
         time.sleep(max(0.0, started + interval_s - time.monotonic()))
         reading.interval_s = time.monotonic() - started
         counters1 = get("counters", driver.get_interfaces_counters) if counters0 is not None else None
         pfc1 = get("pfc", driver.get_pfc_ecn_counters) if pfc0 is not None else None
+        phy1 = optional("phy", "get_phy_counters") if phy0 is not None else None
         if counters0 is not None and counters1 is not None:
             reading.counters = (counters0, counters1)
         if pfc0 is not None and pfc1 is not None:
             reading.pfc = (pfc0, pfc1)
-        while reading.bgp is not None and pending(reading) and time.monotonic() - started < settle_s:
-            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - started))))
+        if phy0 is not None and phy1 is not None:
+            reading.phy = (phy0, phy1)
+        while reading.bgp is not None and pending(reading) and time.monotonic() - bgp_read < settle_s:
+            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - bgp_read))))
             reading.bgp = get("bgp", driver.get_bgp_neighbors)
+        # the routes BGP installed: read once the planned sessions are up (or the settle time is over)
+        reading.routes = optional("routes", "get_route_next_hops")
     finally:
         try:
             driver.close()

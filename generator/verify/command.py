@@ -20,6 +20,8 @@ import yaml
 
 from generator.safe_text import for_terminal
 from generator.verify import checks as C
+from generator.verify import control_plane as CP
+from generator.verify import physical as P
 from generator.verify.expected import PREFIX_TOLERANCE, Expectations, expectations
 from generator.verify.model import HOST_CHECKS, SWITCH_CHECKS, Outcome, VerifyReport, outcome
 from generator.verify.report import FORMATS, write_report
@@ -29,7 +31,13 @@ DEFAULT_SETTLE_S = 30.0
 SSH_TIMEOUT = 20
 # which getters each check needs (collect.py's error keys)
 NEEDS = {"cabling": ("lldp", "interfaces"), "link": ("interfaces",), "speed": ("interfaces",),
-         "mtu": ("interfaces",), "bgp": ("bgp",), "errors": ("counters",), "pfc": ("pfc",), "ecn": ("pfc",)}
+         "mtu": ("interfaces",), "bgp": ("bgp",), "errors": ("counters",), "pfc": ("pfc",), "ecn": ("pfc",),
+         "optics": ("transceivers",), "fec": ("phy",), "flaps": ("phy",), "hardware": ("environment",),
+         "os-version": ("facts",), "ntp": ("ntp",), "ecmp": ("routes",)}
+# the SwitchReading field each getter fills (collect.py)
+READS = {"lldp": "lldp", "interfaces": "interfaces", "bgp": "bgp", "counters": "counters", "pfc": "pfc",
+         "transceivers": "transceivers", "phy": "phy", "environment": "environment", "facts": "facts",
+         "ntp": "ntp", "routes": "routes"}
 
 
 def _unknown_all(name: str, reason: str, names=SWITCH_CHECKS) -> list[Outcome]:
@@ -39,6 +47,7 @@ def _unknown_all(name: str, reason: str, names=SWITCH_CHECKS) -> list[Outcome]:
 def switch_outcomes(readings: dict[str, C.SwitchReading], exp: Expectations, *, pfc_threshold: float,
                     ecn_threshold: float, prefix_tolerance: float) -> list[Outcome]:
     cabling = C.check_cabling(readings, exp)
+    versions = CP.check_os_versions(readings, exp)
     out: list[Outcome] = []
     for name, reading in sorted(readings.items()):
         if "connect" in reading.errors:
@@ -53,19 +62,45 @@ def switch_outcomes(readings: dict[str, C.SwitchReading], exp: Expectations, *, 
             "errors": lambda r=reading: C.check_errors(r, exp),
             "pfc": lambda r=reading: C.check_pfc(r, exp, pfc_threshold),
             "ecn": lambda r=reading: C.check_ecn(r, exp, ecn_threshold),
+            "optics": lambda r=reading: P.check_optics(r, exp),
+            "fec": lambda r=reading: P.check_fec(r, exp),
+            "flaps": lambda r=reading: P.check_flaps(r, exp),
+            "hardware": lambda r=reading: P.check_hardware(r),
+            "os-version": lambda n=name: versions.get(n, []),
+            "ntp": lambda r=reading: CP.check_ntp(r, exp),
+            "ecmp": lambda r=reading: CP.check_ecmp(r, exp),
         }
         for check in SWITCH_CHECKS:
+            unsupported = [key for key in NEEDS[check] if key in reading.unsupported]
+            if unsupported:
+                out.append(Outcome(check, name, "skipped", reason=reading.unsupported[unsupported[0]]))
+                continue
+            if check == "ecmp" and not exp.ecmp.get(name):
+                out.append(Outcome(check, name, "skipped", reason="the plan gives this switch no ECMP width to "
+                                   "check (no other leaf, or equal-length paths that differ in AS path)"))
+                continue
             missing = [key for key in NEEDS[check] if key in reading.errors]
+            if not missing and any(getattr(reading, READS[key]) is None for key in NEEDS[check]):
+                out.append(Outcome(check, name, "unknown", reason="not read"))
+                continue
             if check == "bgp" and missing and not exp.sessions.get(name):
                 missing = []       # nothing planned: no session can be missing
             if missing:
                 out.append(Outcome(check, name, "unknown", reason=f"{missing[0]}: {reading.errors[missing[0]]}"))
+            elif check == "flaps" and _flaps_uncounted(reading):
+                out.append(Outcome(check, name, "skipped", reason="this switch OS counts no carrier changes in "
+                                   "what its driver reads (SONiC's CLI tables have no such counter)"))
             elif check == "ecn" and _ecn_uncounted(reading):
                 out.append(Outcome(check, name, "skipped", reason="this switch OS release counts no ECN-marked "
                                    "packets (SONiC before 202505 has no wredstat)"))
             else:
                 out.append(outcome(check, name, results[check]()))
     return out
+
+
+def _flaps_uncounted(reading: C.SwitchReading) -> bool:
+    """The driver reported no carrier-change counter (oper.py phy_counters: None)."""
+    return bool(reading.phy) and all(v.get("carrier_transitions") is None for v in reading.phy[1].values())
 
 
 def _ecn_uncounted(reading: C.SwitchReading) -> bool:
