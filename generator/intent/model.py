@@ -485,9 +485,10 @@ class DeployHosts(_Strict):
     # The scheduler's name for a host when it is not the host name (Slurm NodeName is often an
     # FQDN or a site name; slurm.conf(5) NodeName/NodeHostname): the hooks' {host} and the
     # playbook's scheduler reads use it. Unset: the host name.
-    scheduler_node: Annotated[str, Field(max_length=253, description="the host's scheduler node name, "
-                                                                     "{host} = host name, e.g. "
-                                                                     "{host}.cluster.example")] | None = None
+    scheduler_node: Annotated[str | None, Field(max_length=253, description="the host's scheduler node name, "
+                                                                            "{host} = host name, e.g. "
+                                                                            "{host}.cluster.example; unset: the "
+                                                                            "host name")] = None
 
     @field_validator("drain", "undrain")
     @classmethod
