@@ -22,6 +22,7 @@ from generator.cli_options import (
     VersionOpt,
     alias,
     format_option,
+    printed_to,
     renamed,
 )
 
@@ -83,8 +84,14 @@ def validate(
     fmt: Annotated[str, format_option("table", "json", table="text")] = "table",
     explain: Annotated[str | None, typer.Option("--explain", help="explain a rule code, e.g. FG201")] = None,
     sonic_yang: Annotated[str | None, typer.Option("--sonic-yang", help="SONiC YANG model dir: validate config_db")] = None,
+    output: ReportOpt = None,
 ) -> None:
     """Load, compile and check an intent; exit 1 on any error."""
+    with printed_to(output):
+        _validate(intent, fmt, explain, sonic_yang)
+
+
+def _validate(intent: list[str] | None, fmt: str, explain: str | None, sonic_yang: str | None) -> None:
     from generator.checks.registry import RULES
     from generator.checks.runner import load_rules
 
@@ -258,11 +265,13 @@ def plan(
     intent: IntentArg,
     against: Annotated[str, typer.Option("--against", help="git ref (e.g. origin/main) or a rendered directory")],
     fmt: Annotated[str, format_option("table", "markdown", "json", table="text")] = "table",
+    output: ReportOpt = None,
 ) -> None:
     """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes)."""
     from generator.gitops.plan import run_plan
 
-    raise typer.Exit(run_plan(intent, against=against, fmt=fmt))
+    with printed_to(output):
+        raise typer.Exit(run_plan(intent, against=against, fmt=fmt))
 
 
 @app.command()
@@ -694,11 +703,12 @@ def hosts_discover(
 
 
 @app.command()
-def schema() -> None:
+def schema(output: ReportOpt = None) -> None:
     """Print the JSON Schema of the intent (for editor completion)."""
     from generator.intent.schema import intent_schema
 
-    typer.echo(json.dumps(intent_schema(), indent=1, sort_keys=True))
+    with printed_to(output):
+        typer.echo(json.dumps(intent_schema(), indent=1, sort_keys=True))
 
 
 @app.command()

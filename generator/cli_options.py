@@ -4,6 +4,9 @@ for what a command writes, --format (table for people, json for machines), --lim
 
 from __future__ import annotations
 
+import contextlib
+import io
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
@@ -66,3 +69,25 @@ LimitOpt = Annotated[str | None, typer.Option(
     "--limit", metavar="GLOB", help="only devices whose name matches this glob, e.g. 'leaf-r0-*'")]
 ReportOpt = Annotated[str | None, typer.Option(
     "-o", "--output", help="write the report to this file (atomically) instead of stdout")]
+
+
+@contextlib.contextmanager
+def printed_to(output: str | None) -> Iterator[None]:
+    """-o FILE for a command that prints its result (validate, plan, schema): what it prints goes to
+    FILE, written atomically once the command has finished (an exit code is a finished command; a
+    crash or an empty result leaves the last good file as it was)."""
+    if output is None:
+        yield
+        return
+    from generator.drift.report import write_atomic
+
+    buffer = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buffer):
+            yield
+    except typer.Exit:
+        if buffer.getvalue():
+            write_atomic(output, buffer.getvalue())
+        raise
+    if buffer.getvalue():
+        write_atomic(output, buffer.getvalue())

@@ -128,6 +128,22 @@ def test_drift_and_verify_take_o_for_their_report(tmp_path) -> None:
         assert json.loads(report.read_text())["summary"]
 
 
+def test_validate_plan_and_schema_take_o_for_what_they_print(tmp_path) -> None:
+    rendered = tmp_path / "r"
+    assert run("render", str(SMALL), "-o", str(rendered)).returncode == 0
+    for args, name in ((["validate", str(SMALL), "--format", "json"], "v.json"), (["schema"], "s.json"),
+                       (["plan", str(SMALL), "--against", str(rendered), "--format", "json"], "p.json")):
+        to_file, to_stdout = run(*args, "-o", str(tmp_path / name)), run(*args)
+        assert to_file.returncode == to_stdout.returncode == 0, to_file.stderr
+        # the same document, in the file instead of on stdout
+        assert to_file.stdout == "" and (tmp_path / name).read_text() == to_stdout.stdout
+    assert json.loads((tmp_path / "v.json").read_text())["ok"] is True
+    # a plan that could not run (exit 1, its error on stderr) leaves the last good file alone
+    kept = (tmp_path / "p.json").read_text()
+    failed = run("plan", str(SMALL), "--against", str(tmp_path / "nothing"), "-o", str(tmp_path / "p.json"))
+    assert failed.returncode == 1 and (tmp_path / "p.json").read_text() == kept
+
+
 # --- fabricgen.toml ---------------------------------------------------------------------------
 def _intent_with_config(tmp_path: Path, config: str) -> Path:
     intent = tmp_path / "fabric.yaml"
