@@ -13,9 +13,20 @@ from typing import Annotated
 import typer
 
 from generator import __version__
+from generator.cli_config import use_config_file
+from generator.cli_options import (
+    CONTEXT,
+    EndpointsOpt,
+    LimitOpt,
+    ReportOpt,
+    VersionOpt,
+    alias,
+    format_option,
+    printed_to,
+    renamed,
+)
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="One reviewed YAML intent -> a lossless RoCEv2 GPU fabric.")
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, context_settings=CONTEXT)
 lab_app = typer.Typer(no_args_is_help=True, help="Simulated switches on loopback for tests and demos.")
 app.add_typer(lab_app, name="lab")
 lock_app = typer.Typer(no_args_is_help=True, help="The fabric's deploy lock (generator/deploy/lock.py).")
@@ -24,6 +35,14 @@ hosts_app = typer.Typer(no_args_is_help=True, help="GPU servers: what they have 
 app.add_typer(hosts_app, name="hosts")
 
 IntentArg = Annotated[str, typer.Argument(help="path of the intent (fabric.yaml)", show_default=False)]
+
+
+@app.callback()
+def _main(version: VersionOpt = False) -> None:
+    """One reviewed YAML intent -> a lossless RoCEv2 GPU fabric.
+
+    Defaults come from fabricgen.toml beside the intent, or the file $FABRICGEN_CONFIG names.
+    """
 
 
 def _err(line: str) -> None:
@@ -62,11 +81,17 @@ def _summary(result) -> str:
 @app.command()
 def validate(
     intent: Annotated[list[str] | None, typer.Argument(help="intent file(s)", show_default=False)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    fmt: Annotated[str, format_option("table", "json", table="text")] = "table",
     explain: Annotated[str | None, typer.Option("--explain", help="explain a rule code, e.g. FG201")] = None,
     sonic_yang: Annotated[str | None, typer.Option("--sonic-yang", help="SONiC YANG model dir: validate config_db")] = None,
+    output: ReportOpt = None,
 ) -> None:
     """Load, compile and check an intent; exit 1 on any error."""
+    with printed_to(output):
+        _validate(intent, fmt, explain, sonic_yang)
+
+
+def _validate(intent: list[str] | None, fmt: str, explain: str | None, sonic_yang: str | None) -> None:
     from generator.checks.registry import RULES
     from generator.checks.runner import load_rules
 
@@ -80,9 +105,6 @@ def validate(
         return
     if not intent:
         _err("error: give an intent file, e.g. fabricgen validate inventories/medium/fabric.yaml")
-        raise typer.Exit(2)
-    if fmt not in ("text", "json"):
-        _err(f"error: --format {fmt!r}: use text or json")
         raise typer.Exit(2)
     failed = False
     reports = []
@@ -229,7 +251,6 @@ def day0(
 
 
 OnlyOpt = Annotated[str | None, typer.Option("--only", help="switches | hosts")]
-EndpointsOpt = Annotated[str | None, typer.Option("--endpoints", help="endpoints.yml (management address overrides)")]
 
 
 def _only(value: str | None) -> str | None:
@@ -243,12 +264,14 @@ def _only(value: str | None) -> str | None:
 def plan(
     intent: IntentArg,
     against: Annotated[str, typer.Option("--against", help="git ref (e.g. origin/main) or a rendered directory")],
-    fmt: Annotated[str, typer.Option("--format", help="text | markdown | json")] = "text",
+    fmt: Annotated[str, format_option("table", "markdown", "json", table="text")] = "table",
+    output: ReportOpt = None,
 ) -> None:
     """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes)."""
     from generator.gitops.plan import run_plan
 
-    raise typer.Exit(run_plan(intent, against=against, fmt=fmt))
+    with printed_to(output):
+        raise typer.Exit(run_plan(intent, against=against, fmt=fmt))
 
 
 @app.command()
@@ -256,8 +279,9 @@ def deploy(
     intent: IntentArg,
     endpoints: EndpointsOpt = None,
     only: OnlyOpt = None,
-    limit: Annotated[str | None, typer.Option("--limit", help="only devices matching this glob")] = None,
+    limit: LimitOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="diff only; hosts in --check --diff")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="print every switch's full diff")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="do not ask for confirmation")] = False,
     accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
                                                        help="trust SSH host keys on first contact")] = False,
@@ -268,7 +292,8 @@ def deploy(
     from generator.deploy.rollout import run_deploy
 
     raise typer.Exit(run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run,
-                                yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision))
+                                yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision,
+                                show_diff=diff))
 
 
 @app.command()
@@ -276,13 +301,14 @@ def drift(
     intent: IntentArg,
     endpoints: EndpointsOpt = None,
     only: OnlyOpt = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | prometheus | markdown")] = "table",
-    output: Annotated[str | None, typer.Option("--output", help="write the report here (atomically)")] = None,
+    limit: LimitOpt = None,
+    fmt: Annotated[str, format_option("table", "json", "prometheus", "markdown")] = "table",
+    output: ReportOpt = None,
 ) -> None:
     """Compare every device with the intent: exit 0 in sync, 3 drift, 1 could not check."""
     from generator.drift.command import run_drift
 
-    raise typer.Exit(run_drift(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output))
+    raise typer.Exit(run_drift(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit))
 
 
 @app.command()
@@ -290,8 +316,9 @@ def verify(
     intent: IntentArg,
     endpoints: EndpointsOpt = None,
     only: OnlyOpt = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | junit | prometheus")] = "table",
-    output: Annotated[str | None, typer.Option("--output", help="write the report here (atomically)")] = None,
+    limit: LimitOpt = None,
+    fmt: Annotated[str, format_option("table", "json", "junit", "prometheus")] = "table",
+    output: ReportOpt = None,
     interval: Annotated[float, typer.Option("--interval", help="seconds between the two counter reads")] = 5.0,
     settle: Annotated[float, typer.Option("--settle", help="seconds a BGP session may still be connecting")] = 30.0,
     pfc_threshold: Annotated[float, typer.Option("--pfc-threshold",
@@ -307,7 +334,7 @@ def verify(
     """
     from generator.verify.command import run_verify
 
-    raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output,
+    raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
                                 interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
                                 ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance))
 
@@ -317,15 +344,17 @@ def capacity(
     intent: IntentArg,
     message_size: Annotated[str | None, typer.Option("--message-size", help="all-reduce size, e.g. 140GB")] = None,
     what_if: Annotated[list[str] | None, typer.Option("--what-if", help="KEY=V1,V2,... (repeatable)")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text | json | markdown")] = "text",
+    fmt: Annotated[str, format_option("table", "json", "markdown", table="text")] = "table",
     naive: Annotated[bool, typer.Option("--naive", help="also show the bytes/bisection estimate in detail")] = False,
-    output_dir: Annotated[str | None, typer.Option("--output-dir", help="write plots and BOM CSV here")] = None,
+    output: Annotated[str | None, typer.Option("-o", "--output", help="directory for the plots and BOM CSV")] = None,
+    output_dir: Annotated[str | None, alias("--output-dir")] = None,
 ) -> None:
     """Bandwidth, all-reduce time, cost and bill of materials from the plan."""
     from generator.capacity.command import run_capacity
 
+    output = renamed(output, output_dir, "-o/--output", "--output-dir")
     raise typer.Exit(run_capacity(intent, message_size=message_size, what_if=what_if or [], fmt=fmt, naive=naive,
-                                  output_dir=output_dir))
+                                  output_dir=output))
 
 
 @app.command()
@@ -390,6 +419,10 @@ def lab_up(
     time_scale: Annotated[float, typer.Option(
         "--time-scale", help="the switches' timers (commit-confirm) run N times faster: a 30 s confirm "
                              "timer expires in 30/N s (1-600)")] = 1.0,
+    faults: Annotated[str | None, typer.Option(
+        "--faults", help="YAML of what cabling cannot say: switches: {<sw>: {os_version, ntp, psu, fans, "
+                         "temperature_c}}, ports: {\"<sw>:<port>\": {rx_power_dbm, tx_power_dbm, "
+                         "module_temperature_c, fec_ber, link_flaps}}; anything not listed is healthy")] = None,
 ) -> None:
     """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
 
@@ -424,6 +457,7 @@ def lab_up(
     version = _lab_version(p, nos_version)
     password = os.environ.get(PASSWORD_ENV) or None
     world = _lab_world(p, wiring)
+    device_faults = _lab_faults(p, faults)
     if ztp:
         devices, username, ztp_user = _ztp_devices(p, inventory, version, password)
     else:
@@ -435,7 +469,7 @@ def lab_up(
         username, ztp_user = p.deploy_user, None
     try:
         endpoints = start(devices, Path(directory), username=username, password=password, world=world,
-                          ztp_user=ztp_user, time_scale=time_scale)
+                          ztp_user=ztp_user, time_scale=time_scale, faults=device_faults)
     except LabError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
@@ -515,6 +549,23 @@ def _ztp_devices(plan, inventory: str, version: str, password: str | None):
         # SONiC keeps its Linux accounts outside config_db; a Cumulus patch keeps the factory's
         after = factory
     return devices, factory, after
+
+
+def _lab_faults(plan, faults: str | None) -> dict[str, dict]:
+    """{switch: its faults} from `lab up --faults FILE`, checked against the plan (lab/fault_file.py)."""
+    if faults is None:
+        return {}
+    from generator.lab.fault_file import FaultFileError, load_fault_file
+
+    ports: dict[str, set[str]] = {sw.name: set() for sw in plan.switches}
+    for port in plan.ports:
+        if port.device in ports:
+            ports[port.device].add(port.port)
+    try:
+        return load_fault_file(faults, ports)
+    except FaultFileError as exc:
+        _err(f"error: lab up: {exc}")
+        raise typer.Exit(1) from None
 
 
 def _lab_world(plan, wiring: str | None):
@@ -633,35 +684,43 @@ def lock_break(
 @hosts_app.command("discover")
 def hosts_discover(
     intent: IntentArg,
-    out: Annotated[str, typer.Option("--out", help="discovery file to write (hosts.discovered in the intent)")],
+    output: Annotated[str | None, typer.Option(
+        "-o", "--output", help="discovery file to write (hosts.discovered in the intent)", show_default=False)] = None,
     endpoints: EndpointsOpt = None,
     limit: Annotated[str | None, typer.Option("--limit", help="only hosts matching this Ansible pattern")] = None,
+    out: Annotated[str | None, alias("--out")] = None,
 ) -> None:
     """Read each host's RDMA NICs (netdev -> RDMA device -> PCI, link type, state) and GPUDirect path
-    over SSH, read-only; write them to --out and print one line per host against the render.
+    over SSH, read-only; write them to -o FILE and print one line per host against the render.
 
     Exit 0 every host read, 1 a host could not be read (its previous entry is kept) or nothing ran.
     """
     from generator.deploy.discover import run_discover
 
+    out = renamed(output, out, "-o/--output", "--out")
+    if out is None:
+        _err("error: hosts discover: give -o FILE, the discovery file to write (hosts.discovered in the intent)")
+        raise typer.Exit(2)
+
     raise typer.Exit(run_discover(intent, out=out, endpoints=endpoints, limit=limit))
 
 
 @app.command()
-def schema() -> None:
+def schema(output: ReportOpt = None) -> None:
     """Print the JSON Schema of the intent (for editor completion)."""
-    from generator.intent.model import Intent
+    from generator.intent.schema import intent_schema
 
-    doc = Intent.model_json_schema(by_alias=True)
-    doc["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    doc["title"] = "fabricgen intent"
-    typer.echo(json.dumps(doc, indent=1, sort_keys=True))
+    with printed_to(output):
+        typer.echo(json.dumps(intent_schema(), indent=1, sort_keys=True))
 
 
 @app.command()
 def version() -> None:
     """Print the fabricgen version."""
     typer.echo(f"fabricgen {__version__}")
+
+
+use_config_file(app)        # after every command is registered
 
 
 def main() -> None:  # pragma: no cover

@@ -128,6 +128,13 @@ def parse_yaml(text: str, what: str) -> Any:
         raise DeviceDataError(f"{what}: not YAML: {str(exc).splitlines()[0]}") from None
 
 
+def checked_text(text: str, what: str) -> str:
+    """Text a device printed for a line parser (SONiC's tabulate tables, ntpq, sfputil dumps):
+    the size cap only, since a line parser has no depth. DeviceDataError when refused."""
+    _check_size(text, what)
+    return text
+
+
 def parse_json(text: str, what: str) -> Any:
     """JSON a device printed. DeviceDataError on anything refused."""
     _check_size(text, what)

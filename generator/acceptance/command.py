@@ -3,6 +3,9 @@
     acceptance INTENT -o DIR          write runs, scripts and expected.json (0, 1)
     acceptance INTENT --results LOG.. judge nccl-tests logs, write measured.json (0, 1, 3)
 
+Exit 0 only when every planned run has a log judged as expected: a planned run without a
+log is listed `not run` and makes the exit 3, like a run below expectation.
+
 Errors are one line on stderr; exit 1 means nothing could be judged (bad intent, an
 unreadable, truncated or foreign log, a log that matches no run) and nothing is written.
 """
@@ -15,13 +18,14 @@ import sys
 from pathlib import Path
 
 from generator import __version__
-from generator.acceptance.compare import DEFAULT_MIN_FRACTION, DEFAULT_MIN_SIZE, compare
+from generator.acceptance.compare import DEFAULT_MIN_FRACTION, DEFAULT_MIN_SIZE, compare, not_run
 from generator.acceptance.expected import EXPECTED_FILE, Predictor, expected_doc, predictor_for
 from generator.acceptance.nccl_log import LogError, parse_log
 from generator.acceptance.report import format_tables, measured_doc, measured_json
 from generator.acceptance.runs import RunSet, plan_runs
 from generator.acceptance.scripts import script_files
-from generator.acceptance.writer import OutputRefused, sha256, write_output
+from generator.acceptance.writer import OutputRefused, sha256, write_atomic, write_output
+from generator.safe_text import for_terminal
 
 GENERATOR = f"fabricgen {__version__}"
 MEASURED_FILE = "measured.json"
@@ -35,7 +39,7 @@ class AcceptanceError(Exception):
 
 def _err(*lines: str) -> None:
     for line in lines:
-        print(line, file=sys.stderr)
+        print(for_terminal(line), file=sys.stderr)       # log paths and log text are not ours
 
 
 def _prepare(intent_path: str):
@@ -124,15 +128,18 @@ def run_results(intent_path: str, logs: list[str], *, min_fraction: float = DEFA
         _err(f"error: {exc}")
         return 1
     target = Path(measured) if measured else Path(logs[0]).parent / MEASURED_FILE
+    missing = not_run(results, runs)
     doc = measured_doc(plan.fabric, results, predictor, min_fraction, min_size)
+    doc["not_run"] = [run.id for run in missing]     # planned runs no log was given for
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(measured_json(doc), encoding="utf-8")
-        tmp.replace(target)
+        write_atomic(target, measured_json(doc))
     except OSError as exc:
         _err(f"error: {target}: cannot write the measured points: {exc.strerror or exc}; give --measured FILE")
         return 1
     sys.stdout.write(format_tables(results, min_fraction))
-    print(f"measured points -> {target}")
-    return 0 if all(r.ok for r in results) else 3
+    for run in missing:
+        print(f"not run: {run.id}: {run.nodes} nodes, {run.ranks} ranks: no log given; run it with the generated "
+              f"script and pass logs/{run.id}.log to --results")
+    print(for_terminal(f"measured points -> {target}"))
+    # DESIGN: the exit is 3 unless every planned run was judged as expected
+    return 0 if not missing and all(r.ok for r in results) else 3

@@ -27,6 +27,7 @@ from generator.acceptance.runs import Run, RunSet
 
 DEFAULT_MIN_FRACTION = 0.85
 DEFAULT_MIN_SIZE = SIZES[0]
+_ANY_OF_SIZE = "rank count (any of "       # matched_by of a log that could be any run of its size
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +87,7 @@ def match_run(log: NcclLog, runset: RunSet) -> tuple[Run, str]:
         return _checked(log, max(named, key=lambda r: len(r.id)), "file name")
     same = [r for r in runset.runs if log.nranks is not None and r.ranks == log.nranks]
     if same and len({r.nodes for r in same}) == 1:
-        how = "rank count" if len(same) == 1 else f"rank count (any of {', '.join(r.id for r in same)})"
+        how = "rank count" if len(same) == 1 else f"{_ANY_OF_SIZE}{', '.join(r.id for r in same)})"
         return same[0], how
     plan = ", ".join(f"{r.id} ({r.ranks} ranks)" for r in runset.runs)
     seen = f"{log.nranks} ranks" if log.nranks else "no '# Rank' lines"
@@ -138,3 +139,16 @@ def compare(logs: list[NcclLog], runset: RunSet, predictor: Predictor, *, min_fr
     """Raises LogError for a log that matches no run or has nothing to judge."""
     matched = [(log, *match_run(log, runset)) for log in logs]
     return [judge(log, run, how, predictor, min_fraction, min_size) for log, run, how in matched]
+
+
+def not_run(results: list[RunResult], runset: RunSet) -> list[Run]:
+    """The planned runs no log was judged for, in plan order. A log matched only by its rank
+    count stands for one run of that size (which one ran cannot be told from the log): each
+    such log covers one run of its size that no other log covers."""
+    covered = {r.run.id for r in results if not r.matched_by.startswith(_ANY_OF_SIZE)}
+    for res in results:
+        if res.matched_by.startswith(_ANY_OF_SIZE):
+            peers = [run for run in runset.runs if run.ranks == res.log.nranks and run.id not in covered]
+            if peers:
+                covered.add(peers[0].id)
+    return [run for run in runset.runs if run.id not in covered]

@@ -30,7 +30,9 @@ does not have the columns its header names is an error: the log was cut or inter
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +47,10 @@ _ROW = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z]\S*\s+[A-Za-z]\S*(\s|$)")
 _OOB = re.compile(r"^\s*#?\s*Out of bounds values\s*:\s*(\d+)")
 _AVG = re.compile(r"^\s*#?\s*Avg bus bandwidth\s*:\s*(\S+)")
 _TIME_COLUMNS = ("time", "cputime")
+# An all_reduce_perf log is a few KB (a header, one line per rank, ~20 rows); NCCL_DEBUG=INFO
+# adds some tens of lines per rank, ~10 MB at 1,024 ranks. 64 MiB leaves room for that and
+# still refuses /dev/zero or a core file before it fills memory.
+MAX_LOG_BYTES = 64 << 20
 
 
 class LogError(Exception):
@@ -130,16 +136,26 @@ class _Layout:
         return cls(5 if m.group(1) else 4, half, 2 if "timestamp" in names else 0)
 
 
-def _number(text: str) -> float:
+class _NotAMeasure(ValueError):
+    """A value column that parses as a float but cannot be a measurement (inf, nan, negative)."""
+
+    def __init__(self, column: str, text: str):
+        super().__init__(f"{column} {text!r} is not a finite number of 0 or more")
+
+
+def _number(text: str, column: str) -> float:
+    """A time, bandwidth, #wrong count or average. nccl-tests prints these from elapsed times
+    and counts (src/common.cu), so inf, nan or a negative value means an edited or corrupt log:
+    judged, an `inf` busbw would pass and reach measured.json as `Infinity` (not JSON)."""
     value = float(text)
-    if math.isnan(value):
-        raise ValueError(text)
+    if not math.isfinite(value) or value < 0:
+        raise _NotAMeasure(column, text)
     return value
 
 
 def _cell(tokens: list[str]) -> Cell:
-    time_us, algbw, busbw = (_number(t) for t in tokens[:3])
-    wrong = None if tokens[3] == "N/A" else _number(tokens[3])
+    time_us, algbw, busbw = (_number(t, c) for t, c in zip(tokens[:3], ("time", "algbw", "busbw"), strict=True))
+    wrong = None if tokens[3] == "N/A" else _number(tokens[3], "#wrong")
     return Cell(time_us, algbw, busbw, wrong)
 
 
@@ -182,7 +198,10 @@ def parse_text(text: str, path: str) -> NcclLog:
             oob = int(m.group(1))
         elif m := _AVG.match(line):
             try:
-                avg = _number(m.group(1))
+                avg = _number(m.group(1), "'# Avg bus bandwidth'")
+            except _NotAMeasure as exc:
+                raise LogError(f"{path}:{n}: {exc}: the log is corrupt or edited; judge the log "
+                               "all_reduce_perf printed") from None
             except ValueError:
                 raise LogError(f"{path}:{n}: '# Avg bus bandwidth' is {m.group(1)!r}, not a number: "
                                "the run measured nothing") from None
@@ -225,6 +244,9 @@ def _row(line: str, layout: _Layout, path: str, n: int) -> Row:
             oop, inp = None, _cell(values[:half])
         else:
             raise ValueError
+    except _NotAMeasure as exc:
+        raise LogError(f"{path}:{n}: data row {exc}: the log is corrupt or edited; judge the log "
+                       "all_reduce_perf printed") from None
     except (ValueError, IndexError):
         raise LogError(f"{path}:{n}: data row with {len(values)} value column(s) where the header names "
                        f"{2 * half + trailing}: the log is truncated or mixed with other output") from None
@@ -232,11 +254,47 @@ def _row(line: str, layout: _Layout, path: str, n: int) -> Row:
 
 
 def parse_log(path: str | Path) -> NcclLog:
+    """Read PATH (a regular file of at most MAX_LOG_BYTES) and parse it.
+
+    Opened non-blocking so that a FIFO named as a log does not wait for a writer that never
+    comes (open(2): O_NONBLOCK on a FIFO opened for reading returns at once); fstat then
+    refuses anything but a regular file, so a FIFO, /dev/zero or a directory is one error line
+    and never a hang or an unbounded read. A link to a log is read: the operator may keep logs
+    elsewhere, and reading through it writes nothing."""
     name = str(path)
     try:
-        data = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise LogError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise LogError(f"{name}: {_kind(st.st_mode)}, not a regular file: give the file all_reduce_perf's "
+                           "output was saved to")
+        if st.st_size > MAX_LOG_BYTES:
+            raise LogError(_too_large(name, st.st_size))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_LOG_BYTES + 1)       # the file may grow between fstat and read
+    except OSError as exc:
+        raise LogError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_LOG_BYTES:
+        raise LogError(_too_large(name, len(data)))
     if b"\0" in data[:4096]:
         raise LogError(f"{name}: not an nccl-tests log (binary data): give the standard output of all_reduce_perf")
     return parse_text(data.decode("utf-8", errors="replace"), name)
+
+
+def _kind(mode: int) -> str:
+    for test, word in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return word
+    return "a special file"
+
+
+def _too_large(name: str, size: int) -> str:
+    return (f"{name}: {size} bytes, more than the {MAX_LOG_BYTES >> 20} MiB an nccl-tests log can be: "
+            "give the standard output of one all_reduce_perf run")

@@ -4,6 +4,9 @@ measured.json holds every measured point with the run's shape and the prediction
 capacity model can be recalibrated from real runs: `busbw_GBps / node_line_rate_GBps` of
 the large judged rows is the NIC efficiency that `Calibration.nic_efficiency` takes
 (generator/capacity/allreduce.py), and `time_us` against size gives the latency term.
+
+Log paths, host names and problem lines come from files a job wrote; the table escapes them
+with generator/safe_text.py and measured.json carries no lone surrogate.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import sys
 
 from generator.acceptance.compare import RunResult
 from generator.acceptance.expected import Predictor, rounded
+from generator.safe_text import for_terminal, json_safe, terminal_text
 
 MEASURED_SCHEMA = "fabricgen.acceptance.measured/1"
 
@@ -38,7 +42,7 @@ def format_tables(results: list[RunResult], min_fraction: float, *, width: int |
         run = res.run
         title = (f"{run.id}: {run.nodes} nodes, {run.ranks} ranks - {res.log.path} (matched by {res.matched_by}); "
                  f"avg busbw {res.log.avg_busbw_GBps:g} GB/s")
-        table = Table(title=title, title_justify="left")
+        table = Table(title=terminal_text(title), title_justify="left")
         for col, just in (("size", "right"), ("busbw out-of-place GB/s", "right"), ("in-place GB/s", "right"),
                           ("predicted GB/s", "right"), ("algorithm", "left"), ("of predicted", "right"),
                           ("#wrong", "right"), ("result", "left")):
@@ -50,12 +54,12 @@ def format_tables(results: list[RunResult], min_fraction: float, *, width: int |
             result = "FAIL: " + "; ".join(p.problems) if p.problems else ("ok" if p.judged else "not judged")
             table.add_row(_size(p.row.size_bytes), "-" if oop is None else f"{oop.busbw_GBps:.2f}",
                           f"{inp.busbw_GBps:.2f}", f"{p.prediction.busbw_GBps:.2f}", p.prediction.algorithm,
-                          frac, wrong, result)
+                          frac, wrong, terminal_text(result))
         console.print(table)
         for line in res.problems:
-            console.print(f"FAIL: {run.id}: {line}", markup=False)
+            console.print(for_terminal(f"FAIL: {run.id}: {line}"), markup=False)
         for line in res.notes:
-            console.print(f"note: {run.id}: {line}", markup=False)
+            console.print(for_terminal(f"note: {run.id}: {line}"), markup=False)
     failed = [r for r in results if not r.ok]
     console.print(f"{len(results)} log(s): {len(results) - len(failed)} passed, {len(failed)} below expectation "
                   f"or corrupt (minimum {min_fraction:.0%} of the predicted busbw)", markup=False)
@@ -96,4 +100,4 @@ def measured_doc(fabric: str, results: list[RunResult], predictor: Predictor, mi
 
 
 def measured_json(doc: dict) -> str:
-    return json.dumps(doc, indent=1) + "\n"
+    return json.dumps(json_safe(doc), indent=1) + "\n"

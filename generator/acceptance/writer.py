@@ -59,7 +59,7 @@ def write_output(files: dict[str, str], out_dir: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     order = sorted(rel for rel in files if rel != EXPECTED) + [EXPECTED]
     for rel in order:
-        _write_atomic(out / rel, files[rel], executable=rel.endswith(EXECUTABLE))
+        write_atomic(out / rel, files[rel], executable=rel.endswith(EXECUTABLE))
     for rel, digest in sorted(old.items()):
         if rel in files or rel != Path(rel).name or rel.startswith("."):
             continue        # ours are plain names in DIR: never follow a path out of it
@@ -76,7 +76,11 @@ def _digest(path: Path) -> str | None:
         return None
 
 
-def _write_atomic(path: Path, text: str, *, executable: bool) -> None:
+def write_atomic(path: Path, text: str, *, executable: bool = False) -> None:
+    """PATH holds TEXT whole or keeps what it had. The temporary file is mkstemp's (a new,
+    unpredictable name opened O_CREAT|O_EXCL, so a link planted at a guessable name is never
+    written through) in PATH's directory, renamed over PATH: a link at PATH itself is
+    replaced, not followed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

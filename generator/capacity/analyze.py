@@ -12,7 +12,7 @@ from generator.capacity.cost import StepCost
 from generator.capacity.figures import Figures, fabric_figures
 from generator.capacity.gpus import GpuSpec, get_gpu
 from generator.capacity.growth import grows
-from generator.capacity.naive import Naive, guide_bisection_gbps, naive_time
+from generator.capacity.naive import Naive, guide_bisection_gbps, is_guide_example, naive_time
 from generator.intent.model import Intent
 from generator.plan.compile import compile_plan
 from generator.plan.growth import build_out_intent
@@ -77,7 +77,8 @@ def analyze(intent: Intent, message_bytes: int | None = None, *, naive_guide: bo
         step = StepCost(w.step_compute_ms / 1000, ar.chosen.time_s, figures.gpus, w.gpu_hour_usd)
     return Analysis(intent=intent, plan=plan, figures=figures, gpu=gpu, gpu_assumed=t.gpu is None,
                     bisection_gbps=bisection, allreduce=ar, message_source=source,
-                    naive=naive_time(size, naive_bis), naive_guide=naive_guide, step=step,
+                    naive=naive_time(size, naive_bis, guide_example=is_guide_example(
+                        figures.gpus, figures.per_gpu_gbps, size)), naive_guide=naive_guide, step=step,
                     bom=bill_of_materials(plan),
                     build_out=analyze(build_out_intent(intent), message_bytes, naive_guide=naive_guide,
                                       calibration=calibration) if with_build_out and grows(intent) else None)

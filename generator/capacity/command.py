@@ -23,26 +23,27 @@ JSON shape (`--format json`, schema "fabricgen.capacity/1"; keys are only ever a
                      "no_overlap": {"comm_share", "gpu_hours_lost_per_month", "usd_lost_per_month"},
                      "overlap": {...same keys...}},
      "naive": {"time_s": float, "bisection_tbps": float, "efficiency": 0.7, "guide_mode": bool,
-               "ratio": float, "worked": str, "why_wrong": str},
-     "bom": [{"category": "switch|cable|nic-port|transceiver", "item", "detail", "quantity"}],
+               "guide_example": bool, "ratio": float, "worked": str, "why_wrong": str},
+     "bom": [{"category": "switch|nic-port|transceiver|cable|fibre", "item", "detail", "quantity"}],
      "build_out": {"nodes": int, "installed_nodes": int, "top_tier": str | null, "note": str,
                    "installed": PHASE, "full": PHASE},   # only with topology.build_out != nodes
      "what_if": [{"key", "value", "ok", "error", "algorithm", "time_s", "busbw_GBps", "algbw_GBps",
                   "bisection_tbps", "naive_time_s", "switches", "comm_share_no_overlap",
                   "comm_share_overlap"}],
-     "plots": [paths written under --output-dir]}
+     "plots": [paths written under -o DIR]}
 
 PHASE (installed: the compiled plan, top tier in full; full: the build-out plan):
     {"nodes": int, "gpus": int, "switch_count": int,
      "switches": [...as "switches"], "bom": [...as "bom"], "bisection_tbps": float,
      "allreduce": {"algorithm", "time_s", "algbw_GBps", "busbw_GBps"}, "step": null | {...as "step"}}
-Every top-level figure is the installed fabric's (phase 1); `bom.csv` under --output-dir is
+Every top-level figure is the installed fabric's (phase 1); `bom.csv` under -o DIR is
 the installed BOM, `bom-build-out.csv` the build-out's.
 
 `allreduce.algorithm/time_s/algbw_GBps/busbw_GBps` are the algorithm NCCL would most
-likely pick; `naive.time_s` is the field guide's figure (`--naive`: with the guide's own
+likely pick; `naive.time_s` is the field guide's formula (`--naive`: with the guide's own
 bisection assumption, GPUs x NIC / 2, which reproduces its 140 GB / 256 GPUs / 200 Gb/s
-= 62 ms example).
+= 62 ms example); `naive.guide_example` is true for that example only, the one intent whose
+text quotes the guide's printed figure.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ def capacity_json(a: Analysis, what_ifs: list[list[Variant]] | None = None, plot
         "step": None if a.step is None else _round_tree(a.step.as_dict()),
         "naive": {"time_s": _r(naive.time_s, 9), "bisection_tbps": _r(naive.bisection_gbps / 1000),
                   "efficiency": naive.efficiency, "guide_mode": a.naive_guide,
+                  "guide_example": naive.guide_example,
                   "ratio": _r(chosen.time_s / naive.time_s) if naive.time_s else None,
                   "worked": naive.worked(), "why_wrong": WHY},
         "bom": [b.as_dict() for b in a.bom],

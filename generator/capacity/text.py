@@ -71,7 +71,8 @@ def sections(a: Analysis, what_ifs: list[list[Variant]]) -> list[tuple[str, list
     ratio = chosen.time_s / naive.time_s if naive.time_s else float("inf")
     mode = "the guide's assumption (GPUs x NIC / 2)" if a.naive_guide else "the plan's bisection"
     out.append(("Naive estimate (bytes x 8 / bisection)", ["figure", "value"], [
-        ["naive time", f"{fmt_time(naive.time_s)} (guide prints {guide_ms(naive.time_s)} ms)"],
+        ["naive time", fmt_time(naive.time_s) + (f" (the field guide's example; it prints {guide_ms(naive.time_s)} ms)"
+                                                 if naive.guide_example else "")],
         ["worked", naive.worked()],
         ["bisection used", f"{naive.bisection_gbps / 1000:,.2f} Tb/s, {mode}"],
         ["all-reduce model", f"{fmt_time(chosen.time_s)} ({chosen.algorithm})"],
@@ -127,7 +128,7 @@ def build_out_section(a: Analysis) -> tuple[str, list[str], list[list[str]], str
         rows.append([f"{role} switches ({model})", f"{mine.get((role, model), 0):,}",
                      f"{theirs.get((role, model), 0):,}"])
     rows.append(["switches total", f"{len(a.plan.switches):,}", f"{len(full.plan.switches):,}"])
-    for line, have, total in bom_pairs(a, ("cable", "transceiver", "nic-port")):
+    for line, have, total in bom_pairs(a, ("nic-port", "transceiver", "cable", "fibre")):
         detail = "" if line.category == "nic-port" else f", {line.detail}"
         rows.append([f"{line.category}: {line.item}{detail}", f"{have:,}", f"{total:,}"])
     rows.append(["bisection bandwidth", f"{a.bisection_gbps / 1000:,.1f} Tb/s",

@@ -32,7 +32,7 @@ line `<host>: not read: <why>` (its own words capped to one printable line) and 
 written. Exit codes: 0 every host read and the file written; 1 a host not read (the file is
 still written) or nothing could be run.
 
-A host that cannot be read keeps its entry from an existing file at --out, under a STALE comment
+A host that cannot be read keeps its entry from an existing file at -o, under a STALE comment
 (so one unreachable server in 500 does not lose what was known about it: its NICs rarely change,
 and without the entry its next render falls back to hosts.rails' guessed names, which pre-flight
 stops). The comment marks it for the operator; the loader reads the entry as usual.

@@ -31,6 +31,8 @@ APPLY_PLAY = "Install and apply the fabricgen host files, in batches"     # play
 # (its message is the failure already reported)
 LEFT_DRAINED_TASK = "Report a host left drained by this run"
 NOT_RESTORED_TASK = "Report a drain that could not be restored"
+# a rail port DOWN, slower or at another MTU on a host the run changed nothing on: not drained, reported
+PORT_WARNING_TASK = "Report a rail port not as planned"
 REFAIL_TASK = "Stop after a failed host"
 DRAIN_TASK = "Drain the host before its changes (fabricgen_hosts_drain)"
 UNDRAIN_TASK = "Undrain the host after its changes (fabricgen_hosts_undrain)"
@@ -66,6 +68,8 @@ class HostRunResult:
     # and per host whose earlier drain could not be restored (NOT_RESTORED_TASK)
     left_drained: list[tuple[str, str]] = field(default_factory=list)
     not_restored: list[tuple[str, str]] = field(default_factory=list)
+    # (host, what) per host whose rail port is not as planned though its settings are (PORT_WARNING_TASK)
+    port_warnings: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -238,9 +242,10 @@ def run_playbook(
             if kind == "runner_on_ok" and task == PRE_DRAIN_TASK and \
                     str(((data.get("res") or {}).get("ansible_facts") or {}).get("fg_we_drained")).lower() == "false":
                 undrained.add(host)       # drained before the run: left so on purpose, not ours to report
-            if kind == "runner_on_ok" and task in (LEFT_DRAINED_TASK, NOT_RESTORED_TASK):
+            if kind == "runner_on_ok" and task in (LEFT_DRAINED_TASK, NOT_RESTORED_TASK, PORT_WARNING_TASK):
                 line = " ".join(str((data.get("res") or {}).get("msg") or "").split())
-                target = result.left_drained if task == LEFT_DRAINED_TASK else result.not_restored
+                target = {LEFT_DRAINED_TASK: result.left_drained, NOT_RESTORED_TASK: result.not_restored,
+                          PORT_WARNING_TASK: result.port_warnings}[task]
                 target.append((host, line.removeprefix(f"{host}: ").removeprefix("left drained: ")))
         # a host whose drain hook ran and whose undrain never ran nor was reported (unreachable
         # mid-batch: Ansible runs no rescue or always block for it) is left drained all the same

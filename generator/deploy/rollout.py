@@ -53,6 +53,7 @@ from generator.deploy.report import (
     UNCHANGED,
     WOULD_CHANGE,
     DeviceResult,
+    dry_run_lines,
     print_report,
 )
 from generator.deploy.sonic_guard import check_patch, provision_refusal, refusal_line
@@ -309,6 +310,7 @@ def _prepare(job: Job, name: str) -> None:
             driver = None
     except Exception as exc:  # noqa: BLE001 - every device failure is reported, none aborts the others
         result.status, result.message = FAILED, job.scrub(_message(exc))
+        result.refused = name in job.refused
     finally:
         if driver is not None:
             _close(driver)
@@ -521,7 +523,9 @@ def _confirm(err: Console, yes: bool, question: str) -> bool:
 
 def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
                limit: str | None = None, dry_run: bool = False, yes: bool = False,
-               accept_new_host_keys: bool = False, provision: bool = False) -> int:
+               accept_new_host_keys: bool = False, provision: bool = False, show_diff: bool = False) -> int:
+    """SHOW_DIFF: print every switch's full diff (redacted) before the summary; a dry run without it
+    prints one line per switch and the waves."""
     # Piped output (CI logs, tests) gets a width that fits the wave table on one line per wave.
     out = Console(file=sys.stdout, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
     err = Console(file=sys.stderr, highlight=False, soft_wrap=True)
@@ -530,7 +534,7 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
         try:
             code = _run_deploy(intent_path, out, err, stop, endpoints=endpoints, only=only, limit=limit,
                                dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                               provision=provision)
+                               provision=provision, show_diff=show_diff)
         except Interrupted:
             code = stop.exit_code
     if stop.signum is not None:
@@ -542,7 +546,7 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
 
 
 def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals, *, endpoints, only, limit,
-                dry_run, yes, accept_new_host_keys, provision) -> int:
+                dry_run, yes, accept_new_host_keys, provision, show_diff=False) -> int:
     from generator.checks.runner import run_checks
     from generator.intent.loader import IntentError, load_intent
 
@@ -579,7 +583,7 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
     try:
         return _deploy_locked(loaded, plan, fabric_dir, out, err, endpoints=endpoints, only=only, limit=limit,
                               dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                              provision=provision, stop=stop, run_id=lock.run_id)
+                              provision=provision, stop=stop, run_id=lock.run_id, show_diff=show_diff)
     except (CredentialsError, PreflightError) as exc:
         err.print(f"error: {exc}; nothing was pushed", markup=False)
         return 1
@@ -589,7 +593,7 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
 
 def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *, endpoints, only, limit,
                    dry_run, yes, accept_new_host_keys, provision=False, stop: StopSignals | None = None,
-                   run_id: str | None = None) -> int:
+                   run_id: str | None = None, show_diff: bool = False) -> int:
     stop = stop or StopSignals()
     from generator.render.output import render_files, write_tree
 
@@ -606,7 +610,7 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
             return 1
         status = _deploy_switches(loaded, plan, files, names, backup_dir, out, err, endpoints=endpoints,
                                   dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                                  provision=provision, stop=stop, run_id=run_id)
+                                  provision=provision, stop=stop, run_id=run_id, show_diff=show_diff)
         if status:
             return status
     if stop.event.is_set():
@@ -619,7 +623,7 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
 
 def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoints, dry_run, yes,
                      accept_new_host_keys, provision=False, stop: StopSignals | None = None,
-                     run_id: str | None = None) -> int:
+                     run_id: str | None = None, show_diff: bool = False) -> int:
     stop = stop or StopSignals()
     suffix = "startup.yaml" if plan.switch_os == "cumulus" else "config_db.json"
     access = resolve_access(plan, names, loaded.file, endpoints)
@@ -679,31 +683,25 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         notes = list(dict.fromkeys(note for n in names for note in job.notes.get(n, ())))
         if notes:
             out.print(f"provisioning {'; '.join(notes)}", markup=False)
-        if dry_run:
+        if show_diff:
             for n in changed:
                 out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
                 out.print(redact_text(job.os_name, job.diffs[n]), markup=False)     # secrets as hashes
+        if dry_run:
+            for line in dry_run_lines(job.results):
+                out.print(line, markup=False)
+            print_report(out, job.results, dry_run=True)
+            if failed:
+                return _refused_before_any_change(job, failed, err)
+            out.print("dry run: nothing was committed" + ("" if show_diff else "; --diff prints each switch's diff"),
+                      markup=False)
+            return 0
         if failed:
             for n in names:
                 if job.results[n].status != FAILED:
                     job.results[n].status = SKIPPED if job.results[n].status == WOULD_CHANGE else UNCHANGED
             print_report(out, job.results)
-            refused = [n for n in failed if n in job.refused]
-            if refused:
-                why = ("their change is not live on SONiC, would cut them off or is for another release"
-                       if job.sonic is not None else "applying their candidate would cut them off or they run another release")
-                err.print(f"error: {len(refused)} switch(es) refused: {why} (see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
-                                           if len(failed) > len(refused) else "") + "; nothing was pushed",
-                          markup=False)
-                return 1
-            err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed "
-                      "(fix them, or leave them out with --limit)",
-                      markup=False)
-            return 1
-        if dry_run:
-            print_report(out, job.results)
-            out.print("dry run: nothing was committed", markup=False)
-            return 0
+            return _refused_before_any_change(job, failed, err)
         if not changed:
             print_report(out, job.results)
             return 0
@@ -750,6 +748,22 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         return 0
     finally:
         job.close_sessions()        # sessions of switches whose wave never came (a failure, a stop, no)
+
+
+def _refused_before_any_change(job: Job, failed: list[str], err: Console) -> int:
+    """The one error line when switches failed or were refused in backup + diff: nothing is pushed."""
+    refused = [n for n in failed if n in job.refused]
+    if refused:
+        why = ("their change is not live on SONiC, would cut them off or is for another release"
+               if job.sonic is not None else "applying their candidate would cut them off or they run another release")
+        err.print(f"error: {len(refused)} switch(es) refused: {why} (see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
+                                   if len(failed) > len(refused) else "") + "; nothing was pushed",
+                  markup=False)
+        return 1
+    err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed "
+              "(fix them, or leave them out with --limit)",
+              markup=False)
+    return 1
 
 
 def _interrupt_summary(job: Job, changed: list[str], backup_dir: Path) -> str:
@@ -819,6 +833,9 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
         err.print(f"hosts: {host}: left drained: {why}", markup=False)
     for host, why in result.not_restored:
         err.print(f"hosts: {host}: {why}", markup=False)
+    # a bad rail port on a host whose settings are in place: not a failure of the run (issue 24)
+    for host, what in result.port_warnings:
+        err.print(f"hosts: {host}: warning: {what}", markup=False)
     out.print(f"hosts: {result.status}: {len(result.hosts)} host(s), {result.changed} change(s)"
               + (f", {len(result.left_drained)} left drained by this run: "
                  + ", ".join(h for h, _ in result.left_drained) if result.left_drained else ""), markup=False)

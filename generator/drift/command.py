@@ -23,6 +23,7 @@ Exit: 0 all in sync; 3 drift or pending, only when every device was checked; 1 o
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 import tempfile
 import time
@@ -40,6 +41,7 @@ from generator.drift.normalize import (
 )
 from generator.drift.report import FORMATS, DeviceResult, DriftReport, write_report
 from generator.render.managed import ManagedSet
+from generator.safe_text import for_terminal
 from generator.secrets_redact import redact_tree
 
 SSH_TIMEOUT = 20
@@ -130,13 +132,15 @@ def compare_texts(os_name: str, name: str, intended_text: str, running_text: str
 
 
 def check_switches(plan, files: dict[str, str], intent_path: str, endpoints: str | None,
-                   concurrency: int) -> list[DeviceResult]:
+                   concurrency: int, names: list[str] | None = None) -> list[DeviceResult]:
+    """NAMES (default: every switch of PLAN) against their rendered files."""
     from generator.deploy.credentials import CredentialsError, resolve_access
     from generator.devices.endpoints import split_listed
     from generator.devices.sessions import for_each, pool_size
 
+    names = [sw.name for sw in plan.switches] if names is None else names
     # a switch the endpoints file does not list cannot be checked: unknown, the others still are
-    reachable, unlisted = split_listed([sw.name for sw in plan.switches], endpoints)
+    reachable, unlisted = split_listed(names, endpoints)
     results = [DeviceResult(n, "switch", "unknown", error=f"not listed in {endpoints}") for n in unlisted]
     try:
         access = resolve_access(plan, reachable, intent_path, endpoints)
@@ -157,9 +161,12 @@ def _host_feature(task: str) -> str:
     return next((feature for word, feature in _HOST_FEATURES if word in low), "host")
 
 
-def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | None) -> tuple[list[DeviceResult], str]:
-    """(results, note). Without a way to reach the hosts they are unknown when asked for, else skipped."""
-    names = [h.name for h in plan.hosts]
+def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | None,
+                names: list[str] | None = None) -> tuple[list[DeviceResult], str]:
+    """(results, note) for NAMES (default: every host of PLAN). Without a way to reach the hosts they
+    are unknown when asked for, else skipped."""
+    every = [h.name for h in plan.hosts]
+    names = every if names is None else names
     if not names:
         return [], ""
 
@@ -190,7 +197,7 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
         render_dir = write_tree(files, Path(tmp) / "render")
         try:
             run = run_hosts_playbook(render_dir, render_dir / "inventory.yml", check=True, diff=True,
-                                     known_hosts=known_hosts, extravars=extravars, ssh_key=ssh_key)
+                                     limit=None if names == every else ",".join(names), known_hosts=known_hosts, extravars=extravars, ssh_key=ssh_key)
         except Exception as exc:  # noqa: BLE001 - best effort: any failure leaves the hosts unknown
             return all_unknown(f"ansible check run failed: {_one_line(exc, None)}")
     failures: dict[str, str] = {}
@@ -212,13 +219,22 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
     return results, ""
 
 
+def limited(plan, only: str | None, limit: str | None) -> tuple[list[str], list[str]]:
+    """(switch names, host names) that --only and --limit GLOB (deploy's matching) leave to check."""
+    def keep(name: str) -> bool:
+        return not limit or fnmatch.fnmatchcase(name, limit)
+
+    return ([sw.name for sw in plan.switches if keep(sw.name)] if only in (None, "switches") else [],
+            [h.name for h in plan.hosts if keep(h.name)] if only in (None, "hosts") else [])
+
+
 def _all_unknown(names: list[str], kind: str, exc: BaseException) -> list[DeviceResult]:
     reason = f"drift could not check: {_one_line(exc, None)}"
     return [DeviceResult(name, kind, "unknown", error=reason) for name in names]
 
 
 def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
-              fmt: str = "table", output: str | None = None) -> int:
+              fmt: str = "table", output: str | None = None, limit: str | None = None) -> int:
     from generator.checks.runner import load_checked
     from generator.render.output import render_files
 
@@ -230,19 +246,24 @@ def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | Non
     if found is None:
         return 1
     loaded, plan = found
+    switches, hosts = limited(plan, only, limit)
+    if limit and not switches and not hosts:
+        print(f"error: --limit {limit!r} matches no {only or 'device'} of fabric {plan.fabric}", file=sys.stderr)
+        return 1
     files = render_files(plan, loaded.text)
     devices: list[DeviceResult] = []
     notes: list[str] = []
-    if only in (None, "switches"):
+    if switches:
         try:
-            devices += check_switches(plan, files, intent_path, endpoints, loaded.intent.deploy.concurrency)
+            devices += check_switches(plan, files, intent_path, endpoints, loaded.intent.deploy.concurrency,
+                                      switches)
         except Exception as exc:  # noqa: BLE001 - the report (and the Prometheus textfile) must say so, not keep the last success
-            devices += _all_unknown([sw.name for sw in plan.switches], "switch", exc)
-    if only in (None, "hosts"):
+            devices += _all_unknown(switches, "switch", exc)
+    if hosts:
         try:
-            host_results, note = check_hosts(plan, files, endpoints, only)
+            host_results, note = check_hosts(plan, files, endpoints, only, hosts)
         except Exception as exc:  # noqa: BLE001 - as above
-            host_results, note = _all_unknown([h.name for h in plan.hosts], "host", exc), None
+            host_results, note = _all_unknown(hosts, "host", exc), None
         devices += host_results
         if note:
             notes.append(note)
@@ -254,5 +275,5 @@ def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | Non
         print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
         return 1
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(for_terminal(f"note: {note}"), file=sys.stderr)
     return report.exit_code

@@ -1,5 +1,9 @@
 """Drift report formats: table (rich), json, markdown, prometheus (node_exporter textfile).
 
+Device names, paths and values come from the intent and from what devices print; every
+format escapes them with generator/safe_text.py (a port description can hold markup, escape
+sequences or a markdown table break).
+
 Files are written atomically (temp file in the same directory, fsync, rename) so the
 node_exporter textfile collector never reads half a file.
 """
@@ -17,6 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from generator.drift.compare import FEATURES, FeatureResult
+from generator.safe_text import (
+    for_terminal,
+    json_safe,
+    markdown_cell,
+    markdown_code,
+    prometheus_label,
+    terminal_text,
+)
 
 FORMATS = ("table", "json", "prometheus", "markdown")
 MAX_DETAIL_ROWS = 200          # a drifted 10k-device fabric must still print in a screenful or two
@@ -121,7 +133,7 @@ def format_json(report: DriftReport) -> str:
            "summary": report.summary(), "devices": {d.name: d.as_dict() for d in report.devices}}
     if report.notes:
         doc["notes"] = report.notes
-    return json.dumps(doc, indent=1, default=str) + "\n"
+    return json.dumps(json_safe(doc), indent=1, default=str) + "\n"
 
 
 def format_table(report: DriftReport, *, width: int | None = None) -> str:
@@ -134,18 +146,18 @@ def format_table(report: DriftReport, *, width: int | None = None) -> str:
         width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
     console = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False)
     features = report.feature_names()
-    table = Table(title=f"drift: {report.fabric}", title_justify="left")
+    table = Table(title=terminal_text(f"drift: {report.fabric}"), title_justify="left")
     table.add_column("device")
     table.add_column("status")
     for name in features:
-        table.add_column(name, justify="center")
+        table.add_column(terminal_text(name), justify="center")
     for d in report.devices:
         if d.status == "unknown":
             cells = ["?"] * len(features)
         else:
             cells = ["-" if n not in d.features else ("ok" if d.features[n].compliant else "DRIFT")
                      for n in features]
-        table.add_row(d.name, d.status, *cells)
+        table.add_row(terminal_text(d.name), d.status, *cells)
     console.print(table)
     rows = report.drift_rows()
     if rows:
@@ -153,20 +165,20 @@ def format_table(report: DriftReport, *, width: int | None = None) -> str:
         for col in ("device", "feature", "kind", "path", "intended", "actual"):
             detail.add_column(col, overflow="fold")
         for row in rows[:MAX_DETAIL_ROWS]:
-            detail.add_row(*row[:4], _value(row[4]), _value(row[5]))
+            detail.add_row(*(terminal_text(c) for c in (*row[:4], _value(row[4]), _value(row[5]))))
         console.print(detail)
         if len(rows) > MAX_DETAIL_ROWS:
             console.print(f"... {len(rows) - MAX_DETAIL_ROWS} more; use --format json for all")
     for d in report.devices:
         if d.status in ("unknown", "pending"):
-            console.print(f"{d.status}: {d.name}: {d.error}", markup=False)
+            console.print(for_terminal(f"{d.status}: {d.name}: {d.error}"), markup=False)
     console.print(report.summary_line(), markup=False)
     return buffer.getvalue()
 
 
 def format_markdown(report: DriftReport) -> str:
     head, _, counts = report.summary_line().partition(": ")
-    out = [f"### fabricgen drift: `{report.fabric}`", "", f"**{head}:** {counts}", ""]
+    out = [f"### fabricgen drift: {markdown_code(report.fabric)}", "", f"**{head}:** {counts}", ""]
     problem = [d for d in report.devices if d.status != "in_sync"]
     if not problem:
         return "\n".join(out + ["All devices match the intent."]) + "\n"
@@ -174,29 +186,25 @@ def format_markdown(report: DriftReport) -> str:
     for d in problem:
         why = d.error if d.status == "unknown" else ", ".join(
             ([d.error] if d.status == "pending" else []) + d.drifted_features())
-        out.append(f"| `{d.name}` | {d.status} | {(why or '').replace('|', '/')} |")
+        out.append(f"| {markdown_code(d.name)} | {d.status} | {markdown_cell(why or '')} |")
     rows = report.drift_rows()
     if rows:
         out += ["", "<details><summary>differences</summary>", "",
                 "| device | feature | kind | path | intended | actual |", "|---|---|---|---|---|---|"]
         for row in rows[:MAX_DETAIL_ROWS]:
             cells = [*row[:4], _value(row[4]), _value(row[5])]
-            out.append("| " + " | ".join(f"`{c}`" if c else "" for c in cells) + " |")
+            out.append("| " + " | ".join(markdown_code(c) for c in cells) + " |")
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
 def format_prometheus(report: DriftReport) -> str:
-    fabric = _label(report.fabric)
+    fabric = prometheus_label(report.fabric)
     lines = ["# HELP fabricgen_drift_devices Devices whose running config differs from the intent, per feature.",
              "# TYPE fabricgen_drift_devices gauge"]
     for feature in report.feature_names():
         n = sum(1 for d in report.devices if feature in d.features and not d.features[feature].compliant)
-        lines.append(f'fabricgen_drift_devices{{fabric="{fabric}",feature="{_label(feature)}"}} {n}')
+        lines.append(f'fabricgen_drift_devices{{fabric="{fabric}",feature="{prometheus_label(feature)}"}} {n}')
     lines += ["# HELP fabricgen_drift_devices_total Devices by drift check status.",
               "# TYPE fabricgen_drift_devices_total gauge"]
     for status in ("in_sync", "drift", "pending", "unknown"):

@@ -28,6 +28,7 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,18 @@ from typing import Any
 import yaml
 
 from generator.gitops.gitref import GitRefError, show_at_ref
+from generator.gitops.review import (
+    PLAN_JSON,
+    RISK_LABELS,
+    Group,
+    Risk,
+    abbreviate,
+    families,
+    group_devices,
+    risk_of,
+)
 from generator.gitops.structured_diff import diff_file
+from generator.safe_text import markdown_text
 from generator.secrets_redact import redact_change, redact_text
 
 FABRIC = "fabric"
@@ -53,6 +65,9 @@ CABLE_ENDS = ("a_device", "a_port", "b_device", "b_port")
 CABLE_LIST_LIMIT = 1000
 CABLE_TEXT_LINES = 200
 CABLE_MARKDOWN_BUDGET = 12_000
+# device names listed per risk item in markdown, and validation findings, before "... more"
+RISK_NAMES_CHARS = 1_500
+FINDINGS_SHOWN = 20
 
 
 class PlanError(Exception):
@@ -125,6 +140,10 @@ class PlanResult:
     unchanged: int
     findings: list = field(default_factory=list)
     cables: CableChanges = field(default_factory=CableChanges)
+    risk: Risk = field(default_factory=Risk)
+
+    def groups(self) -> list[Group]:
+        return group_devices(self.devices, FABRIC)
 
     def summary(self) -> dict[str, int]:
         counts = {"added": 0, "removed": 0, "changed": 0, "unchanged": self.unchanged}
@@ -133,8 +152,12 @@ class PlanResult:
         return counts
 
     def as_json(self) -> dict[str, Any]:
+        # risk and groups were added after summary/cables/devices: readers of those keep working
         return {"summary": {**self.summary(), "cables": self.cables.counts()},
+                "risk": self.risk.as_json(),
                 "cables": self.cables.as_json(),
+                "groups": [{"status": g.status, "changes": g.change_count, "devices": g.devices}
+                           for g in self.groups()],
                 "devices": {name: {"status": d.status, "diff": d.files} for name, d in self.devices.items()}}
 
 
@@ -178,7 +201,8 @@ def compare_renders(old: dict[str, str], new: dict[str, str], *, fabric: str = "
             devices[name] = DevicePlan(name, status, files)
         else:
             unchanged += 1
-    return PlanResult(fabric, against, devices, unchanged, cables=cables)
+    risk = risk_of(old.get(PLAN_JSON), new.get(PLAN_JSON), devices, cables)
+    return PlanResult(fabric, against, devices, unchanged, cables=cables, risk=risk)
 
 
 def _os_of(relpath: str) -> str | None:
@@ -371,19 +395,25 @@ def _against_render(directory: Path, new_files: dict[str, str]) -> tuple[dict[st
     from generator.render.output import MANIFEST
 
     listed = _render_manifest(directory)["files"]
+    try:
+        written_ns = os.lstat(directory / MANIFEST).st_mtime_ns
+    except OSError:
+        written_ns = -1
     same = {}
     for rel, text in new_files.items():
         digest = listed.get(rel)
         data = text.encode()
         if digest is None or rel == MANIFEST or hashlib.sha256(data).hexdigest() != digest:
             continue
-        # Trust the manifest only for a plain file of the recorded size: a link planted in its
-        # place is read (and refused) by read_tree, and a hand edit that changed the size shows.
+        # Trust the manifest only for a plain file of the recorded size that is still read-only and
+        # no newer than the manifest (render writes it last): a link planted in its place is read
+        # (and refused) by read_tree, and a hand edit (chmod +w first, render's files are 0444) shows.
         try:
             st = os.lstat(directory / rel)
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+        if (stat.S_ISREG(st.st_mode) and st.st_size == len(data) and not st.st_mode & 0o222
+                and st.st_mtime_ns <= written_ns):
             same[rel] = digest
     old_files = read_tree(directory, skip=same)
     if not old_files and not same:
@@ -522,15 +552,60 @@ def cable_text_lines(cables: CableChanges, indent: str = "    ") -> list[str]:
     return out
 
 
+def _names_text(names: list[str], limit: int = RISK_NAMES_CHARS) -> str:
+    """Device names as lossless ranges (review.abbreviate), cut at about LIMIT characters."""
+    parts, size = [], 0
+    ranges = abbreviate(names)
+    for n, part in enumerate(ranges):
+        if parts and size + len(part) > limit:
+            return ", ".join(parts) + f", ... ({len(ranges) - n} more range(s))"
+        parts.append(part)
+        size += len(part) + 2
+    return ", ".join(parts)
+
+
+def risk_lines(risk: Risk) -> list[tuple[str, list[str]]]:
+    """(what changes, device names) of every risk item that is not zero, in the order of risk.RISK_LABELS."""
+    out = []
+    for item, label in RISK_LABELS.items():
+        names = risk.devices[item]
+        if names:
+            what = f"{len(names)} {label}"
+            if item == "users" and risk.users:
+                what += f" (account(s): {', '.join(risk.users)})"
+            out.append((what, names))
+    if risk.cables_moved or risk.cables_removed:
+        out.append((f"{risk.cables_moved} cable(s) moved, {risk.cables_removed} removed", []))
+    if risk.devices_removed:
+        out.append((f"{risk.devices_removed} device(s) removed", []))
+    return out
+
+
+def _risk_head(risk: Risk) -> str:
+    return "risk: " + ("; ".join(what for what, _ in risk_lines(risk)) if risk.any else
+                       "no management address, loopback/router-id, ASN, user account or cable moves")
+
+
+def _group_title(group: Group) -> str:
+    if len(group.devices) == 1:
+        return f"{group.devices[0]} ({group.status}, {group.change_count} change(s))"
+    return (f"{_names_text(group.devices)} ({group.status}, {group.change_count} change(s) "
+            f"x {len(group.devices)} devices)")
+
+
 def format_text(result: PlanResult) -> str:
     marks = {"added": "+", "removed": "-", "changed": "~"}
     out = [f"plan: {result.fabric} against {result.against}"]
     if result.cables.floor_work:
         out.append(f"floor work: {_floor_work(result.cables)}")
-    out += cable_text_lines(result.cables)
-    for device in result.devices.values():
-        out.append(f"{marks[device.status]} {device.name} ({device.status}, {device.change_count} change(s))")
-        out += device_lines(device, "    ")
+    counts, *cable_lists = cable_text_lines(result.cables)
+    # the counts, then what can cut a device off, then the long lists
+    out += [counts, _risk_head(result.risk)]
+    out += [f"    {what}: {_names_text(names, 10**9)}" for what, names in risk_lines(result.risk) if names]
+    out += cable_lists
+    for group in result.groups():
+        out.append(f"{marks[group.status]} {_group_title(group)}")
+        out += device_lines(group.sample, "    ")
     out.append(f"devices: {_summary_line(result)}")
     if not result.devices:
         out.append("no changes")
@@ -540,14 +615,15 @@ def format_text(result: PlanResult) -> str:
 
 
 def _code(value: str) -> str:
-    """Text from the files as a markdown code span: no backtick, pipe or line break can end the
-    span, a table cell or the line."""
-    cleaned = "".join(ch for ch in value if ch not in "`|\r\n")
-    return f"`{cleaned}`" if cleaned else "` `"
+    return f"<code>{markdown_text(value)}</code>"
 
 
 def _end_md(end: End | None) -> str:
     return "free" if end is None else _code(f"{end[0]}:{end[1]}")
+
+
+def _rerun(against: str) -> str:
+    return _code(f"fabricgen plan INTENT --against {against.split(':')[0]} --format json")
 
 
 def cable_markdown(cables: CableChanges, against: str) -> list[str]:
@@ -568,46 +644,100 @@ def cable_markdown(cables: CableChanges, against: str) -> list[str]:
         size += len(row) + 1
     rest = len(rows) - (len(table) - 2)
     if rest:
-        rerun = _code(f"fabricgen plan INTENT --against {against.split(':')[0]}")
-        table += ["", f"_{rest} more not shown (comment size limit): run {rerun} locally._"]
+        table += ["", f"_{rest} more not shown (comment size limit): run {_rerun(against)} locally._"]
     return out + [f"<details><summary>{len(cables.moved)} moved, {len(cables.removed)} removed cable(s)</summary>",
                   "", *table, "", "</details>", ""]
 
 
-def format_markdown(result: PlanResult) -> str:
-    head = [f"### fabricgen plan: `{result.fabric}` against `{result.against}`", ""]
+def _fence(lines: list[str]) -> str:
+    """A code fence longer than any backtick run in LINES, so no diff line can close it (CommonMark:
+    a closing fence is at least as long as the opening one)."""
+    longest = max((len(run) for ln in lines for run in re.findall(r"`+", ln)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _family_block(family: list[Group]) -> list[str]:
+    """One diff for groups of one shape (review.families), with every member named; an added
+    device's files by name and size only (its whole new config is no review: `--format text` and
+    `json` have it)."""
+    group = family[0]
+    devices = [name for g in family for name in g.devices]
+    title = f"<code>{markdown_text(_names_text(devices))}</code>: {group.status}, {group.change_count} change(s)"
+    if len(devices) > 1:
+        title += f" x {len(devices)} devices"
+    if len(family) > 1:
+        title += (f"; the same keys in {len(family)} variants, values differ: shown for "
+                  f"<code>{markdown_text(group.devices[0])}</code>")
+    if group.status == "added":
+        files = [f"- {_code(name)}: {_file_size(f)}" for name, f in group.sample.files.items()]
+        return [f"<details><summary>{title}</summary>", "", *files, "", "</details>", ""]
+    lines = device_lines(group.sample, flat=True)
+    fence = _fence(lines)
+    block = [fence + "diff", *lines, fence]
+    if len(lines) > COLLAPSE_LINES or len(devices) > 1:
+        return [f"<details><summary>{title}</summary>", "", *block, "", "</details>", ""]
+    return [f"**{title}**", "", *block, ""]
+
+
+def _file_size(f: dict[str, Any]) -> str:
+    if "changes" in f:
+        return f"{len(f['changes'])} key(s)"
+    return f"{sum(1 for ln in f['unified'].splitlines() if ln.startswith('+') and not ln.startswith('+++'))} line(s)"
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(x) + 1 for x in lines)
+
+
+def format_markdown(result: PlanResult, limit: int = MARKDOWN_LIMIT) -> str:
+    """A pull-request comment of at most LIMIT characters: the title, floor work, risk summary,
+    cable and device counts always; then the groups table and the group diffs while they fit,
+    and where the rest is."""
+    head = [f"### fabricgen plan: {_code(result.fabric)} against {_code(result.against)}", ""]
     if result.cables.floor_work:
         head += [f"> **Floor work:** {_floor_work(result.cables)}.", ""]
+    if result.risk.any:
+        head += ["**Risk:**", ""] + [f"- {markdown_text(what)}" + (f": {_code(_names_text(names))}" if names else "")
+                                     for what, names in risk_lines(result.risk)] + [""]
+    else:
+        head += [f"**Risk:** {markdown_text(_risk_head(result.risk)[len('risk: '):])}", ""]
     head += cable_markdown(result.cables, result.against)
     head += [f"**Devices:** {_summary_line(result)}", ""]
     if result.findings:
-        head += ["**Validation findings:**", ""] + [f"- `{f.code}` {f.severity}: `{f.path}` {f.message}"
-                                                     for f in result.findings] + [""]
+        head += ["**Validation findings:**", ""]
+        head += [f"- {_code(f.code)} {markdown_text(f.severity)}: {_code(f.path)} {markdown_text(f.message)}"
+                 for f in result.findings[:FINDINGS_SHOWN]]
+        rest = len(result.findings) - FINDINGS_SHOWN
+        head += ([f"- ... and {rest} more (`fabricgen validate`)"] if rest > 0 else []) + [""]
     if not result.devices:
         return "\n".join(head + ["No device changes."])
-    head += ["| device | status | changes |", "|---|---|---:|"]
-    head += [f"| `{d.name}` | {d.status} | {d.change_count} |" for d in result.devices.values()]
-    head.append("")
-    body: list[str] = []
-    size = sum(len(x) + 1 for x in head)
+    fams = families(result.groups())
+    notice_room = 400                   # the cut notice below, with a long --against
+    table = ["| devices | status | changes |", "|---|---|---:|"]
+    size = _size(head) + _size(table) + notice_room
+    for family in fams:
+        devices = [name for g in family for name in g.devices]
+        count = f"{family[0].change_count}" if len(devices) == 1 else f"{family[0].change_count} x {len(devices)}"
+        if len(family) > 1:
+            count += f" ({len(family)} variants)"
+        row = f"| {_code(_names_text(devices))} | {family[0].status} | {count} |"
+        if size + len(row) + 1 > limit:
+            break
+        table.append(row)
+        size += len(row) + 1
+    body = table + [""]
     shown = 0
-    for device in result.devices.values():
-        lines = device_lines(device, flat=True)
-        fence = "````" if any("```" in ln for ln in lines) else "```"
-        block = [fence + "diff", *lines, fence]
-        if len(lines) > COLLAPSE_LINES:
-            block = [f"<details><summary><code>{device.name}</code>: {device.status}, "
-                     f"{device.change_count} change(s)</summary>", "", *block, "", "</details>", ""]
-        else:
-            block = [f"**`{device.name}`** ({device.status})", "", *block, ""]
-        cost = sum(len(x) + 1 for x in block)
-        if size + cost > MARKDOWN_LIMIT:
+    for family in fams:
+        block = _family_block(family)
+        cost = _size(block)
+        if size + cost > limit:
             break
         body += block
         size += cost
         shown += 1
-    rest = len(result.devices) - shown
-    if rest:
-        body.append(f"_{rest} more device(s) not shown (comment size limit): run "
-                    f"`fabricgen plan INTENT --against {result.against.split(':')[0]}` locally._")
+    if shown < len(fams):
+        hidden = [g for family in fams[shown:] for g in family]
+        body.append(f"_{len(hidden)} more change group(s) on {sum(len(g.devices) for g in hidden)} device(s) "
+                    f"not shown (comment size limit of {limit:,} characters): run {_rerun(result.against)} "
+                    "or read the plan artifact of this run; the JSON has every change._")
     return "\n".join(head + body)

@@ -17,6 +17,8 @@ import yaml
 from pydantic import ValidationError
 
 from generator.intent.model import Intent
+from generator.intent.spelling import choices_at, did_you_mean, keys_at
+from generator.intent.units import UNQUOTED_NUMBER
 
 if TYPE_CHECKING:
     from generator.intent.discovery import Discovery
@@ -124,6 +126,19 @@ class _IntentYamlLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
+class KeyLines(dict):
+    """Key path -> 1-based line, and `numbers`: key path -> the text of each unquoted number as
+    written, so that a number where a string belongs is quoted back as the user wrote it (YAML
+    reads 5.10 as 5.1 and 2:1 as 121: the value alone cannot say what to quote)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: dict[str, str] = {}
+
+
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
 def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Problem], file: str,
           active: set[int] | None = None, budget: list[int] | None = None) -> None:
     active = set() if active is None else active
@@ -163,6 +178,8 @@ def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Prob
             lines.setdefault(child, item.start_mark.line + 1)
             _walk(item, child, lines, problems, file, active, budget)
         active.discard(id(node))
+    elif node.style is None and node.tag in _NUMBER_TAGS and isinstance(lines, KeyLines):
+        lines.numbers[path] = node.value
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
@@ -174,7 +191,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
         node = loader.get_single_node()
         if node is None:
             raise IntentError([Problem(file, 1, "", "the file is empty: an intent needs at least fabric: and topology:")])
-        lines: dict[str, int] = {}
+        lines = KeyLines()
         problems: list[Problem] = []
         _walk(node, "", lines, problems, file)
         if problems:
@@ -198,18 +215,31 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
     return data, lines
 
 
-def _hint(err: dict[str, Any]) -> str:
+def _hint(err: dict[str, Any], loc: tuple[Any, ...], written: str | None) -> str:
+    """The one-line message of a pydantic error at `loc`; `written`: the value's YAML text when
+    it was an unquoted number."""
     kind = err["type"]
     if kind == "extra_forbidden":
-        return "unknown key: check the spelling against `fabricgen schema` or DESIGN.md"
+        keys = keys_at(loc[:-1])
+        guess = did_you_mean(loc[-1], keys)
+        if guess:
+            return f"unknown key: did you mean {guess}?"
+        return f"unknown key: the keys here are {', '.join(keys)} (`fabricgen schema` describes them)"
     if kind == "missing":
         return "required key is missing: add it"
+    if kind == UNQUOTED_NUMBER and written is not None:
+        ctx = err["ctx"]
+        return f'got the number {ctx["number"]}: write it quoted: "{written}" ({ctx["why"]})'
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     got = err.get("input")
     if kind not in ("model_type",) and got is not None and not isinstance(got, dict | list) and repr(got) not in msg:
         msg = f"{msg} (got {got!r})"
+    if kind == "literal_error":
+        guess = did_you_mean(got, choices_at(loc))
+        if guess:
+            msg = f"{msg}: did you mean {guess}?"
     return msg
 
 
@@ -260,6 +290,10 @@ def _line_finder(lines: dict[str, int]) -> LoadedIntent:
     return li
 
 
+# keys whose refusal has a rule code, so that `--explain` tells the why
+_CODES = {"topology.kind": "FG101", "switch_os.version": "FG270"}
+
+
 def validate_data(data: Any, lines: dict[str, int], file: str) -> Intent:
     if not isinstance(data, dict):
         raise IntentError([Problem(file, 1, "", "an intent is a YAML mapping with fabric: and topology: at the top")])
@@ -287,8 +321,9 @@ def validate_data(data: Any, lines: dict[str, int], file: str) -> Intent:
             seen.add(path)
             li = LoadedIntent.__new__(LoadedIntent)
             object.__setattr__(li, "lines", lines)
-            code = "FG101" if path == "topology.kind" else "FG000"
-            problems.append(Problem(file, li.line_of(path), path, _hint(err), code))
+            code = _CODES.get(path, "FG000")
+            written = getattr(lines, "numbers", {}).get(path)
+            problems.append(Problem(file, li.line_of(path), path, _hint(err, loc, written), code))
         raise IntentError(problems) from None
 
 

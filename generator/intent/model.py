@@ -7,15 +7,26 @@ that every one of them has a stable code and `--explain`.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import math
 import re
 import string
+import typing
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from generator.intent.units import Ratio, SizeBytes, SpeedG
+from generator.intent.releases import judge
+from generator.intent.units import Ratio, Release, SizeBytes, SpeedG
 
 # RFC 1123 host name label. Always used with fullmatch(): `$` also matches before a trailing
 # newline, which let "gpu{n}\n" through into roce-qos.sh and netplan (issue 15, finding 7).
@@ -36,11 +47,14 @@ def valid_ifname(name: str) -> bool:
 def valid_hostname(name: str) -> bool:
     """An RFC 1123 label (letters, digits, inner dashes, 1-63 characters), whole string."""
     return isinstance(name, str) and _HOSTNAME.fullmatch(name) is not None
-TOPOLOGY_KINDS = ("single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus")
+TopologyKind = Literal["single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus"]
+TOPOLOGY_KINDS = typing.get_args(TopologyKind)
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
+    # the attribute docstrings below each field are its description in `fabricgen schema` and the README
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True,
+                              use_attribute_docstrings=True)
 
 
 def _network(value: object, what: str) -> str:
@@ -61,6 +75,7 @@ class FabricSection(_Strict):
     name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$", max_length=40,
                                description="fabric name: lowercase letters, digits, dashes; prefixes every switch name")]
     description: str = ""
+    """free text for people; not rendered into any config"""
 
     @field_validator("name")
     @classmethod
@@ -73,21 +88,29 @@ class FabricSection(_Strict):
 
 class SwitchTier(_Strict):
     model: str = "SN5600"
+    """switch model of this tier, e.g. SN5600 (generator/data/switch_models.yaml lists them)"""
 
 
 class Switches(_Strict):
     leaf: SwitchTier = SwitchTier()
+    """the leaf (top-of-rack) switches the GPU NICs connect to"""
     spine: SwitchTier = SwitchTier()
+    """the spine switches (leaf-spine, rail-optimized, three-tier, dragonfly-plus)"""
     super_spine: SwitchTier = SwitchTier()
+    """the super-spine switches (three-tier only)"""
 
 
 class Cables(_Strict):
     """Metres per tier: decides DAC/AOC and the PFC headroom of both ends."""
 
     host_leaf: Annotated[float, Field(gt=0, le=100000)] = 3
+    """metres from a NIC to its leaf"""
     leaf_spine: Annotated[float, Field(gt=0, le=100000)] = 30
+    """metres from a leaf to a spine"""
     spine_super_spine: Annotated[float, Field(gt=0, le=100000)] = 100
+    """metres from a spine to a super-spine (three-tier only)"""
     global_: Annotated[float, Field(gt=0, le=100000, alias="global")] = 50
+    """metres of the spine-to-spine links between groups (dragonfly-plus only)"""
 
 
 CableType = Literal["DAC", "AOC"]
@@ -97,9 +120,13 @@ class CableTypes(_Strict):
     """Force a cable type per tier (normally derived: DAC up to 3 m, AOC above)."""
 
     host_leaf: CableType | None = None
+    """force DAC or AOC on NIC-leaf links; unset: DAC up to 3 m, AOC above"""
     leaf_spine: CableType | None = None
+    """force DAC or AOC on leaf-spine links; unset: by length"""
     spine_super_spine: CableType | None = None
+    """force DAC or AOC on spine-super-spine links; unset: by length"""
     global_: CableType | None = Field(default=None, alias="global")
+    """force DAC or AOC on the global links; unset: by length"""
 
 
 class BuildOut(_Strict):
@@ -107,61 +134,102 @@ class BuildOut(_Strict):
     fabric restricted to the first `topology.nodes` nodes, so growing never moves a cable."""
 
     nodes: Annotated[int, Field(ge=1, le=200000)]
+    """GPU servers of the build-out fabric (at least topology.nodes)"""
 
 
 class Topology(_Strict):
-    kind: str
+    kind: TopologyKind
+    """the fabric shape: a Clos-family kind for lossless RoCE"""
     nodes: Annotated[int, Field(ge=1, le=200000)]
+    """GPU servers installed now"""
     gpus_per_node: Annotated[int, Field(ge=1, le=64)] = 8
+    """GPUs per server"""
     gpu: str | None = None
+    """GPU model, e.g. H100 (the capacity planner's NVLink bandwidth); optional"""
     rails: Annotated[int, Field(ge=1, le=16)] = 8
+    """compute NIC ports per server, one per rail"""
     nic_speed: SpeedG = 400
+    """speed of every rail port and fabric link: 100G, 200G, 400G or 800G"""
     oversubscription: Ratio = (1, 1)
+    """leaf downlink:uplink bandwidth, quoted (\"1:1\", \"2:1\")"""
     nodes_per_unit: Annotated[int, Field(ge=1)] = 32
+    """servers per scalable unit / pod (rail-optimized, three-tier)"""
     groups: Annotated[int, Field(ge=2, le=512)] = 2
+    """groups of the build-out fabric (dragonfly-plus only)"""
     switches: Switches = Switches()
+    """switch model per tier"""
     cables: Cables = Cables()
+    """cable length in metres per tier: decides DAC/AOC and each end's PFC headroom"""
     cable_types: CableTypes = CableTypes()
+    """force a cable type per tier (normally derived from the length)"""
     build_out: BuildOut | None = None
+    """the size this fabric grows to without moving a cable; unset: topology.nodes"""
 
     @property
     def build_out_nodes(self) -> int:
         """Nodes of the build-out fabric: build_out.nodes, or nodes when build_out is absent."""
         return self.build_out.nodes if self.build_out is not None else self.nodes
 
-    @field_validator("kind")
+    @field_validator("kind", mode="before")
     @classmethod
-    def _known_kind(cls, kind: str) -> str:
-        if kind not in TOPOLOGY_KINDS:
-            raise ValueError(
-                f"{kind!r} is not supported: fabricgen builds Clos-family Ethernet fabrics for "
-                f"RoCE ({', '.join(TOPOLOGY_KINDS)}); torus/mesh/ring fabrics need per-hop "
-                "deadlock-free routing that BGP/ECMP underlays cannot provide")
-        return kind
+    def _known_kind(cls, kind: object) -> object:
+        if not isinstance(kind, str) or kind in TOPOLOGY_KINDS:
+            return kind
+        close = difflib.get_close_matches(kind, TOPOLOGY_KINDS, n=1)
+        if close:       # a misspelling (rail-optimised) needs the right word, not the lecture below
+            raise ValueError(f"{kind!r} is not a topology kind: did you mean {close[0]!r}?")
+        raise ValueError(
+            f"{kind!r} is not supported: fabricgen builds Clos-family Ethernet fabrics for "
+            f"RoCE ({', '.join(TOPOLOGY_KINDS)}); torus/mesh/ring fabrics need per-hop "
+            "deadlock-free routing that BGP/ECMP underlays cannot provide")
+
+
+def release_tuple(version: str) -> tuple[int, int]:
+    """(major, minor) of "5.11" / "5.15.1"; (year, month) of SONiC's "202411" / "2024.11"."""
+    if "." not in version:
+        return int(version[:4]), int(version[4:])
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
 
 
 class SwitchOS(_Strict):
     name: Literal["cumulus", "sonic"] = "cumulus"
-    # Cumulus "5.11" / "5.15.1"; SONiC release names such as "202411" (or "2024.11")
-    version: Annotated[str, Field(pattern=r"^(\d+\.\d+(\.\d+)?|\d{6})$")] = "5.11"
+    """the switch operating system: Cumulus Linux (NVUE) or SONiC (config_db)"""
+    version: Release = "5.11"
+    """the release the switches run, quoted: Cumulus \"5.11\", SONiC \"202411\""""
+
+    @field_validator("version")
+    @classmethod
+    def _renderable(cls, version: str, info: ValidationInfo) -> str:
+        # a release fabricgen cannot render is an error here (FG270); a newer one of a known line
+        # is rendered as the newest known and warned about by the rule FG271
+        if "name" not in info.data:
+            return version      # switch_os.name is wrong itself: that is the error to fix first
+        verdict = judge(info.data["name"], version, release_tuple(version))
+        if verdict.error:
+            raise ValueError(verdict.error)
+        return version
 
     def version_tuple(self) -> tuple[int, int]:
-        if "." not in self.version:
-            return int(self.version[:4]), int(self.version[4:])
-        major, minor = self.version.split(".")[:2]
-        return int(major), int(minor)
+        return release_tuple(self.version)
 
 
 class Ecn(_Strict):
     min_threshold: SizeBytes = 150000
+    """queue depth where ECN marking starts (WRED min), e.g. 150KB"""
     max_threshold: SizeBytes = 1500000
+    """queue depth where marking reaches the probability (WRED max), e.g. 1500KB"""
     probability: int = 100
+    """marking probability at max_threshold, percent"""
     enabled: bool = True
+    """mark ECN on the RoCE queue; off with PFC on is an error (pause storms)"""
 
 
 class Mtu(_Strict):
     switch: Annotated[int, Field(ge=552, le=9216)] = 9216
+    """MTU of switch ports, bytes"""
     host: Annotated[int, Field(ge=576, le=9216)] = 4200
+    """MTU of the host rail NICs, bytes (RoCE payload 4096 + headers)"""
 
 
 _WatchdogMs = Annotated[int, Field(ge=100, le=5000)]
@@ -171,24 +239,36 @@ class PfcWatchdogTimers(_Strict):
     """PFC watchdog timing in ms; a field left out keeps the NOS's default (SONiC: 200 each,
     sonic-utilities pfcwd/main.py; Cumulus: polling-interval 100, robustness 3, QoS page)."""
 
-    detection_ms: Annotated[_WatchdogMs, Field(description="a queue paused this long is a storm")] | None = None
+    detection_ms: _WatchdogMs | None = None
+    """a queue paused this long is a storm, ms (100-5000); unset: the NOS default"""
     # sonic-pfcwd.yang: detection_time 100..5000, restoration_time 100..60000, POLL_INTERVAL 100..1000
-    restoration_ms: Annotated[int, Field(ge=100, le=60000, description="storm over after this long without "
-                                                                      "pause (SONiC only)")] | None = None
-    poll_ms: Annotated[_WatchdogMs, Field(description="how often the queues are polled")] | None = None
+    restoration_ms: Annotated[int, Field(ge=100, le=60000)] | None = None
+    """storm over after this long without pause, ms (SONiC only; 100-60000); unset: the NOS default"""
+    poll_ms: _WatchdogMs | None = None
+    """how often the queues are polled, ms (100-5000); unset: the NOS default"""
 
 
 class Roce(_Strict):
     mode: Literal["lossless", "lossy"] = "lossless"
+    """lossless: PFC and ECN; lossy: ECN only, no PFC"""
     dscp: int = 26
+    """DSCP of RoCE data packets"""
     priority: int = 3
+    """switch priority / traffic class of RoCE data (PFC enabled on it when lossless)"""
     cnp_dscp: int = 48
+    """DSCP of congestion notification packets (CNP)"""
     cnp_priority: int = 6
+    """priority of CNPs (strict priority queue)"""
     ecn: Ecn = Ecn()
+    """ECN marking (WRED) on the RoCE queue"""
     pfc_watchdog: bool = True
+    """PFC watchdog on: a queue paused for too long is drained instead of stalling the fabric"""
     pfc_watchdog_timers: PfcWatchdogTimers = PfcWatchdogTimers()
+    """PFC watchdog timing; unset fields keep the NOS's defaults"""
     mtu: Mtu = Mtu()
+    """switch and host MTU"""
     bandwidth_percent: Annotated[int, Field(ge=1, le=99)] = 50
+    """ETS bandwidth share of the RoCE traffic class, percent"""
 
 
 class Asn(_Strict):
@@ -198,10 +278,15 @@ class Asn(_Strict):
 
 class Addressing(_Strict):
     loopbacks: str = "10.255.0.0/16"
+    """IPv4 pool of the switch loopbacks (router-ids)"""
     fabric_links: str = "unnumbered"
+    """\"unnumbered\" (BGP unnumbered) or an IPv4 pool for /31 switch-to-switch links"""
     rails: str = "172.16.0.0/12"
+    """IPv4 pool of the host links: one /31 per NIC port, carved per rail"""
     management: str = "192.168.0.0/20"
+    """IPv4 prefix of the switch management network (eth0)"""
     asn: Asn = Asn()
+    """BGP AS numbers (RFC 7938 style)"""
 
     @field_validator("loopbacks", "rails", "management")
     @classmethod
@@ -224,7 +309,9 @@ def _ifname(value: str) -> str:
 
 class HostRail(_Strict):
     netdev: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.-]{1,15}$")]
+    """Linux name of the rail's NIC port, e.g. ens1f0np0"""
     rdma: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_]{1,32}$")]
+    """RDMA device of that port, e.g. mlx5_0"""
 
     @field_validator("netdev")
     @classmethod
@@ -234,9 +321,13 @@ class HostRail(_Strict):
 
 class Hosts(_Strict):
     name: str = "gpu{n:03d}"
+    """host name template with {n} = 1..nodes, e.g. gpu{n:03d}"""
     mgmt_interface: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.-]{1,15}$")] = "eno1"
+    """the hosts' management interface (not a rail)"""
     rails: list[HostRail] | None = None
+    """the rail NICs, one per rail in rail order; unset: ens<r+1>f0np0 / mlx5_<r>"""
     nic_tooling: Literal["mlnx_qos", "dcb"] = "mlnx_qos"
+    """how the host playbook sets NIC QoS: mlnx_qos (NVIDIA MLNX tools) or dcb (iproute2)"""
     # lldpd on the hosts, announcing each port by its name: lldpd's default LLDP port ID is the
     # NIC's MAC (lldpcli(8)); the host playbook (tag lldpd) installs it and renders
     # /etc/lldpd.d/fabricgen.conf with `configure lldp portidsubtype ifname`. Off: nothing is done.
@@ -244,8 +335,8 @@ class Hosts(_Strict):
                                              "netdev (portidsubtype ifname)")] = False
     # the discovery file `fabricgen hosts discover` writes, relative to the intent file: per host,
     # the RDMA device behind each rail netdev (generator/intent/discovery.py reads it)
-    discovered: Annotated[str, Field(min_length=1, max_length=4096,
-                                     description="discovery file, relative to this intent file")] | None = None
+    discovered: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    """the file `fabricgen hosts discover` wrote, relative to this intent file; unset: none"""
 
     @field_validator("mgmt_interface")
     @classmethod
@@ -285,19 +376,26 @@ class Hosts(_Strict):
 
 class Nccl(_Strict):
     settings: dict[str, str | int | bool] = {}
+    """extra NCCL_* settings for nccl.conf; unknown keys are an error"""
     # NCCL before 2.21 picks GID index 0 (RoCEv1, link-local): below it, or unset, nccl.conf pins index 3
-    min_version: Annotated[str, Field(pattern=r"^\d+\.\d+(\.\d+)?$",
-                                      description="oldest NCCL the jobs run, e.g. 2.21.5")] | None = None
+    min_version: Annotated[str, Field(pattern=r"^\d+\.\d+(\.\d+)?$")] | None = None
+    """oldest NCCL the jobs run, e.g. \"2.21.5\"; unset or below 2.21: nccl.conf pins NCCL_IB_GID_INDEX=3"""
 
     def min_version_tuple(self) -> tuple[int, ...] | None:
         return None if self.min_version is None else tuple(int(p) for p in self.min_version.split("."))
 
 
 class Workload(_Strict):
-    model_params: Annotated[float, Field(gt=0)] | None = None
+    # YAML 1.1 reads 70e9 (no dot) as a string: the schema takes the text form too
+    model_params: Annotated[float, Field(gt=0)] | None = Field(None, json_schema_extra={"anyOf": [
+        {"type": "number", "exclusiveMinimum": 0}, {"type": "string", "pattern": r"^\d+(\.\d+)?[eE]\d+$"}]})
+    """model parameters, e.g. 70e9"""
     gradient_bytes_per_param: Annotated[float, Field(gt=0)] = 2
+    """gradient bytes per parameter (2: FP16/BF16)"""
     step_compute_ms: Annotated[float, Field(gt=0)] | None = None
+    """compute time of one training step, ms"""
     gpu_hour_usd: Annotated[float, Field(ge=0)] | None = None
+    """cost of one GPU hour, USD (communication cost in the capacity report)"""
 
     @field_validator("model_params", mode="before")
     @classmethod
@@ -335,6 +433,23 @@ def _host_hook(value: str | None) -> str | None:
     return value
 
 
+# a scheduler node name made from the host name: an RFC 1123 host name (dots allowed: an FQDN), as
+# Slurm NodeName and Kubernetes node names are; it also lands in a shell command (the hooks' {host})
+_NODE_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?")
+
+
+def _scheduler_node(value: str | None) -> str | None:
+    """deploy.hosts.scheduler_node: a template with {host} giving each host's scheduler node name."""
+    if value is None:
+        return None
+    if "{host}" not in value:
+        raise ValueError(f"{value!r} must contain {{host}}, replaced by each host's name, e.g. {{host}}.cluster.example")
+    if not _NODE_NAME.fullmatch(value.replace("{host}", "gpu001")):
+        raise ValueError(f"{value!r} must give a host name (letters, digits, '.', '-', '_' around {{host}}), "
+                         "e.g. {host}.cluster.example")
+    return value
+
+
 def _batch(value: object) -> int | str:
     """Ansible `serial` after the canary: a host count >= 1 or a percentage "1%".."100%"."""
     if (isinstance(value, int) and not isinstance(value, bool) and value >= 1) or \
@@ -353,10 +468,10 @@ class DeployHosts(_Strict):
     batch: Annotated[int | str, BeforeValidator(_batch),
                      Field(description='hosts per batch after the canary: a count or "N%"')] = "10%"
     max_fail_percentage: Annotated[int, Field(ge=0, le=100, description="failed hosts a batch may have, %")] = 0
-    drain: Annotated[str, Field(max_length=1024, description="command run on the controller before a batch, "
-                                                             "{host} = inventory name")] | None = None
-    undrain: Annotated[str, Field(max_length=1024, description="command run on the controller after a batch, "
-                                                               "{host} = inventory name")] | None = None
+    drain: Annotated[str, Field(max_length=1024)] | None = None
+    """command run on the controller before a batch, {host} = inventory name; unset: none"""
+    undrain: Annotated[str, Field(max_length=1024)] | None = None
+    """command run on the controller after a batch, {host} = inventory name; unset: none"""
     require_gpudirect: Annotated[bool, Field(description="pre-flight stops a host without nvidia-peermem or "
                                                          "DMA-BUF")] = True
     # none (default): the drain hook's exit is the drain, as before. slurm: after the hook, wait
@@ -367,11 +482,23 @@ class DeployHosts(_Strict):
                          Field(description="who runs jobs on the hosts: drain waits until none runs")] = "none"
     drain_timeout: Annotated[int, Field(ge=10, le=7 * 86400, description="seconds a host may take to drain "
                                                                          "(scheduler slurm/kubernetes)")] = 3600
+    # The scheduler's name for a host when it is not the host name (Slurm NodeName is often an
+    # FQDN or a site name; slurm.conf(5) NodeName/NodeHostname): the hooks' {host} and the
+    # playbook's scheduler reads use it. Unset: the host name.
+    scheduler_node: Annotated[str | None, Field(max_length=253, description="the host's scheduler node name, "
+                                                                            "{host} = host name, e.g. "
+                                                                            "{host}.cluster.example; unset: the "
+                                                                            "host name")] = None
 
     @field_validator("drain", "undrain")
     @classmethod
     def _hooks(cls, value: str | None) -> str | None:
         return _host_hook(value)
+
+    @field_validator("scheduler_node")
+    @classmethod
+    def _node(cls, value: str | None) -> str | None:
+        return _scheduler_node(value)
 
     @model_validator(mode="after")
     def _scheduler_hooks(self) -> DeployHosts:
@@ -388,8 +515,11 @@ class Deploy(_Strict):
     user: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$",
                                description="switch login name (letters, digits, _ and -)")] = "cumulus"
     confirm_timeout: Annotated[int, Field(ge=30, le=3600)] = 300
+    """seconds a switch waits for the deploy to confirm a change before rolling it back"""
     concurrency: Annotated[int, Field(ge=1, le=1024)] = 32
+    """switches deployed at the same time"""
     hosts: DeployHosts = DeployHosts()
+    """how the host playbook rolls out to the GPU servers"""
 
 
 _USER_NAME = r"^[a-z_][a-z0-9_-]{0,31}$"
@@ -426,8 +556,11 @@ class User(_Strict):
 
     name: Annotated[str, Field(pattern=_USER_NAME, description="login name")]
     role: Literal["system-admin", "nvue-admin", "nvue-monitor"] = "nvue-monitor"
+    """NVUE role: system-admin, nvue-admin (apply config) or nvue-monitor (read-only)"""
     hashed_password: str | None = None
+    """SHA-512 ($6$) or yescrypt ($y$) crypt hash, never a password"""
     ssh_keys: list[str] = []
+    """OpenSSH public key lines"""
 
     @field_validator("hashed_password")
     @classmethod
@@ -451,12 +584,19 @@ class Management(_Strict):
     """The switch management plane: eth0 in the mgmt VRF, services reached through it, accounts."""
 
     gateway: str | None = None
+    """default gateway of the management VRF; unset: the first address of addressing.management"""
     ntp: list[str] = []
+    """NTP servers (addresses or names), reached through the management VRF"""
     dns: list[str] = []
+    """DNS server addresses"""
     syslog: list[str] = []
+    """syslog servers (addresses or names)"""
     timezone: Annotated[str, Field(pattern=r"^[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*$")] = "Etc/UTC"
+    """time zone, e.g. Etc/UTC"""
     users: list[User] = []
-    banner: Annotated[str, Field(max_length=2000, description="pre-login message")] | None = None
+    """local switch accounts: hashes and public keys only"""
+    banner: Annotated[str, Field(max_length=2000)] | None = None
+    """pre-login message of the switches; unset: the NOS's own"""
 
     @field_validator("gateway")
     @classmethod
@@ -485,23 +625,37 @@ class Management(_Strict):
 
 class Routing(_Strict):
     # NVUE `multipaths ebgp` takes 1-128 (object model 5.11-5.18); unset: 128, the widest it takes
-    max_paths: Annotated[int, Field(ge=1, le=128, description="BGP multipath width (ECMP), 1-128")] | None = None
+    max_paths: Annotated[int, Field(ge=1, le=128)] | None = None
+    """BGP multipath width (ECMP), 1-128; unset: 128, the widest NVUE takes"""
     bfd: bool = False
+    """BFD on every BGP session (sub-second failure detection)"""
     adaptive_routing: bool = False
+    """NVIDIA adaptive routing (Spectrum-4 at 200G/400G only; needs NICs that reorder)"""
 
 
 class Intent(_Strict):
     fabric: FabricSection
+    """the fabric's name and description"""
     topology: Topology
+    """the shape and size of the fabric: kind, nodes, rails, speeds, switch models, cables"""
     switch_os: SwitchOS = SwitchOS()
+    """the switch operating system and the release the switches run"""
     roce: Roce = Roce()
+    """the lossless RoCEv2 contract both ends of every link share: DSCP, priorities, PFC, ECN, MTU"""
     addressing: Addressing = Addressing()
+    """address pools and BGP ASNs every switch and host address is carved from"""
     hosts: Hosts = Hosts()
+    """the GPU servers: names, management interface, rail NICs"""
     nccl: Nccl = Nccl()
+    """NCCL settings written to every host's nccl.conf"""
     workload: Workload | None = None
+    """optional: the training job `fabricgen capacity` sizes the fabric for"""
     deploy: Deploy = Deploy()
+    """how `fabricgen deploy` reaches and rolls out to the switches and hosts"""
     management: Management | None = None
+    """optional: the switch management plane (eth0 in the mgmt VRF, NTP, DNS, syslog, users)"""
     routing: Routing = Routing()
+    """BGP knobs: multipath width, BFD, adaptive routing"""
 
     def rail_nics(self) -> list[HostRail]:
         """hosts.rails, or the ConnectX naming of a typical 8-rail server when omitted."""

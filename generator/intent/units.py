@@ -6,6 +6,7 @@ import re
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 _SIZE_UNITS = {
     "": 1, "b": 1,
@@ -16,6 +17,17 @@ _SIZE_UNITS = {
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 _SPEED_RE = re.compile(r"^\s*(\d+)\s*[gG](?:b(?:ps|/s)?)?\s*$")
 _RATIO_RE = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
+# Cumulus "5.11" / "5.15.1"; SONiC release names "202411" (or "2024.11")
+RELEASE_PATTERN = r"^(\d+\.\d+(\.\d+)?|\d{6})$"
+# the error type of a string value written as a YAML number; the loader, which has the text as
+# written (2:1, 5.10), puts that text in the advice (generator/intent/loader.py)
+UNQUOTED_NUMBER = "unquoted_number"
+
+
+def unquoted_number(number: int | float, advice: str, example: str, why: str) -> PydanticCustomError:
+    """A value that must be a string came as a YAML number: say so, and how to quote it."""
+    return PydanticCustomError(UNQUOTED_NUMBER, 'got the number {number}: {advice} "{example}" ({why})',
+                               {"number": number, "advice": advice, "example": example, "why": why})
 
 
 def parse_size(value: Any) -> int:
@@ -49,13 +61,26 @@ def parse_ratio(value: Any) -> tuple[int, int]:
     """(downlink, uplink) from "2:1"."""
     if isinstance(value, int) and not isinstance(value, bool):
         # YAML 1.1 reads an unquoted 2:1 as the base-60 integer 121
-        raise ValueError(f"got the number {value}: quote ratios, e.g. \"2:1\" (unquoted 2:1 is a YAML base-60 number)")
+        raise unquoted_number(value, "quote ratios, e.g.", "2:1", "an unquoted ratio is a YAML base-60 number")
     if isinstance(value, str):
         m = _RATIO_RE.match(value)
         if m and int(m.group(1)) > 0 and int(m.group(2)) > 0:
             down, up = int(m.group(1)), int(m.group(2))
             return down, up
     raise ValueError(f"{value!r} is not a ratio: write downlink:uplink, e.g. \"1:1\" or \"2:1\"")
+
+
+def parse_release(value: Any) -> str:
+    """A NOS release as written: "5.11", "5.15.1", "202411" or "2024.11" (a string: YAML reads
+    an unquoted 5.10 as the number 5.1, and the release would silently become 5.1)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        why = ("YAML reads an unquoted release as a number: 5.10 is 5.1" if isinstance(value, float)
+               else "YAML reads an unquoted release as a number")
+        raise unquoted_number(value, "write it quoted, e.g.", str(value), why)
+    if isinstance(value, str) and re.fullmatch(RELEASE_PATTERN, value):
+        return value
+    raise ValueError(f"{value!r} is not a release: write Cumulus Linux as \"5.11\" (major.minor) or SONiC as "
+                     "\"202411\" (year and month)")
 
 
 def format_speed(gbps: int) -> str:
@@ -84,4 +109,9 @@ Ratio = Annotated[
     BeforeValidator(parse_ratio),
     PlainSerializer(format_ratio, return_type=str),
     WithJsonSchema({"type": "string", "pattern": r"^\d+:\d+$", "examples": ["1:1", "2:1"]}),
+]
+Release = Annotated[
+    str,
+    BeforeValidator(parse_release),
+    WithJsonSchema({"type": "string", "pattern": RELEASE_PATTERN, "examples": ["5.11", "5.15", "202411"]}),
 ]

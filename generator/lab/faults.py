@@ -8,6 +8,10 @@ Keys (all optional):
   counters: {port: {pfc_rx_pause|pfc_tx_pause: {priority: rate}, ecn_marked: {traffic class: rate}}}
                               per-second rates the port's PFC pause / ECN-marked counters grow at
                               (control.raise_counters sets them; the world integrates them)
+  switch: {os_version, ntp, psu, fans, temperature_c}
+  ports: {port: {rx_power_dbm, tx_power_dbm, module_temperature_c, fec_ber, link_flaps}}
+                              what `lab up --faults FILE` gives this switch (fault_file.py validates
+                              the file); the platform answers read them (platform_oper.py)
 
 Tests flip faults mid-run by rewriting the file (control.set_faults does it atomically).
 """
@@ -18,7 +22,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "delay", "counters"}
+KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "delay", "counters", "switch", "ports"}
 COUNTER_KINDS = ("pfc_rx_pause", "pfc_tx_pause", "ecn_marked")
 
 
@@ -29,6 +33,8 @@ class Faults:
     apply_error: str | None = None
     delay: float = 0.0
     counters: dict | None = None
+    switch: dict | None = None
+    ports: dict | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> Faults:
@@ -45,6 +51,8 @@ class Faults:
             apply_error=str(apply_error) if apply_error else None,
             delay=float(data.get("delay", 0.0) or 0.0),
             counters=_counters(data.get("counters") or {}),
+            switch=_mapping(data.get("switch"), "switch"),
+            ports=_mapping(data.get("ports"), "ports"),
         )
 
 
@@ -62,6 +70,12 @@ def _counters(data: dict) -> dict:
                     raise ValueError(f"counters.{port}.{kind}.{priority}: priority 0-7, rate >= 0")
                 out.setdefault(str(port), {}).setdefault(kind, {})[int(priority)] = float(rate)
     return out
+
+
+def _mapping(value, key: str) -> dict:
+    if value is not None and not isinstance(value, dict):
+        raise ValueError(f"{key}: give a mapping (fault_file.py lists its keys)")
+    return dict(value or {})
 
 
 def fault_file(directory: Path, device: str) -> Path:

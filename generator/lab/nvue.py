@@ -12,7 +12,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
-from generator.lab import nvue_oper
+from generator.lab import nvue_oper, platform_oper
 from generator.lab import tree as nvtree
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import (
@@ -520,13 +520,25 @@ class NvueDevice(Device):
     def _show_data(self, what: list[str], view: str | None, args: list[str]) -> dict:
         ports = self.applied.get("interface", {})
         if what == ["system"]:
-            return {"hostname": self.hostname, "build": f"Cumulus Linux {self.release}",
-                    "product-name": "Cumulus Linux", "product-release": self.release,
+            release = platform_oper.os_version(self.faults.current(), self.release)
+            return {"hostname": self.hostname, "build": f"Cumulus Linux {release}",
+                    "product-name": "Cumulus Linux", "product-release": release,
                     "uptime": int(time.time() - self.booted), "timezone": "Etc/UTC"}
         if what == ["platform"]:
             # ONIE gives eth0 the system's base MAC (the label's MAC, the inventory's mac column)
             return {"manufacturer": "NVIDIA", "product-name": f"M{self.platform}",
                     "serial-number": self.serial, "system-mac": self.eth0_mac}
+        if what == ["platform", "environment"]:
+            return nvue_oper.environment_json(self.faults.current())
+        if what == ["platform", "transceiver"]:
+            return nvue_oper.transceivers_json(self.name, self.applied, self.fabric, self.faults.current())
+        # NTP page: 5.15 moved `service ntp <vrf>` to `system ntp`
+        if what == (["system", "ntp"] if version_key(self.version) >= (5, 15) else ["service", "ntp", "mgmt"]):
+            return nvue_oper.ntp_json(self.applied, self.faults.current())
+        if what == ["vrf", "default", "router", "rib", "ipv4", "route"]:
+            return nvue_oper.rib_json(self.name, self.fabric)[0]
+        if what == ["router", "nexthop"]:
+            return nvue_oper.rib_json(self.name, self.fabric)[1]
         if what == ["interface"] and view is None:
             # 5.5+ `counters qos ...`; 5.4 and earlier `qos counters ...` (NVUE reference QoS page)
             qos_path = ("counters", "qos") if _release_key(self.version) >= (5, 5) else ("qos", "counters")
@@ -541,6 +553,8 @@ class NvueDevice(Device):
                 return nvue_oper.lldp_json(self.name, port, self.fabric)["neighbor"]
             if rest == ["counters"]:
                 return nvue_oper.counters_json(self.name, port, self.fabric, faults)
+            if rest == ["link", "phy-detail"]:
+                return nvue_oper.phy_detail_json(self.name, port, self.fabric, faults)
             if rest in (["counters", "qos", "pfc-stats"], ["qos", "counters", "pfc-stats"]):
                 return nvue_oper.pfc_stats_json(self.name, port, self.fabric, faults)
             if rest in (["counters", "qos", "port-stats"], ["qos", "counters", "port-stats"]):

@@ -23,6 +23,25 @@ as the indentation nests them). Sources, Cumulus Linux user guide and NVUE comma
 - `nv show interface <p> counters qos port-stats`: rx-stats / tx-stats with
   ecn-marked-packets (transmit only), mc-buffer-discards, pause-frames (QoS page lists the
   rx-stats / tx-stats attributes). ECN marks are per port on NVUE, not per traffic class.
+- `nv show interface <p> counters`: `carrier-transitions` (the Monitoring page's table row) counts
+  every carrier change, down and up, since the counters were cleared.
+- Hardware and time (NVUE reference Show-Commands pages Platform, NTP, RIB, Router-Nexthop; the
+  NVOS `nv show platform environment` table lists Name / Type / State per fan, psu, temperature
+  sensor). The JSON nesting below is assumed from those tables, as for the other answers:
+  `nv show platform environment -o json`: {fan: {FAN1/1: {state}}, psu: {PSU1: {state}},
+  temperature: {ASIC: {current, max, crit, state}}};
+  `nv show platform transceiver -o json` (every port in one read): {swp1: {status: plugged|
+  unplugged, cable-type, identifier, temperature: {temperature, high-alarm-threshold,
+  low-alarm-threshold}, channel: {channel-1: {rx-power: {power, high-alarm-threshold,
+  low-alarm-threshold}, tx-power: {...}}}}} (powers in dBm; a DAC has no temperature or channel);
+  `nv show interface <p> link phy-detail -o json`: {raw-ber, fec-corrected-codewords,
+  fec-uncorrected-codewords} (key names unverified);
+  `nv show system ntp -o json` (5.15+) / `nv show service ntp mgmt -o json` (5.14-): the
+  documented table's status (synchronised | unsynchronised), reference, offset and [server] rows;
+  `nv show vrf default router rib ipv4 route -o json`: {prefix: {route-entry: {1: {protocol,
+  nexthop-group-id, flags}}}} (the documented table's NHGId column), and
+  `nv show router nexthop -o json`: {rib: {id: {resolved-via: {interface or address: {flags}}}}}
+  (the Router-Nexthop page's example); an ECMP group lists one resolved-via per path.
 - `nv show vrf default router bgp neighbor -o json` (BGP troubleshooting page): keyed by
   neighbor; 5.11 and earlier print the detailed view, 5.12+ a summary unless
   `--view=detail`. The lab prints the detailed fields for both: `remote-as`, `state`,
@@ -36,6 +55,7 @@ from __future__ import annotations
 import ipaddress
 import time
 
+from generator.lab import platform_oper
 from generator.lab.world import BgpConfig, Fabric, NeighborConfig, PortConfig, chassis_mac
 
 DEFAULT_MTU = 9216      # Interface page: link mtu default 9216
@@ -200,20 +220,22 @@ def lldp_json(name: str, port: str, fabric: Fabric | None) -> dict:
                  "type": neighbor.port_id_subtype}}}}
 
 
-def _pfc_rates(faults, port: str) -> dict[str, float]:
+def _rates(name: str, port: str, fabric: Fabric, faults) -> dict[str, float]:
+    """Every fault-driven counter rate of a port, in one dict: the world integrates whatever a read
+    passes, so each read of the port passes all of them."""
     rates: dict[str, float] = {}
     for key, per in ((faults.counters or {}).get(port) or {}).items():
         for index, rate in per.items():
             rates[f"{key}:{index}"] = float(rate)
-    return rates
+    return rates | platform_oper.phy_rates(faults, fabric, name, port)
 
 
 def counters_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
     """`nv show interface <p> counters -o json` (key names: see the module docstring)."""
-    raw = fabric.counters(name, port, _pfc_rates(faults, port)) if fabric else {}
+    raw = fabric.counters(name, port, _rates(name, port, fabric, faults)) if fabric else {}
     fcs = raw.get("rx_fcs_errors", 0)
     return {
-        "carrier-transitions": 0,
+        "carrier-transitions": platform_oper.carrier_transitions(faults, port, bool(fabric and fabric.link(name, port).up)),
         "in-bytes": raw.get("rx_octets", 0), "in-pkts": raw.get("rx_packets", 0),
         "in-ucast-pkts": raw.get("rx_packets", 0), "in-mcast-pkts": 0, "in-bcast-pkts": 0,
         "in-drops": 0, "in-acl-drops": 0, "in-buffer-drops": 0,
@@ -227,7 +249,7 @@ def counters_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
 
 def pfc_stats_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
     """`nv show interface <p> counters qos pfc-stats -o json`: per switch-priority."""
-    raw = fabric.counters(name, port, _pfc_rates(faults, port)) if fabric else {}
+    raw = fabric.counters(name, port, _rates(name, port, fabric, faults)) if fabric else {}
     return {str(prio): {"rx-pause-frames": raw.get(f"pfc_rx_pause:{prio}", 0), "rx-pause-duration": 0,
                         "tx-pause-frames": raw.get(f"pfc_tx_pause:{prio}", 0), "tx-pause-duration": 0}
             for prio in range(8)}
@@ -235,7 +257,7 @@ def pfc_stats_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
 
 def port_stats_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
     """`nv show interface <p> counters qos port-stats -o json`: ECN marks are transmit-side, per port."""
-    raw = fabric.counters(name, port, _pfc_rates(faults, port)) if fabric else {}
+    raw = fabric.counters(name, port, _rates(name, port, fabric, faults)) if fabric else {}
     ecn = sum(v for k, v in raw.items() if k.startswith("ecn_marked:"))
     rx_pause = sum(v for k, v in raw.items() if k.startswith("pfc_rx_pause:"))
     tx_pause = sum(v for k, v in raw.items() if k.startswith("pfc_tx_pause:"))
@@ -258,3 +280,80 @@ def bgp_neighbors_json(name: str, fabric: Fabric | None) -> dict:
             "address-family": {"ipv4-unicast": {"rx-prefix": session.rx_prefixes, "tx-prefix": session.tx_prefixes}},
         }
     return out
+
+
+# --- hardware, optics, FEC, NTP, RIB -------------------------------------------------------
+def environment_json(faults) -> dict:
+    env = platform_oper.environment(faults)
+    return {"fan": {n: {"state": "ok" if ok else "failed"} for n, ok in env["fan"].items()},
+            "psu": {n: {"state": "ok" if ok else "failed"} for n, ok in env["psu"].items()},
+            "temperature": {n: {"current": cur, "max": high, "crit": crit,
+                                "state": "ok" if cur < high else ("critical" if cur >= crit else "high")}
+                            for n, (cur, high, crit) in env["temperature"].items()}}
+
+
+_MEDIA = {"DAC": "Passive copper cable", "AOC": "Active optical cable"}
+
+
+def transceivers_json(name: str, config: dict, fabric: Fabric | None, faults) -> dict:
+    out = {}
+    world = fabric.world() if fabric else None
+    # a module sits in its cage whatever the config: the configured ports and every cabled one
+    cabled = {end for c in (world.cables if world else ()) for end in ((c.a_device, c.a_port), (c.b_device, c.b_port))}
+    for port in sorted((set(ports_of(config)) - {"lo"}) | {p for d, p in cabled if d == name}):
+        module = platform_oper.transceiver(world.cable_at(name, port) if world else None, port, faults)
+        if module is None:
+            out[port] = {"status": "unplugged"}
+            continue
+        entry = {"status": "plugged", "identifier": "QSFP112"}
+        if module["media"]:
+            entry["cable-type"] = _MEDIA[module["media"]]
+        if "rx_dbm" in module:
+            limits = module["thresholds"]
+            entry["temperature"] = {"temperature": module["temperature_c"],
+                                    "low-alarm-threshold": limits["temperature"][0],
+                                    "high-alarm-threshold": limits["temperature"][1]}
+            entry["channel"] = {f"channel-{lane}": {
+                kind: {"power": module[f"{kind[:2]}_dbm"], "low-alarm-threshold": limits[kind[:2]][0],
+                       "high-alarm-threshold": limits[kind[:2]][1]} for kind in ("rx-power", "tx-power")}
+                for lane in range(1, module["lanes"] + 1)}
+        out[port] = entry
+    return out
+
+
+def phy_detail_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
+    raw = fabric.counters(name, port, _rates(name, port, fabric, faults)) if fabric else {}
+    up = bool(fabric and fabric.link(name, port).up)
+    return {"raw-ber": f"{platform_oper.ber(faults, port, up):.2e}",
+            "fec-corrected-codewords": raw.get("fec_corrected", 0),
+            "fec-uncorrected-codewords": raw.get("fec_uncorrected", 0)}
+
+
+def ntp_servers(config: dict) -> list[str]:
+    """The NTP servers of an applied tree: 5.15+ `system ntp server`, 5.14- `service ntp <vrf> server`."""
+    found = list(((config.get("system") or {}).get("ntp") or {}).get("server") or {})
+    for vrf in ((config.get("service") or {}).get("ntp") or {}).values():
+        found += list((vrf or {}).get("server") or {})
+    return sorted(set(map(str, found)))
+
+
+def ntp_json(config: dict, faults) -> dict:
+    state = platform_oper.ntp(faults, ntp_servers(config))
+    out = {"status": "synchronised" if state["synchronised"] else "unsynchronised", "state": "enabled",
+           "vrf": "mgmt", "server": {s: {} for s in state["servers"]}}
+    if state["synchronised"]:
+        out |= {"reference": state["reference"], "offset": "1 ms"}
+    return out
+
+
+def rib_json(name: str, fabric: Fabric | None) -> tuple[dict, dict]:
+    """(`nv show vrf default router rib ipv4 route -o json`, `nv show router nexthop -o json`)."""
+    routes, groups = {}, {}
+    for index, (prefix, hops) in enumerate(sorted((fabric.next_hops(name) if fabric else {}).items())):
+        group = 100 + index
+        routes[prefix] = {"route-entry": {"1": {"protocol": "bgp", "distance": 20, "nexthop-group-id": group,
+                                                "flags": {"selected": {}, "installed": {}}}}}
+        groups[str(group)] = {"address-family": "ipv4", "installed": "on", "valid": "on", "vrf": "default",
+                              "resolved-via": {(port or nid): {"flags": {"active": {}, "installed": {}},
+                                                               "type": "interface"} for nid, port in hops}}
+    return routes, {"rib": groups}

@@ -16,7 +16,10 @@ Operational state, from the running CONFIG_DB and the lab world (sonic_oper.py h
   show interfaces status | show interfaces counters (= portstat -j with -j) | portstat -j
   show pfc counters | pfcstat | show queue wredcounters --json | wredstat -j (202505+)
   docker exec -i lldp lldpctl -f json0 | lldpctl -f json0
-  vtysh -c "show bgp vrf default neighbors json"
+  vtysh -c "show bgp vrf default neighbors json" | vtysh -c "show ip route json"
+  show platform psustatus|fan|temperature | show ntp | show interfaces transceiver eeprom --dom
+  show interfaces counters fec-stats
+                               (sonic_platform.py: from the lab world and `lab up --faults`)
 
 When the running config no longer gives eth0 the address the lab serves the switch on, new SSH
 connections are refused until a rollback or reload gives it back; sessions already open keep working.
@@ -39,7 +42,7 @@ import re
 import time
 import zlib
 
-from generator.lab import sonic_factory, sonic_gcu, sonic_oper
+from generator.lab import platform_oper, sonic_factory, sonic_gcu, sonic_oper, sonic_platform
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import Management, lease_for
 from generator.lab.sonic_systemd import Systemd
@@ -379,14 +382,25 @@ class SonicDevice(Device):
             days, rest = divmod(up, 86400)
             clock = f"{rest // 3600}:{rest % 3600 // 60:02d}" if rest >= 3600 else f"{rest // 60} min"
             uptime = (f"{days} day{'s' if days != 1 else ''}, " if days else "") + clock
+            release = platform_oper.os_version(self.faults.current(), self.version)
             io.write(
-                f"\nSONiC Software Version: SONiC.{self.version}\n"
+                f"\nSONiC Software Version: SONiC.{release}\n"
                 f"SONiC OS Version: 12\nDistribution: Debian 12\nKernel: 6.1.0-11-2-amd64\n"
                 f"Platform: {meta.get('platform', '')}\nHwSKU: {meta.get('hwsku', '')}\nASIC: mellanox\n"
                 f"ASIC Count: 1\nSerial Number: {self.serial}\n"
                 f"Model Number: M{self.platform}\nHardware Revision: A1\nUptime: {time.strftime('%H:%M:%S')} up {uptime},  1 user,  load average: 0.00, 0.01, 0.05\n")
         elif args[:2] == ["interfaces", "status"]:
             io.write(self._frozen(sonic_oper.interfaces_status, self.name, self.running, self.fabric) + "\n")
+        elif args[:1] == ["platform"] and args[1:2] in (["psustatus"], ["fan"], ["temperature"]):
+            show = {"psustatus": sonic_platform.psustatus, "fan": sonic_platform.fans,
+                    "temperature": sonic_platform.temperatures}[args[1]]
+            io.write(show(self.faults.current()) + "\n")
+        elif args[:1] == ["ntp"]:
+            io.write(sonic_platform.ntp(self.running, self.faults.current()))
+        elif args[:3] == ["interfaces", "transceiver", "eeprom"] and "--dom" in args:
+            io.write(sonic_platform.transceivers(self.name, self.running, self.fabric, self.faults.current()))
+        elif args[:3] == ["interfaces", "counters", "fec-stats"]:
+            io.write(sonic_platform.fec_stats(self.name, self.running, self.fabric, self.faults.current()) + "\n")
         elif args[:2] == ["interfaces", "counters"]:
             await self._portstat(["-j"] if "--json" in args or "-j" in args else [], io)
         elif args[:2] == ["pfc", "counters"]:
@@ -489,6 +503,8 @@ class SonicDevice(Device):
         if command in (["show", "bgp", "vrf", "default", "neighbors", "json"], ["show", "bgp", "neighbors", "json"],
                        ["show", "ip", "bgp", "neighbors", "json"]):
             io.write(json.dumps(self._frozen(sonic_oper.bgp_neighbors_json, self.name, self.running, self.fabric), indent=2) + "\n")
+        elif command == ["show", "ip", "route", "json"]:
+            io.write(json.dumps(sonic_platform.routes_json(self.name, self.running, self.fabric), indent=2) + "\n")
         elif command in (["show", "running-config"], ["show", "run"]):
             io.write(frr_running_config(self.running, self.version))
         else:

@@ -45,6 +45,7 @@ import ipaddress
 import re
 import time
 
+from generator.lab import platform_oper
 from generator.lab.world import BgpConfig, Fabric, NeighborConfig, PortConfig
 
 DEFAULT_MTU = 9100          # sonic-swss portsorch DEFAULT_MTU; sonic-port.yang gives no default
@@ -199,9 +200,11 @@ def _fault_rates(faults, *ports: str) -> dict[str, float]:
     return rates
 
 
-def _raw(name: str, eth: str, world: str, fabric: Fabric | None, faults) -> dict[str, int]:
+def raw_counters(name: str, eth: str, world: str, fabric: Fabric | None, faults) -> dict[str, int]:
     # raise_counters may name the port as the switch does (Ethernet0) or as the plan does (swp1)
-    return fabric.counters(name, world, _fault_rates(faults, world, eth)) if fabric else {}
+    # every read passes every rate: the world integrates only what a read passes (nvue_oper._rates)
+    rates = _fault_rates(faults, world, eth) | platform_oper.phy_rates(faults, fabric, name, world) if fabric else {}
+    return fabric.counters(name, world, rates) if fabric else {}
 
 
 def portstat_json(name: str, running: dict, fabric: Fabric | None, faults) -> dict:
@@ -210,7 +213,7 @@ def portstat_json(name: str, running: dict, fabric: Fabric | None, faults) -> di
     for eth in sorted(running.get("PORT") or {}, key=_natural):
         row = running["PORT"][eth] or {}
         world = world_name(eth, row.get("alias"))
-        raw = _raw(name, eth, world, fabric, faults)
+        raw = raw_counters(name, eth, world, fabric, faults)
         if str(row.get("admin_status", "down")) != "up":
             state = "X"
         else:
@@ -228,7 +231,7 @@ def pfc_counters(name: str, running: dict, fabric: Fabric | None, faults) -> str
     counts = {}
     for eth in sorted(running.get("PORT") or {}, key=_natural):
         world = world_name(eth, (running["PORT"][eth] or {}).get("alias"))
-        counts[eth] = _raw(name, eth, world, fabric, faults)
+        counts[eth] = raw_counters(name, eth, world, fabric, faults)
     for direction, title in (("rx", "Port Rx"), ("tx", "Port Tx")):
         rows = [[eth] + [_comma(raw.get(f"pfc_{direction}_pause:{p}", 0)) for p in range(8)]
                 for eth, raw in counts.items()]
@@ -241,7 +244,7 @@ def wred_counters_json(name: str, running: dict, fabric: Fabric | None, faults) 
     out: dict = {}
     for eth in sorted(running.get("PORT") or {}, key=_natural):
         world = world_name(eth, (running["PORT"][eth] or {}).get("alias"))
-        raw = _raw(name, eth, world, fabric, faults)
+        raw = raw_counters(name, eth, world, fabric, faults)
         out[eth] = {f"UC{q}": {"wreddroppacket": "0", "wreddropbytes": "0",
                                "ecnmarkedpacket": str(raw.get(f"ecn_marked:{q}", 0)),
                                "ecnmarkedbytes": str(raw.get(f"ecn_marked:{q}", 0) * 1024)} for q in range(8)}

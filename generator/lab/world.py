@@ -2,8 +2,10 @@
 
 `lab up --wiring FILE` (DESIGN.md) gives a CSV with header `a_device,a_port,b_device,b_port`
 and optional columns `state` (up|down), `crc_errors` (integer) and `lldp_portid` (mac|ifname: how
-the host end's lldpd announces that port, below); one row per installed cable, host ends included. The plan's `cabling.csv` is also a valid wiring file (its `speed`,
-`length_m` and `cable` columns are ignored), and it is the default world. A plan link with no
+the host end's lldpd announces that port, below) and `cable` (DAC|AOC: the assembly installed,
+whose module reports its media); one row per installed cable, host ends included. The plan's
+`cabling.csv` is also a valid wiring file (its `speed` and `length_m` columns are ignored), and
+it is the default world. A plan link with no
 row is an unplugged cable.
 
 What the simulated switches derive from it (`Fabric`):
@@ -34,7 +36,13 @@ What the simulated switches derive from it (`Fabric`):
   a path that already holds its ASN), one best path per origin (fewest AS hops, ties broken by
   name). `rx` from a neighbor counts the origins whose best path at that neighbor is acceptable
   to us; `tx` counts what we hold that did not come from that neighbor. No MED, local-pref,
-  communities, aggregation, add-path or timers are modelled.
+  communities, aggregation, add-path or timers are modelled;
+- ECMP next hops (`next_hops`): toward another switch's loopback, the established sessions whose
+  neighbor offers a loop-free path of the shortest length, restricted (as FRR does without
+  `bgp bestpath as-path multipath-relax`) to those with the best path's exact AS path; the best
+  among equal lengths is the lowest AS sequence (a stand-in for FRR's router-id tie-break). A
+  narrower group comes from the world, as on a real fabric: an uplink down or a session that
+  does not come up removes its next hop.
 """
 
 from __future__ import annotations
@@ -54,11 +62,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REQUIRED_COLUMNS = ("a_device", "a_port", "b_device", "b_port")
-OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid")
+OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid", "cable")
 # lldpcli(8) `configure lldp portidsubtype ifname|macaddress`: the host end's LLDP port ID
 LLDP_PORTIDS = ("mac", "ifname")
 # The plan's cabling.csv (render/cabling.py) carries these too: accepted and ignored.
-IGNORED_COLUMNS = ("speed", "length_m", "cable")
+IGNORED_COLUMNS = ("speed", "length_m")
+# `cable`: the cable assembly installed (its module reports its media, platform_oper.py)
+CABLE_TYPES = ("DAC", "AOC")
 WORLD_FILE = "world.json"
 SESSION_SETTLE_S = 1.0
 # Lab traffic on an up link: enough to make counters move, small enough to read.
@@ -80,6 +90,7 @@ class Cable:
     crc_errors: int = 0        # CRC/FCS errors per second at each switch end while the link is up
     line: int = 0
     lldp_portid: str = "mac"   # a host end's LLDP port ID: its MAC (lldpd's default) or its ifname
+    cable: str = ""            # DAC | AOC; "" when the wiring does not say
 
     def far(self, device: str, port: str) -> tuple[str, str]:
         if (device, port) == (self.a_device, self.a_port):
@@ -170,8 +181,11 @@ def parse_wiring(text: str, source: str = "wiring") -> World:
         if portid not in LLDP_PORTIDS:
             raise WiringError(f"{source}:{number}: lldp_portid {row['lldp_portid']!r}: use mac (lldpd's default) "
                               "or ifname (lldpd configured with portidsubtype ifname)")
+        kind = (row.get("cable") or "").upper()
+        if kind and kind not in CABLE_TYPES:
+            raise WiringError(f"{source}:{number}: cable {row['cable']!r}: use {' or '.join(CABLE_TYPES)}")
         cable = Cable(row["a_device"], row["a_port"], row["b_device"], row["b_port"], state, int(crc_text), number,
-                      portid)
+                      portid, kind)
         ends = [(cable.a_device, cable.a_port), (cable.b_device, cable.b_port)]
         if ends[0] == ends[1]:
             raise WiringError(f"{source}:{number}: {ends[0][0]}:{ends[0][1]} is cabled to itself")
@@ -403,6 +417,9 @@ class Fabric:
         return self._cache[what]
 
     # --- physical layer -------------------------------------------------------------------
+    def port_config(self, device: str, port: str) -> PortConfig | None:
+        return self._ports(device).get(port)
+
     def link(self, device: str, port: str) -> Link:
         return self._cached(("link", device, port), lambda: self._link(device, port))
 
@@ -553,6 +570,48 @@ class Fabric:
                                enabled=neighbor.enabled)
         return out
 
+    def next_hops(self, device: str) -> dict[str, list[tuple[str, str | None]]]:
+        """{other switch's loopback prefix: [(neighbor id, local port)]} of the BGP routes DEVICE installs."""
+        sessions = self.sessions(device)
+        configs = {n: self._bgp(n) for n in sorted(self.devices)}
+        configs = {n: c for n, c in configs.items() if c is not None}
+        if device not in configs:
+            return {}
+        up = {nid: s for nid, s in sessions.items() if s.state == "established"}
+        readiness = self._cached("readiness", self._readiness)
+        established = [(n, nid) for n in configs for nid, s in self.sessions(n).items() if s.state == "established"]
+        edges: dict[str, set[str]] = {n: set() for n in configs}
+        for name, nid in established:
+            far = readiness[(name, nid)][1]
+            if far in configs:
+                edges[name].add(far)
+        out: dict[str, list[tuple[str, str | None]]] = {}
+        for origin in sorted(configs):
+            loopback = self._loopback(origin)
+            if origin == device or loopback is None:
+                continue
+            best = _shortest_paths(origin, edges, {n: c.asn for n, c in configs.items()})
+            offers = []
+            for nid, session in sorted(up.items()):
+                far = readiness[(device, nid)][1]
+                paths = [p for p in best.get(far, ()) if configs[device].asn not in p]
+                if paths:
+                    offers.append((min(paths), nid, session.port))
+            if not offers:
+                continue
+            length = min(len(p) for p, _nid, _port in offers)
+            chosen = min(p for p, _nid, _port in offers if len(p) == length)
+            out[loopback] = [(nid, port) for p, nid, port in offers if p == chosen]
+        return out
+
+    def _loopback(self, name: str) -> str | None:
+        lo = self._ports(name).get("lo")
+        for address in (lo.addresses if lo else ()):
+            interface = ipaddress.ip_interface(address)
+            if interface.network.prefixlen == 32:
+                return str(interface.network)
+        return None
+
     def _originated(self, name: str, bgp: BgpConfig) -> int:
         prefixes: set[str] = set(bgp.networks)
         if bgp.redistribute_connected:
@@ -603,3 +662,22 @@ class Fabric:
                 if name in paths and learned_from.get(name) != far:
                     counts[(name, nid)][1] += size      # what we advertise to `far`
         return {k: (v[0], v[1]) for k, v in counts.items()}
+
+
+def _shortest_paths(origin: str, edges: dict[str, set[str]], asn: dict[str, int]) -> dict[str, set[tuple[int, ...]]]:
+    """device -> the AS paths it advertises for ORIGIN's prefix at the shortest loop-free length
+    (breadth first; eBGP loop prevention: a device rejects a path holding its own ASN)."""
+    best: dict[str, set[tuple[int, ...]]] = {origin: {(asn[origin],)}}
+    frontier = [origin]
+    while frontier:
+        offers: dict[str, set[tuple[int, ...]]] = {}
+        for holder in frontier:
+            for far in edges[holder]:
+                if far in best:
+                    continue
+                for path in best[holder]:
+                    if asn[far] not in path:
+                        offers.setdefault(far, set()).add((asn[far], *path))
+        best.update(offers)
+        frontier = sorted(offers)
+    return best

@@ -166,6 +166,7 @@ class HostRollout:
     require_gpudirect: bool = True
     scheduler: str = "none"           # none | slurm | kubernetes: what the drain waits for
     drain_timeout: int = 3600         # seconds
+    scheduler_node: str = ""          # {host} template of the scheduler's node name; "": the host name
 
     def serial(self) -> list[int | str]:
         """Ansible `serial`: the canary batch, then batches of `batch` (the last one repeats)."""

@@ -67,6 +67,12 @@ START_TIMEOUT_S = APPLY_LOCK_WAIT_S + DEVICE_WAIT_S + TOOLS_S
 # HEALTH_COUNTER_INTERVAL_S apart, which leaves the rest of the minute to the NIC tools.
 HEALTH_LOCK_WAIT_S = 5
 HEALTH_COUNTER_INTERVAL_S = 2
+# Every NIC tool call (and the drain's scontrol) runs under timeout(1) for at most TOOL_TIMEOUT_S
+# (a healthy mlnx_qos or ethtool answers in well under a second). --health gives all its NIC tool
+# calls HEALTH_TOOLS_S after the lock, the counter interval included; then the lock wait, that,
+# one KILL grace second and the scontrol drain stay within slurmd's 60 s: 5 + 35 + 1 + 10 + 1 = 52.
+TOOL_TIMEOUT_S = 10
+HEALTH_TOOLS_S = 35
 # Host counter thresholds, shared by --health (warnings) and verify host-counters: RoCE packets
 # the responder saw out of sequence or the requester was NAKed for (hw_counters out_of_sequence,
 # packet_seq_err). Each one is a go-back-N retransmission: in a lossless fabric without adaptive
@@ -174,6 +180,8 @@ def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
         "lock_wait_s": APPLY_LOCK_WAIT_S,
         "health_lock_wait_s": HEALTH_LOCK_WAIT_S,
         "counter_interval_s": HEALTH_COUNTER_INTERVAL_S,
+        "tool_timeout_s": TOOL_TIMEOUT_S,
+        "health_tools_s": HEALTH_TOOLS_S,
         "seq_err_per_s": SEQ_ERR_PER_S,
         "pause_per_s": PAUSE_PER_S,
     }

@@ -61,10 +61,12 @@ def _switch_vars(sw: Switch, pad: str) -> list[str]:
     return out
 
 
-def _host_vars(host: Host, pad: str) -> list[str]:
+def _host_vars(host: Host, pad: str, scheduler_node: str = "") -> list[str]:
     out = [f"{pad}{_s(host.name)}:",
            f"{pad}  ansible_host: {_s(host.mgmt_ip)}",
            f"{pad}  fabricgen_index: {host.index}"]
+    if scheduler_node:      # deploy.hosts.scheduler_node (left out when unset: no byte changes)
+        out.append(f"{pad}  fabricgen_scheduler_node: {_s(scheduler_node.replace('{host}', host.name))}")
     for key, value in (("unit", host.unit), ("group", host.group)):
         if value is not None:
             out.append(f"{pad}  fabricgen_{key}: {value}")
@@ -157,7 +159,7 @@ def render_inventory(plan: FabricPlan) -> str:
             lines.append("        fabricgen_lldpd: true")
         lines += ["      hosts:"]
         for host in plan.hosts:
-            lines += _host_vars(host, "        ")
+            lines += _host_vars(host, "        ", plan.host_rollout.scheduler_node)
     return "\n".join(lines) + "\n"
 
 

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from generator import __version__
 from generator.plan.model import FabricPlan
+from generator.render import leftovers
 from generator.render.cabling import render_cabling
 from generator.render.nvue import render_switch
 from generator.render.plan_json import iter_plan_json
@@ -88,6 +89,38 @@ def manifest_text(fabric: str, intent_text: str, hashes: dict[str, str], discove
 
 class OutputError(Exception):
     """One line: why OUTPUT cannot be written (nothing was touched)."""
+
+
+# Rendered files are read-only (issue 27): files with the same bytes are hard links to one inode
+# (stream.py, reuse.py), so an in-place edit of one (`echo X >> hosts/gpu001/nccl.conf`) would change
+# every twin; without a write bit it fails instead. Replacing a file (a new one renamed over it)
+# still works and breaks only its own link. Files are created with these modes (less the umask, as
+# open() does); scripts and directories get theirs whatever the umask, as before.
+FILE_MODE = 0o444
+SCRIPT_MODE = 0o555
+DIR_MODE = 0o755
+
+
+def write_file(path: str | Path, data: bytes) -> None:
+    """PATH as a new read-only file (never through a link) holding DATA."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def seal_dirs(root: Path, rels: Iterable[str]) -> None:
+    """DIR_MODE on every directory below ROOT that holds one of RELS (mkdir left them to the umask)."""
+    done: set[str] = set()
+    for rel in rels:
+        parent = rel.rpartition("/")[0]
+        while parent and parent not in done:
+            done.add(parent)
+            os.chmod(root / parent, DIR_MODE)
+            parent = parent.rpartition("/")[0]
 
 
 MANIFEST = "manifest.json"
@@ -197,15 +230,17 @@ def write_tree(files: dict[str, str], out_dir: str | Path) -> Path:
     """Write FILES into OUTPUT (check_target's rule) atomically; OutputError leaves nothing behind."""
     def fill(tmp: Path) -> None:
         made: set[Path] = set()
-        for rel in sorted(files):
+        # manifest.json last, as write_render: its mtime bounds every file's (plan --against, reuse.py)
+        for rel in sorted(files, key=lambda rel: (rel == MANIFEST, rel)):
             path = tmp / rel
             parent = path.parent
             if parent not in made:
                 parent.mkdir(parents=True, exist_ok=True)
                 made.add(parent)
-            path.write_text(files[rel], encoding="utf-8")
+            write_file(path, files[rel].encode("utf-8"))
             if rel.endswith(".sh"):
-                path.chmod(0o755)
+                path.chmod(SCRIPT_MODE)
+        seal_dirs(tmp, files)
 
     return _replace_atomically(out_dir, fill)
 
@@ -230,7 +265,8 @@ def write_render(plan: FabricPlan, intent_text: str, out_dir: str | Path,
             written = []
             for rel, chunks in fabric_chunks(plan):
                 digest = hashlib.sha256()
-                with open(tmp / rel, "xb") as fh:
+                fd = os.open(tmp / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+                with os.fdopen(fd, "wb") as fh:
                     for chunk in chunks:
                         data = chunk.encode("utf-8")
                         fh.write(data)
@@ -239,38 +275,49 @@ def write_render(plan: FabricPlan, intent_text: str, out_dir: str | Path,
             return written
 
         hashes = dict(write_devices(plan, tmp, fabric_wide, workers, stats, previous))
-        (tmp / MANIFEST).write_text(manifest_text(plan.fabric, intent_text, hashes, _discovered_sha256(plan)),
-                                    encoding="utf-8")
+        write_file(tmp / MANIFEST, manifest_text(plan.fabric, intent_text, hashes,
+                                                 _discovered_sha256(plan)).encode("utf-8"))
+        seal_dirs(tmp, hashes)
         count = len(hashes) + 1
 
     return _replace_atomically(out_dir, fill), count
 
 
 def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Path:
-    """FILL a temporary sibling of OUTPUT, then swap it in with renames (check_target's rule)."""
+    """FILL a temporary sibling of OUTPUT, then swap it in with renames (check_target's rule).
+    Both temporary trees are claimed (leftovers.py) for this render's lifetime, and the trees
+    earlier killed renders left beside OUTPUT are removed first."""
     out = check_target(out_dir)
+    locks: list[int | None] = []
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        leftovers.remove_stale(out)
+        tmp = Path(tempfile.mkdtemp(prefix=leftovers.prefix(out, leftovers.TMP), dir=out.parent))
     except OSError as exc:
         raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from None
     old = None
     try:
+        locks.append(leftovers.claim(tmp))
         fill(tmp)
-        os.chmod(tmp, 0o755)
+        os.chmod(tmp, DIR_MODE)
         if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            old = Path(tempfile.mkdtemp(prefix=leftovers.prefix(out, leftovers.OLD), dir=out.parent))
+            locks.append(leftovers.claim(old))
             os.rename(out, old / "previous")
+        leftovers.unmark(tmp)           # OUTPUT holds only the render's files
         try:
             os.rename(tmp, out)
         except OSError:
             if old is not None:
                 os.rename(old / "previous", out)
             raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)      # still locked: a killed removal is a leftover
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         kept = "the previous output is unchanged"
         if old is not None and (old / "previous").exists():
+            leftovers.unmark(old)       # kept on purpose: no later render may take it for a leftover
             kept = f"the previous output is in {old / 'previous'}"       # never delete it
         elif old is not None:
             shutil.rmtree(old, ignore_errors=True)
@@ -279,6 +326,8 @@ def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Pa
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        for fd in locks:
+            if fd is not None:
+                os.close(fd)
     return out

@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.render.output import MANIFEST, read_manifest
+from generator.render.output import FILE_MODE, MANIFEST, SCRIPT_MODE, read_manifest
 
 
 def _umask() -> int:
@@ -35,7 +35,7 @@ class PreviousRender:
     files: dict[str, str]               # relative path -> sha256, from its manifest.json
     written_ns: int                     # when its manifest was written: the render's last file
     uid: int
-    plain_mode: int                     # what a new file gets (0o666 & ~umask); scripts get 0o755
+    plain_mode: int                     # what a new file gets (FILE_MODE & ~umask); scripts get SCRIPT_MODE
     _dirs: dict[str, bool] = field(default_factory=dict)
 
     @classmethod
@@ -49,7 +49,7 @@ class PreviousRender:
         except OSError:
             return None
         return cls(root=str(directory), files=manifest["files"], written_ns=written, uid=os.geteuid(),
-                   plain_mode=0o666 & ~_umask())
+                   plain_mode=FILE_MODE & ~_umask())
 
     def _real_dir(self, rel_dir: str) -> bool:
         """Every component of REL_DIR below the root is a directory, not a symlink to one."""
@@ -76,7 +76,7 @@ class PreviousRender:
             st = os.lstat(path)
         except OSError:
             return None
-        mode = 0o755 if script else self.plain_mode
+        mode = SCRIPT_MODE if script else self.plain_mode
         if (not stat.S_ISREG(st.st_mode) or st.st_uid != self.uid or stat.S_IMODE(st.st_mode) != mode
                 or st.st_size != size or st.st_mtime_ns > self.written_ns):
             return None

@@ -7,15 +7,20 @@ forked workers, each renders its slice, writes each file once into the temporary
 directory and hands back (path, sha256) pairs; the parent writes the fabric-wide files
 meanwhile and then manifest.json from all the hashes (sorted, so the bytes do not depend
 on the number of workers). Workers: len(os.sched_getaffinity(0)), or FABRICGEN_WORKERS.
+On Linux a worker is killed when its render dies (_die_with), so a killed render leaves no
+worker behind.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import gc
 import hashlib
 import os
 import pickle
+import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -23,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.plan.model import FabricPlan
+from generator.render.output import SCRIPT_MODE, write_file
 
 if TYPE_CHECKING:
     from generator.render.reuse import PreviousRender
@@ -58,7 +64,8 @@ def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[
     creation costs on ext4 after a large delete (the allocator skips recently freed inodes one by
     one, `recently_deleted()` in fs/ext4/ialloc.c); a re-render deletes the previous tree, so
     every render but the first meets that. Readers see plain files with the same bytes; an
-    in-place edit of one (rather than a rewrite) would show in its twins. With PREVIOUS (the render
+    in-place edit of one (rather than a rewrite) would show in its twins, which is why rendered files
+    are read-only (output.FILE_MODE). With PREVIOUS (the render
     this one replaces), an unchanged file is a hard link to its previous copy (generator.render.reuse)."""
     data = content.encode("utf-8")
     digest = hashlib.sha256(data).hexdigest()
@@ -81,15 +88,9 @@ def _write(root: Path, rel: str, content: str, made: set[str], seen: dict[tuple[
             # file system, or going away under us, is only a missed shortcut.
             if exc.errno != errno.EMLINK and (previous is None or exc.errno not in (errno.EXDEV, errno.ENOENT)):
                 raise
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)   # as open()
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
+    write_file(path, data)
     if script:
-        os.chmod(path, 0o755)                   # as write_tree: scripts executable whatever the umask
+        os.chmod(path, SCRIPT_MODE)             # as write_tree: scripts executable whatever the umask
     seen[(digest, script)] = path
     return digest
 
@@ -200,11 +201,13 @@ def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[st
     gc.collect()
     gc.freeze()                             # the plan moves to the permanent generation: no GC walks it
     children: list[tuple[int, int]] = []
+    parent, prctl = os.getpid(), _prctl()
     try:
         for k in range(workers):
             rfd, wfd = os.pipe()
             pid = os.fork()
             if pid == 0:                    # pragma: no cover - runs in the child
+                _die_with(parent, prctl)
                 os.close(rfd)
                 _child(jobs[k::workers], root, wfd, previous)
             os.close(wfd)
@@ -234,6 +237,34 @@ def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[st
             except OSError:
                 pass
         gc.unfreeze()
+
+
+# <linux/prctl.h>: deliver a signal to this process when its parent dies
+PR_SET_PDEATHSIG = 1
+
+
+def _prctl():
+    """libc's prctl, looked up before forking (a child should do as little as it can); None off
+    Linux or without a C library ctypes can load."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with(parent: int, prctl) -> None:
+    """In a forked worker: be killed when the render that forked it dies. A render killed with
+    SIGKILL cannot stop its workers, which would go on writing into its temporary tree and hold
+    the tree's lock (leftovers.py) so no later render could remove it. prctl(2) PR_SET_PDEATHSIG
+    sends SIGKILL when the forking *thread* exits (render forks from the thread that waits for the
+    workers). The parent may have died before the prctl took effect: then this process has
+    already been reparented, and getppid() tells."""
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _status(status: int) -> str:

@@ -27,7 +27,14 @@ class SwitchReading:
     counters: tuple[dict, dict] | None = None        # two reads of get_interfaces_counters
     pfc: tuple[dict, dict] | None = None             # two reads of get_pfc_ecn_counters
     interval_s: float = 0.0                          # time between the two reads
+    facts: dict | None = None                        # get_facts (os_version)
+    environment: dict | None = None                  # get_environment
+    transceivers: dict | None = None                 # driver extra get_transceivers (oper.py)
+    phy: tuple[dict, dict] | None = None             # two reads of the driver extra get_phy_counters
+    ntp: list | None = None                          # get_ntp_stats
+    routes: dict | None = None                       # driver extra get_route_next_hops
     errors: dict[str, str] = field(default_factory=dict)
+    unsupported: dict[str, str] = field(default_factory=dict)   # getters this OS's driver lacks
 
 
 def _short(hostname: str) -> str:

@@ -1,17 +1,21 @@
 """Read every switch through its napalm driver, in a bounded pool, with a progress bar on a terminal.
 
 One session per switch, in two passes over all switches (issue 26):
-- pass 1 (read_switch): counters (read 1), interfaces, LLDP (napalm's detail getter: port ID and
-  port description), BGP; on NVUE inside one `snapshot()` of the interface tree, so the per-port
-  getters cost one read, not one per port;
+- pass 1 (read_switch): counters and PHY counters (read 1), interfaces, LLDP (napalm's detail
+  getter: port ID and port description), BGP, facts, environment, transceivers, NTP; on NVUE the
+  interface reads inside one `snapshot()` of the interface tree, so the per-port getters cost one
+  read, not one per port;
 - the counter interval: pass 2 reads a switch's counters again once `interval_s` has passed
   since its read 1 (errors / PFC / ECN compare the two). Every switch's read 1 is in pass 1, so
   the interval is paid once for the fleet, not once per switch or per pool round;
-- pass 2 (read_again): counters (read 2), then BGP again until it is stable: no planned
-  session still connecting and two reads in a row agreeing on every session's state and prefix
-  counts, re-read every SETTLE_POLL_S until `settle_s` after the first read (a session still
-  connecting, or prefixes still propagating, is not yet a finding).
-A getter that fails leaves its checks unknown; the others still run. A read that did not
+- pass 2 (read_again): counters and PHY counters (read 2: errors / PFC / ECN / FEC / flaps compare
+  the two), then BGP again until it is stable: no planned session still connecting and two reads
+  in a row agreeing on every session's state and prefix counts, re-read every SETTLE_POLL_S until
+  `settle_s` after the first BGP read (a session still connecting, or prefixes still propagating,
+  is not yet a finding); then the routes (ECMP), which follow the sessions.
+A getter that fails leaves its checks unknown; the others still run. A getter the switch OS's
+driver does not have (a driver extra, or NotImplementedError) leaves its checks skipped, with that
+reason. A read that did not
 complete (timeout, cut output, cut JSON) is retried once on a new session first
 (devices/sessions.py), so a busy switch or bastion is never a `failed` finding.
 """
@@ -46,12 +50,28 @@ class SwitchRead:
         self.session = Session(make_driver)
         self.password = password
         self.started = 0.0
-        self.counters0 = self.pfc0 = None
+        self.bgp_read = 0.0
+        self.counters0 = self.pfc0 = self.phy0 = None
 
     def get(self, key: str, call: Callable[[object], object]):
         """call(driver) for one getter; on failure its error under `key` (its checks: unknown), None."""
         try:
             return self.session.call(call)
+        except Exception as exc:  # noqa: BLE001 - this getter's checks become unknown
+            self.reading.errors[key] = _one_line(exc, self.password)
+            return None
+
+    def optional(self, key: str, getter: str):
+        """driver.GETTER() for a getter not every switch OS's driver has: missing or not implemented
+        leaves its checks skipped (reading.unsupported), a failure leaves them unknown."""
+        if getattr(self.session.driver, getter, None) is None:
+            self.reading.unsupported[key] = f"this switch OS's driver has no {getter}"
+            return None
+        try:
+            return self.session.call(lambda d: getattr(d, getter)())
+        except NotImplementedError:
+            self.reading.unsupported[key] = f"this switch OS's driver does not implement {getter} yet"
+            return None
         except Exception as exc:  # noqa: BLE001 - this getter's checks become unknown
             self.reading.errors[key] = _one_line(exc, self.password)
             return None
@@ -75,9 +95,16 @@ def read_switch(read: SwitchRead) -> None:
         read.started = time.monotonic()
         read.counters0 = get("counters", lambda d: d.get_interfaces_counters())
         read.pfc0 = get("pfc", lambda d: getattr(d, "get_pfc_ecn_counters", _missing("get_pfc_ecn_counters"))())
+        read.phy0 = read.optional("phy", "get_phy_counters")
         reading.interfaces = get("interfaces", lambda d: d.get_interfaces())
         reading.lldp = get("lldp", lldp_neighbors)
     reading.bgp = get("bgp", lambda d: d.get_bgp_neighbors())
+    # the settle time runs from this first BGP read, however long the reads around it take
+    read.bgp_read = time.monotonic()
+    reading.facts = read.optional("facts", "get_facts")
+    reading.environment = read.optional("environment", "get_environment")
+    reading.transceivers = read.optional("transceivers", "get_transceivers")
+    reading.ntp = read.optional("ntp", "get_ntp_stats")
 
 
 def read_again(read: SwitchRead, *, interval_s: float, settle_s: float,
@@ -93,10 +120,13 @@ def read_again(read: SwitchRead, *, interval_s: float, settle_s: float,
             reading.interval_s = time.monotonic() - read.started
             counters1 = get("counters", lambda d: d.get_interfaces_counters()) if read.counters0 is not None else None
             pfc1 = get("pfc", lambda d: d.get_pfc_ecn_counters()) if read.pfc0 is not None else None
+            phy1 = read.optional("phy", "get_phy_counters") if read.phy0 is not None else None
         if read.counters0 is not None and counters1 is not None:
             reading.counters = (read.counters0, counters1)
         if read.pfc0 is not None and pfc1 is not None:
             reading.pfc = (read.pfc0, pfc1)
+        if read.phy0 is not None and phy1 is not None:
+            reading.phy = (read.phy0, phy1)
         previous = reading.bgp
         while previous is not None:
             current = get("bgp", lambda d: d.get_bgp_neighbors())
@@ -106,10 +136,12 @@ def read_again(read: SwitchRead, *, interval_s: float, settle_s: float,
             reading.bgp = current
             if not pending(reading) and _bgp_state(current) == _bgp_state(previous):
                 break
-            if time.monotonic() - read.started >= settle_s:
+            if time.monotonic() - read.bgp_read >= settle_s:
                 break
             previous = current
-            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - read.started))))
+            time.sleep(min(SETTLE_POLL_S, max(0.0, settle_s - (time.monotonic() - read.bgp_read))))
+        # the routes BGP installed: read once the planned sessions are stable (or the settle time is over)
+        reading.routes = read.optional("routes", "get_route_next_hops")
     finally:
         read.session.close()
 

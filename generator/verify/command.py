@@ -18,7 +18,10 @@ from pathlib import Path
 
 import yaml
 
+from generator.safe_text import for_terminal
 from generator.verify import checks as C
+from generator.verify import control_plane as CP
+from generator.verify import physical as P
 from generator.verify.expected import PREFIX_TOLERANCE, Expectations, expectations
 from generator.verify.model import HOST_CHECKS, SWITCH_CHECKS, Outcome, VerifyReport, outcome
 from generator.verify.report import FORMATS, write_report
@@ -28,7 +31,13 @@ DEFAULT_SETTLE_S = 30.0
 SSH_TIMEOUT = 20
 # which getters each check needs (collect.py's error keys)
 NEEDS = {"cabling": ("lldp", "interfaces"), "link": ("interfaces",), "speed": ("interfaces",),
-         "mtu": ("interfaces",), "bgp": ("bgp",), "errors": ("counters",), "pfc": ("pfc",), "ecn": ("pfc",)}
+         "mtu": ("interfaces",), "bgp": ("bgp",), "errors": ("counters",), "pfc": ("pfc",), "ecn": ("pfc",),
+         "optics": ("transceivers",), "fec": ("phy",), "flaps": ("phy",), "hardware": ("environment",),
+         "os-version": ("facts",), "ntp": ("ntp",), "ecmp": ("routes",)}
+# the SwitchReading field each getter fills (collect.py)
+READS = {"lldp": "lldp", "interfaces": "interfaces", "bgp": "bgp", "counters": "counters", "pfc": "pfc",
+         "transceivers": "transceivers", "phy": "phy", "environment": "environment", "facts": "facts",
+         "ntp": "ntp", "routes": "routes"}
 
 
 def _unknown_all(name: str, reason: str, names=SWITCH_CHECKS) -> list[Outcome]:
@@ -38,6 +47,7 @@ def _unknown_all(name: str, reason: str, names=SWITCH_CHECKS) -> list[Outcome]:
 def switch_outcomes(readings: dict[str, C.SwitchReading], exp: Expectations, *, pfc_threshold: float,
                     ecn_threshold: float, prefix_tolerance: float) -> list[Outcome]:
     cabling = C.check_cabling(readings, exp)
+    versions = CP.check_os_versions(readings, exp)
     out: list[Outcome] = []
     for name, reading in sorted(readings.items()):
         if "connect" in reading.errors:
@@ -52,19 +62,45 @@ def switch_outcomes(readings: dict[str, C.SwitchReading], exp: Expectations, *, 
             "errors": lambda r=reading: C.check_errors(r, exp),
             "pfc": lambda r=reading: C.check_pfc(r, exp, pfc_threshold),
             "ecn": lambda r=reading: C.check_ecn(r, exp, ecn_threshold),
+            "optics": lambda r=reading: P.check_optics(r, exp),
+            "fec": lambda r=reading: P.check_fec(r, exp),
+            "flaps": lambda r=reading: P.check_flaps(r, exp),
+            "hardware": lambda r=reading: P.check_hardware(r),
+            "os-version": lambda n=name: versions.get(n, []),
+            "ntp": lambda r=reading: CP.check_ntp(r, exp),
+            "ecmp": lambda r=reading: CP.check_ecmp(r, exp),
         }
         for check in SWITCH_CHECKS:
+            unsupported = [key for key in NEEDS[check] if key in reading.unsupported]
+            if unsupported:
+                out.append(Outcome(check, name, "skipped", reason=reading.unsupported[unsupported[0]]))
+                continue
+            if check == "ecmp" and not exp.ecmp.get(name):
+                out.append(Outcome(check, name, "skipped", reason="the plan gives this switch no ECMP width to "
+                                   "check (no other leaf, or equal-length paths that differ in AS path)"))
+                continue
             missing = [key for key in NEEDS[check] if key in reading.errors]
+            if not missing and any(getattr(reading, READS[key]) is None for key in NEEDS[check]):
+                out.append(Outcome(check, name, "unknown", reason="not read"))
+                continue
             if check == "bgp" and missing and not exp.sessions.get(name):
                 missing = []       # nothing planned: no session can be missing
             if missing:
                 out.append(Outcome(check, name, "unknown", reason=f"{missing[0]}: {reading.errors[missing[0]]}"))
+            elif check == "flaps" and _flaps_uncounted(reading):
+                out.append(Outcome(check, name, "skipped", reason="this switch OS counts no carrier changes in "
+                                   "what its driver reads (SONiC's CLI tables have no such counter)"))
             elif check == "ecn" and _ecn_uncounted(reading):
                 out.append(Outcome(check, name, "skipped", reason="this switch OS release counts no ECN-marked "
                                    "packets (SONiC before 202505 has no wredstat)"))
             else:
                 out.append(outcome(check, name, results[check]()))
     return out
+
+
+def _flaps_uncounted(reading: C.SwitchReading) -> bool:
+    """The driver reported no carrier-change counter (oper.py phy_counters: None)."""
+    return bool(reading.phy) and all(v.get("carrier_transitions") is None for v in reading.phy[1].values())
 
 
 def _ecn_uncounted(reading: C.SwitchReading) -> bool:
@@ -87,10 +123,12 @@ def _host_section(endpoints: str | None):
 
 def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str | None, *,
                   interval_s: float = DEFAULT_INTERVAL_S, pfc_threshold: float = C.PFC_THRESHOLD_PER_S,
-                  ecn_threshold: float = C.ECN_THRESHOLD_PER_S) -> tuple[list[Outcome], str]:
+                  ecn_threshold: float = C.ECN_THRESHOLD_PER_S, names: list[str] | None = None) -> tuple[list[Outcome], str]:
+    """The host checks of NAMES (default: every host of PLAN)."""
     from generator.verify import hosts as H
 
-    names = [h.name for h in plan.hosts]
+    every = [h.name for h in plan.hosts]
+    names = every if names is None else names
     if not names:
         return [], ""
     section, reason = _host_section(endpoints)
@@ -108,13 +146,16 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         render_dir = write_tree(files, Path(tmp) / "render")
         try:
             readings = H.read_hosts(render_dir, render_dir / "inventory.yml", known_hosts=known_hosts,
-                                    extravars=extravars, ssh_key=ssh_key, counter_interval_s=interval_s)
+                                    extravars=extravars, ssh_key=ssh_key, counter_interval_s=interval_s,
+                                    limit=None if names == every else ",".join(names))
         except Exception as exc:  # noqa: BLE001 - any ansible failure leaves the hosts unknown
             text = " ".join(str(exc).split())[:300]
             return [Outcome(c, n, "unknown", reason=f"ansible run failed: {text}")
                     for n in names for c in HOST_CHECKS], ""
     out = []
     for host in plan.hosts:
+        if host.name not in names:
+            continue
         reading = readings.get(host.name)
         out.append(_counters_outcome(H, host, reading, max(1, math.ceil(interval_s)), pfc_threshold, ecn_threshold))
         if reading is None or reading.error or reading.qos is None or reading.rdma is None:
@@ -146,13 +187,13 @@ def _counters_outcome(H, host, reading, interval_s: float, pfc_threshold: float,
 
 
 def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expectations, *, interval_s: float,
-                     settle_s: float, concurrency: int) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
+                     settle_s: float, concurrency: int, names: list[str]) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.deploy.credentials import CredentialsError, resolve_access
     from generator.deploy.drivers.factory import switch_driver
     from generator.devices.endpoints import split_listed
     from generator.devices.sessions import pool_size
 
-    reachable, unlisted = split_listed([sw.name for sw in plan.switches], endpoints)
+    reachable, unlisted = split_listed(names, endpoints)
     unknown = [o for n in unlisted for o in _unknown_all(n, f"not listed in {endpoints}")]
     try:
         access = resolve_access(plan, reachable, intent_path, endpoints)
@@ -179,8 +220,9 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
 def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | None = None, fmt: str = "table",
                output: str | None = None, interval_s: float = DEFAULT_INTERVAL_S, settle_s: float = DEFAULT_SETTLE_S,
                pfc_threshold: float = C.PFC_THRESHOLD_PER_S, ecn_threshold: float = C.ECN_THRESHOLD_PER_S,
-               prefix_tolerance: float = PREFIX_TOLERANCE) -> int:
+               prefix_tolerance: float = PREFIX_TOLERANCE, limit: str | None = None) -> int:
     from generator.checks.runner import load_checked
+    from generator.drift.command import limited
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
@@ -195,18 +237,23 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     if found is None:
         return 1
     loaded, plan = found
+    switches, hosts = limited(plan, only, limit)
+    if limit and not switches and not hosts:
+        print(f"error: --limit {limit!r} matches no {only or 'device'} of fabric {plan.fabric}", file=sys.stderr)
+        return 1
     exp = expectations(plan)
     outcomes: list[Outcome] = []
     notes: list[str] = []
-    if only in (None, "switches"):
+    if switches:
         readings, unknown = _switch_readings(plan, intent_path, endpoints, exp, interval_s=interval_s,
-                                             settle_s=settle_s, concurrency=loaded.intent.deploy.concurrency)
+                                             settle_s=settle_s, concurrency=loaded.intent.deploy.concurrency,
+                                             names=switches)
         outcomes += unknown + switch_outcomes(readings, exp, pfc_threshold=pfc_threshold,
                                               ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance)
-    if only in (None, "hosts"):
+    if hosts:
         host_results, note = host_outcomes(plan, render_files(plan, loaded.text), endpoints, only,
                                            interval_s=interval_s, pfc_threshold=pfc_threshold,
-                                           ecn_threshold=ecn_threshold)
+                                           ecn_threshold=ecn_threshold, names=hosts)
         outcomes += host_results
         if note:
             notes.append(note)
@@ -219,5 +266,5 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
         print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
         return 1
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(for_terminal(f"note: {note}"), file=sys.stderr)
     return report.exit_code

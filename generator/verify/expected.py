@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from generator.verify.ecmp import expected_widths
+
 PREFIX_TOLERANCE = 0.10     # fraction of the expected count
 PREFIX_SLACK_MIN = 2        # at least this many either side
 
@@ -51,6 +53,12 @@ class Expectations:
     # (host, netdev) -> the NIC's MAC from hosts.discovered (`hosts discover`), where it has one:
     # lldpd announces it as the host port's LLDP port ID by default
     host_macs: dict[tuple[str, str], str] = field(default_factory=dict)
+    cables: dict[tuple[str, str], str] = field(default_factory=dict)   # (switch, port) -> DAC | AOC
+    switch_os: str = "cumulus"
+    switch_os_version: tuple[int, int] = (0, 0)
+    ntp_servers: tuple[str, ...] = ()             # management.ntp; empty: any synchronised source
+    # switch -> {remote leaf loopback prefix: (ECMP next hops, leaf name)} (ecmp.py)
+    ecmp: dict[str, dict[str, tuple[int, str]]] = field(default_factory=dict)
 
     def peer_port(self, device: str, port: str) -> PlannedPort | None:
         return self.ports.get(device, {}).get(port)
@@ -87,7 +95,15 @@ def expectations(plan) -> Expectations:
                 found = plan.discovery.nic(host.name, nic.netdev)
                 if found is not None and found.mac:
                     host_macs[(host.name, nic.netdev)] = found.mac
-    return Expectations(ports, sessions, plan.qos.switch_mtu, tuple(plan.qos.pfc_priorities), host_macs)
+    cables = {}
+    for link in plan.links:
+        for device, port in ((link.a_device, link.a_port), (link.b_device, link.b_port)):
+            if device in switches:
+                cables[(device, port)] = link.cable
+    return Expectations(ports, sessions, plan.qos.switch_mtu, tuple(plan.qos.pfc_priorities), host_macs, cables,
+                        plan.switch_os, tuple(plan.switch_os_version),
+                        tuple(plan.management.ntp) if plan.management is not None else (),
+                        expected_widths(plan))
 
 
 def _received(edges: dict[str, list[str]], asn: dict[str, int], originated: dict[str, int]) -> dict:

@@ -176,7 +176,7 @@ def counter_findings(host, first: str, second: str, interval_s: float, *, pfc_th
 
 
 def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, extravars: dict,
-               ssh_key: Path | None, counter_interval_s: float = 5.0) -> dict[str, HostReading]:
+               ssh_key: Path | None, counter_interval_s: float = 5.0, limit: str | None = None) -> dict[str, HostReading]:
     import ansible_runner
 
     work = Path(tempfile.mkdtemp(prefix="fabricgen-verify-"))
@@ -192,7 +192,7 @@ def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, e
             private_data_dir=str(work / "runner"), playbook=str(playbook), inventory=str(inventory),
             extravars={"fabricgen_render_dir": str(render_dir),
                        "fabricgen_counter_interval": max(1, math.ceil(counter_interval_s)), **extravars},
-            cmdline=cmdline, quiet=True,
+            cmdline=cmdline, quiet=True, limit=limit,
             envvars={"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_SSH_COMMON_ARGS": " ".join(ssh_args),
                      "ANSIBLE_RETRY_FILES_ENABLED": "False", "ANSIBLE_NOCOLOR": "1",
                      "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.gettempdir() + "/fgcp",

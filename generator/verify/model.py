@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SWITCH_CHECKS = ("cabling", "link", "speed", "mtu", "bgp", "errors", "pfc", "ecn")
+SWITCH_CHECKS = ("cabling", "link", "speed", "mtu", "bgp", "errors", "pfc", "ecn",
+                 "optics", "fec", "flaps", "hardware", "os-version", "ntp", "ecmp")
 HOST_CHECKS = ("host-roce", "host-counters")
 CHECKS = SWITCH_CHECKS + HOST_CHECKS
 ERROR, WARNING = "error", "warning"

@@ -57,5 +57,6 @@ def to_plan_names(readings: dict, plan) -> dict:
         if bgp is not None:
             bgp = {vrf: {**data, "peers": _keys(data.get("peers") or {}, names)} for vrf, data in bgp.items()}
         out[name] = replace(reading, interfaces=_keys(reading.interfaces, names), lldp=lldp, bgp=bgp,
-                            counters=_pair(reading.counters, names), pfc=_pair(reading.pfc, names))
+                            counters=_pair(reading.counters, names), pfc=_pair(reading.pfc, names),
+                            transceivers=_keys(reading.transceivers, names), phy=_pair(reading.phy, names))
     return out

@@ -1,4 +1,8 @@
-"""Verify report formats: table (rich), json (DESIGN.md contract), junit, prometheus textfile."""
+"""Verify report formats: table (rich), json (DESIGN.md contract), junit, prometheus textfile.
+
+Findings carry what devices printed (LLDP names, port descriptions, error text); every format
+escapes it with generator/safe_text.py.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import shutil
 import sys
 from xml.etree import ElementTree as ET
 
+from generator.safe_text import json_safe, prometheus_label, terminal_text, xml_text
 from generator.verify.model import CHECKS, VerifyReport
 
 FORMATS = ("table", "json", "junit", "prometheus")
@@ -16,7 +21,7 @@ MAX_ROWS = 200
 
 def format_json(report: VerifyReport) -> str:
     doc = {"summary": report.summary(), "findings": [f.as_dict() for f in report.findings()]}
-    return json.dumps(doc, indent=1) + "\n"
+    return json.dumps(json_safe(doc), indent=1) + "\n"
 
 
 def format_table(report: VerifyReport, *, width: int | None = None) -> str:
@@ -27,7 +32,7 @@ def format_table(report: VerifyReport, *, width: int | None = None) -> str:
     if width is None:
         width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
     console = Console(file=buffer, width=width, no_color=True, highlight=False, emoji=False)
-    table = Table(title=f"verify: {report.fabric}", title_justify="left")
+    table = Table(title=terminal_text(f"verify: {report.fabric}"), title_justify="left")
     for column in ("check", "passed", "failed", "unknown", "skipped"):
         table.add_column(column, justify="left" if column == "check" else "right")
     for check in CHECKS:
@@ -42,7 +47,7 @@ def format_table(report: VerifyReport, *, width: int | None = None) -> str:
         for column in ("check", "severity", "finding"):
             detail.add_column(column, overflow="fold")
         for f in findings[:MAX_ROWS]:
-            detail.add_row(f.check, f.severity, f.line())
+            detail.add_row(f.check, f.severity, terminal_text(f.line()))
         console.print(detail)
         if len(findings) > MAX_ROWS:
             console.print(f"... {len(findings) - MAX_ROWS} more; use --format json for all")
@@ -52,9 +57,24 @@ def format_table(report: VerifyReport, *, width: int | None = None) -> str:
     return buffer.getvalue()
 
 
+def _unique(names: list[str]) -> list[str]:
+    """Testcase names unique within a suite (dashboards key results by name): a repeat gets ` #2`."""
+    taken: set[str] = set()
+    out = []
+    for name in names:
+        candidate, n = name, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{name} #{n}"
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
 def format_junit(report: VerifyReport) -> str:
-    """One <testsuite> per check, one <testcase> per check x device (JUnit XML as CI dashboards read it)."""
-    root = ET.Element("testsuites", name=f"fabricgen verify {report.fabric}")
+    """One <testsuite> per check, one <testcase> per check x device (JUnit XML as CI dashboards read it).
+    Every text goes through xml_text; ElementTree escapes `<`, `&`, quotes and `]]>`."""
+    root = ET.Element("testsuites", name=xml_text(f"fabricgen verify {report.fabric}"))
     duration = f"{report.finished - report.started:.3f}"
     for check in CHECKS:
         mine = sorted((o for o in report.outcomes if o.check == check), key=lambda o: o.device)
@@ -64,25 +84,22 @@ def format_junit(report: VerifyReport) -> str:
                               failures=str(sum(o.status == "failed" for o in mine)),
                               errors=str(sum(o.status == "unknown" for o in mine)),
                               skipped=str(sum(o.status == "skipped" for o in mine)), time=duration)
-        for o in mine:
-            case = ET.SubElement(suite, "testcase", classname=f"verify.{check}", name=o.device, time="0")
+        for o, name in zip(mine, _unique([xml_text(o.device) for o in mine]), strict=True):
+            case = ET.SubElement(suite, "testcase", classname=f"verify.{check}", name=name, time="0")
             if o.status == "failed":
-                failure = ET.SubElement(case, "failure", message=o.findings[0].line(), type=o.findings[0].severity)
-                failure.text = "\n".join(f.line() for f in o.findings)
+                failure = ET.SubElement(case, "failure", message=xml_text(o.findings[0].line()),
+                                        type=o.findings[0].severity)
+                failure.text = "\n".join(xml_text(f.line()) for f in o.findings)
             elif o.status == "unknown":
-                ET.SubElement(case, "error", message=f"could not check: {o.reason}", type="unknown")
+                ET.SubElement(case, "error", message=xml_text(f"could not check: {o.reason}"), type="unknown")
             elif o.status == "skipped":
-                ET.SubElement(case, "skipped", message=o.reason)
+                ET.SubElement(case, "skipped", message=xml_text(o.reason))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
 def format_prometheus(report: VerifyReport) -> str:
-    fabric = _label(report.fabric)
+    fabric = prometheus_label(report.fabric)
     lines = ["# HELP fabricgen_verify_checks Check x device results by status.",
              "# TYPE fabricgen_verify_checks gauge"]
     for check in CHECKS:

@@ -6,7 +6,8 @@ used for the netplan check when the host has it (netplan itself depends on it).
   fabricgen_nics.py discover    print JSON: the GPUDirect path and every netdev that has an RDMA
                                 device (netdev -> MAC, RDMA device -> PCI, port, link layer, state, rate)
   fabricgen_nics.py preflight   check the rails of $FG_PREFLIGHT (JSON) before anything is changed:
-                                prints `ok: ...`, or ONE `error: <host>: ...` line and exits 1
+                                prints `ok: ...`, or ONE `error: <host>: ...` line and exits 1, or
+                                4 when the only problems are rail ports (DOWN, slower than planned)
   fabricgen_nics.py roce        after the apply: every rail port ACTIVE at the planned rate with the
                                 planned RoCE MTU ($FG_ROCE, JSON); same output contract
 
@@ -476,8 +477,10 @@ def link_type(pci: str, n: int, check: bool, allowed: bool) -> tuple:
 
 
 def preflight(args: dict) -> tuple:
-    """(changed lines, problems) for the rails in `args`."""
-    problems, changed = [], []
+    """(changed lines, problems, port problems) for the rails in `args`. A port problem (an up rail
+    DOWN or slower than planned) is kept apart: a cable, optic or leaf port, which stops a host the
+    run would change but not one already as rendered (playbooks/hosts.yml)."""
+    problems, changed, bad_ports = [], [], []
     speed = args.get("speed_gbps")
     root = (args.get("root") or "").rstrip("/")
     seen = ", ".join(n["netdev"] + "=" + n["rdma"] for n in discover()["nics"]) or "none"
@@ -525,7 +528,7 @@ def preflight(args: dict) -> tuple:
         if admin_up(netdev):
             problem = port_problem(label, rdma, info, speed)
             if problem:
-                problems.append(problem)
+                bad_ports.append(problem)
                 continue
         for path, claims in other_netplan(root, args.get("netplan_ours", "/etc/netplan/60-fabricgen.yaml"),
                                           netdev):
@@ -535,7 +538,7 @@ def preflight(args: dict) -> tuple:
         problems.append("no GPUDirect RDMA path (nvidia_peermem not loaded, and no NVIDIA open kernel module on "
                         "Linux >= 5.12 for DMA-BUF): `modprobe nvidia-peermem`, or set "
                         "deploy.hosts.require_gpudirect: false")
-    return changed, problems
+    return changed, problems, bad_ports
 
 
 def port_problem(label: str, rdma: str, info: dict, speed) -> str:
@@ -623,15 +626,15 @@ def main(argv: list) -> int:
         args = _args("FG_PREFLIGHT" if mode == "preflight" else "FG_ROCE")
         host = args.get("host") or os.uname().nodename
         if mode == "preflight":
-            changed, problems = preflight(args)
+            changed, problems, ports = preflight(args)
         else:
-            changed, problems = [], roce(args)
+            changed, problems, ports = [], roce(args), []
         for line in changed:
             print(line)
-        if problems:
+        if problems or ports:
             # one line per host, whatever the count: the operator reads one line per host
-            print(f"error: {host}: " + "; ".join(problems))
-            return 1
+            print(f"error: {host}: " + "; ".join(problems + ports))
+            return 1 if problems else 4
         print(f"ok: {host}: {len(args.get('rails', []))} rail(s) {'ready' if mode == 'preflight' else 'up'}")
         return 0
     print(f"usage: {os.path.basename(argv[0])} discover|preflight|roce", file=sys.stderr)

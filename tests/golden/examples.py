@@ -1,6 +1,6 @@
 from pathlib import Path
 
-GOLDEN = ("small", "medium", "large", "medium-sonic", "phased")
+GOLDEN = ("small", "medium", "large", "medium-sonic", "phased", "rail-optimized")
 
 
 def golden_dir(name: str) -> Path:

@@ -293,6 +293,20 @@ def test_a_hostile_candidate_is_refused_before_anything_is_applied(make_fabric, 
     assert "`system aaa user cumulus`, deleting user cumulus" in problems["mg-spine-2"]
     assert "2 switch(es) refused" in err and "nothing was pushed" in err
     assert fab.snapshot() == before                   # nothing anywhere was applied; all reachable
+
+    # the dry run says the same per switch: refused with the guard's reason, the others would change
+    code, out, err = fab.deploy(capsys, dry_run=True)
+    assert code == 1 and "2 switch(es) refused" in err, out + err
+    rows = {n: ln for ln in out.splitlines() if ln.startswith("  wave ") for n in fab.names if f" {n} " in ln}
+    assert set(rows) == set(fab.names)
+    assert rows["mg-leaf-1"].split("mg-leaf-1", 1)[1].strip().startswith(
+        "refused: refused before apply: the diff would unset `interface eth0`")
+    assert "refused: refused before apply:" in rows["mg-spine-2"] and "deleting user cumulus" in rows["mg-spine-2"]
+    others = len(fab.names) - 2
+    assert all("would change (" in ln for n, ln in rows.items() if n not in ("mg-leaf-1", "mg-spine-2"))
+    assert (f"dry run: {len(fab.names)} switch(es) in " in out
+            and f": would change {others}, unchanged 0, refused 2, failed 0" in out)
+    assert fab.snapshot() == before
     for name in fab.names:
         device = fab.lab.driver(name)
         device.open()

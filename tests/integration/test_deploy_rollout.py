@@ -148,8 +148,22 @@ def test_deploy_dry_run_changes_nothing(deploy_fabric, capsys, monkeypatch, tmp_
     monkeypatch.setenv("DT_SWITCH_PASSWORD", deploy_fabric.lab.password)
     code, out, _ = deploy_fabric.deploy(capsys, dry_run=True, yes=False, endpoints=str(by_env))
     assert code == 0, out
-    assert "6 to change" in out and "nothing was committed" in out
-    assert f"--- {CANARY}" in out
+    assert "6 to change" in out and "nothing was committed; --diff prints each switch's diff" in out
+    # one line per switch in rollout order, counts that add up, no diff body
+    lines = out.splitlines()
+    start = lines.index("dry run: 6 switch(es) in 5 wave(s): would change 6, unchanged 0, refused 0, failed 0")
+    rows = [ln.split() for ln in lines[start + 1:start + 7]]
+    assert [(r[1], r[-6]) for r in rows] == [("1", CANARY), ("2", RAIL0), ("3", RAIL1_A), ("3", RAIL1_B),
+                                             ("4", SPINES[0]), ("5", SPINES[1])]
+    assert all(" ".join(r[-5:-3]) == "would change" and r[-3].startswith("(") for r in rows)
+    total = next(ln for ln in lines if " total " in ln)
+    assert [c.strip() for c in total.split("│")[3:-1]] == ["6", "0", "0", "0"]
+    assert f"--- {CANARY}" not in out and len(lines) < 40
+    assert deploy_fabric.snapshot() == before
+
+    code, out, _ = deploy_fabric.deploy(capsys, dry_run=True, show_diff=True)
+    assert code == 0, out
+    assert f"--- {CANARY} (" in out and len(out.splitlines()) > len(lines) + 6
     assert deploy_fabric.snapshot() == before
 
 

@@ -277,7 +277,7 @@ def test_day2_node_added_is_a_scoped_patch(fabric, capsys):
     fab = fabric
     before = provision(fab, capsys)
     fab.write(nodes=5)
-    code, out, err = fab.deploy(capsys, dry_run=True)
+    code, out, err = fab.deploy(capsys, dry_run=True, show_diff=True)
     assert code == 0, out + err
     assert "add /INTERFACE/" in out and "/MGMT_" not in out and "/FEATURE" not in out
     code, out, err = fab.deploy(capsys)

@@ -117,6 +117,14 @@ def test_drift_on_namespace_hosts(netns_hosts, tmp_path):  # noqa: F811
     assert all(report["devices"][n]["status"] == "in_sync" for n in names - {victim.name})
     assert victim.sysctl(SYSCTL) == "0", "check mode must not repair"
 
+    # 2b. --limit: the playbook runs on the matching host only, the others are not reported at all
+    out = tmp_path / "limit.json"
+    rc = run_drift(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out),
+                   limit=victim.name)
+    report = json.loads(out.read_text())
+    assert rc == 3, report
+    assert {n: d["status"] for n, d in report["devices"].items()} == {victim.name: "drift"}
+
     # 3. one host unreachable: stop the sshd our fixture started, and its sessions (ansible's
     #    ControlPersist master would otherwise still get through)
     gone = lab.hosts[plan.hosts[2].name]

@@ -15,6 +15,12 @@ from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice, lab_down
 from generator.render.managed import managed_set
 from generator.render.output import render_files
+from tests.hostile_text import (
+    assert_json_clean,
+    assert_markdown_intact,
+    assert_prometheus_parses,
+    assert_terminal_clean,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -160,3 +166,34 @@ def test_only_hosts_without_host_access_is_unknown(fabric, capsys):
     assert code == 1
     assert doc["summary"] == {"devices": 2, "in_sync": 0, "drift": 0, "pending": 0, "unknown": 2}
     assert "lists no hosts" in doc["devices"]["gpu01"]["error"]
+
+
+def test_drift_reports_survive_a_hostile_port_description(fabric, capsys, tmp_path):
+    """A switch whose port description holds markup, escape sequences, HTML and a table break
+    (issue 25): every format prints it escaped, and the JSON carries the device's text as it is."""
+    intent, files, lab = fabric
+    # each kind of hostile text (tests/hostile_text.py) within the 80 characters a report cell
+    # shows; a lone surrogate cannot travel in UTF-8 YAML over SSH
+    hostile = "[/]x<script>|`\x1b[31m\x1b]52;c;aGk=\x07[link=http://x]y[/link]&]]>\x00\n\x9b\u202e"
+    leaf = files["switches/tiny-leaf-1/startup.yaml"]
+    assert 'description: "gpu01:ens1f0np0"' in leaf
+    edited = leaf.replace('description: "gpu01:ens1f0np0"', f"description: {json.dumps(hostile)}", 1)
+    push(lab, files, [n for n in SWITCHES if n != "tiny-leaf-1"])
+    push(lab, {**files, "switches/tiny-leaf-1/startup.yaml": edited}, ["tiny-leaf-1"])
+
+    code, out = drift(intent, lab, capsys)
+    assert code == 3, out
+    changed = json.loads(out.out)["devices"]["tiny-leaf-1"]["features"]["interfaces"]["changed"]
+    assert changed == [{"path": "interface.swp1.description", "intended": "gpu01:ens1f0np0", "actual": hostile}]
+    assert_json_clean(out.out)
+
+    code, out = drift(intent, lab, capsys, fmt="table")
+    assert code == 3 and "interface.swp1.description" in out.out and "[/]x<script>|`\\x1b[31m" in out.out
+    assert_terminal_clean(out.out + out.err)
+    code, out = drift(intent, lab, capsys, fmt="markdown")
+    assert code == 3 and "\\[/\\]x&lt;script&gt;&#124;&#96;\\\\x1b\\[31m" in out.out
+    assert_markdown_intact(out.out)
+    textfile = tmp_path / "drift.prom"
+    code, out = drift(intent, lab, capsys, fmt="prometheus", output=str(textfile))
+    assert code == 3 and out.out == ""
+    assert_prometheus_parses(textfile.read_text(encoding="utf-8"))

@@ -71,7 +71,7 @@ def test_switch_secrets_are_redacted_in_every_drift_format(fabric, capsys, tmp_p
     monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(backups))
     capsys.readouterr()
     code = run_deploy(str(intent), endpoints=str(lab.directory / "endpoints.yml"), only="switches",
-                      dry_run=True, yes=True)
+                      dry_run=True, yes=True, show_diff=True)
     out = capsys.readouterr()
     assert code == 0, out
     assert MD5 not in out.out + out.err

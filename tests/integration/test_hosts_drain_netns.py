@@ -176,3 +176,63 @@ def test_kubernetes_drain_is_bounded_and_keeps_a_cordon(netns_hosts, tmp_path, m
     assert log.read_text().splitlines()[-1] == f"kubectl uncordon {one}" and not node(state, one)["drain"]
     assert stopped.left_drained == []
     assert _apply_batches(stopped) == [[one]], "the rollout stopped after the canary"
+
+
+def test_scheduler_node_names_and_a_bad_port_on_a_host_as_rendered(netns_hosts, tmp_path, monkeypatch):  # noqa: F811
+    """deploy.hosts.scheduler_node: Slurm knows the hosts only by another name (here their FQDN), so
+    every read, drain, wait and undrain must use it (the fake scontrol answers "Node gpu01 not found"
+    for the inventory name). Then rail ports go bad on hosts already as rendered: a DOWN port and a
+    port at 200 Gb/s are reported, the hosts are not drained; a host with a DOWN port whose rail
+    also drifted is stopped at pre-flight, untouched."""
+    _, plan, render, gateway = _plan(tmp_path, extra=DEPLOY + '    scheduler_node: "{host}.cluster.example"\n')
+    one, two, three = names = [h.name for h in plan.hosts]
+    fqdn = {name: f"{name}.cluster.example" for name in names}
+    lab = netns_hosts(plan, gateway)
+    fakes = write_fake_nic_tools(lab.directory / "fakebin")
+    for host in plan.hosts:
+        write_fake_sysfs(lab.directory / "sys" / host.name, [n.netdev for n in host.nics])
+    slurm_bin = write_fake_scontrol(tmp_path / "slurmbin")
+    state, log = tmp_path / "slurm.json", tmp_path / "slurm.log"
+    monkeypatch.setenv("PATH", f"{slurm_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_SLURM_STATE", str(state))
+    monkeypatch.setenv("FAKE_SLURM_LOG", str(log))
+    extravars = {**_lab_vars(lab, fakes), "fabricgen_hosts_drain_poll": 0.2}
+
+    def run():
+        return run_hosts_playbook(render, render / "inventory.yml", extravars=extravars, ssh_key=lab.key,
+                                  known_hosts=lab.known_hosts, private_data_dir=tmp_path / "runner")
+
+    set_nodes(state, {fqdn[one]: {"jobs": 2}, fqdn[two]: {}, fqdn[three]: {}})
+    first = run()
+    assert first.ok, (first.failures, first.stdout[-4000:])
+    calls = log.read_text().splitlines()
+    for name in names:
+        mine = [c for c in calls if f" {fqdn[name]} " in c + " " or f"={fqdn[name]} " in c + " "]
+        assert mine[0] == f"show {fqdn[name]} {'MIXED' if name == one else 'IDLE'}", mine
+        assert mine[1] == f"update NodeName={fqdn[name]} State=DRAIN Reason=fabricgen", mine
+        assert mine[-1] == f"update NodeName={fqdn[name]} State=RESUME", mine
+        assert not node(state, fqdn[name])["drain"]
+    assert len(calls) == len([c for c in calls if ".cluster.example" in c]), "no call by the inventory name"
+
+    # the ports go bad after the rollout: gpu02's second rail loses its link, gpu03's first trains
+    # at 200 Gb/s; gpu01 loses a port too, and its first rail's MTU drifted (the run would change it)
+    sys_root = lab.directory / "sys"
+    write_fake_sysfs(sys_root / two, ["ens1f0np0", "ens2f0np0"], state={"ens2f0np0": "DOWN"})
+    write_fake_sysfs(sys_root / three, ["ens1f0np0", "ens2f0np0"], rate_gbps={"ens1f0np0": 200})
+    write_fake_sysfs(sys_root / one, ["ens1f0np0", "ens2f0np0"], state={"ens2f0np0": "DOWN"})
+    lab.hosts[one].sh("ip link set dev ens1f0np0 mtu 1500")
+    log.write_text("")
+    second = run()
+    down = "rail 1 ens2f0np0 (mlx5_1) port is DOWN (Disabled): check the cable and the leaf port"
+    assert second.failures == [(one, "Pre-flight failed", f"{one}: {down} (and its rails or NIC QoS differ from "
+                                                          "the render: not changed until the port is fixed)")]
+    assert " mtu 1500 " in lab.hosts[one].sh("ip -o link show dev ens1f0np0").stdout, "gpu01 untouched"
+    reported = "rail port not as planned, host not drained (this run changed nothing on its rails, and " \
+               "re-applying cannot fix a port): "
+    assert sorted(second.port_warnings) == [
+        (two, reported + down),
+        (three, reported + "rail 0 ens1f0np0 (mlx5_0) runs at 200 Gb/s, the plan needs 400: check the transceiver, "
+                           "the cable and the leaf port speed")]
+    assert [c for c in log.read_text().splitlines() if c.startswith("update")] == [], "nobody drained"
+    assert second.hosts[two].changed == 0 and second.hosts[three].changed == 0 and second.hosts[two].failed == 0
+    assert second.left_drained == []

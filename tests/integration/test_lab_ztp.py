@@ -316,6 +316,7 @@ def test_a_kit_the_lab_cannot_evaluate_moves_no_switch(run_for):
     kea = run.kit / "kea-dhcp4.json"
     config = json.loads(kea.read_text())
     config["Dhcp4"]["client-classes"][0]["test"] = "option[60].text == 'cumulus-linux x86_64'"
+    kea.chmod(0o644)                # the kit is written read-only, as render's files
     kea.write_text(json.dumps(config))
     result = run.ztp()
     assert result.returncode == 1 and result.stdout == ""

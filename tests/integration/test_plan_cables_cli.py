@@ -103,7 +103,7 @@ def test_growth_without_build_out_moves_spine_cables(tmp_path):
                         f"{want['removed']} removed")
 
     md = plan(path, old, "markdown").stdout.splitlines()
-    assert md[0].startswith("### fabricgen plan: `grow`")
+    assert md[0].startswith("### fabricgen plan: <code>grow</code>")
     assert md[2].startswith(f"> **Floor work:** this change moves {want['moved']} and removes")
     assert sum(len(ln) + 1 for ln in md) < 65_536
 

@@ -82,7 +82,7 @@ def test_host_leaf_cable_change_touches_only_the_leaf(repo, capsys):
 
     assert run_plan(str(path), against="HEAD~1", fmt="json") == 3
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"summary", "cables", "devices"}
+    assert set(doc) == {"summary", "risk", "cables", "groups", "devices"}
     cables = doc["summary"].pop("cables")
     assert doc["summary"] == {"added": 0, "removed": 0, "changed": 2, "unchanged": 6}
     # a longer cable on the same two ports: no cable changes ends
@@ -113,7 +113,7 @@ def test_adding_a_node_touches_its_leaf_and_adds_a_host(repo, capsys):
     md = capsys.readouterr().out
     assert "**Devices:** 1 added, 0 removed, 2 changed, 4 unchanged" in md
     assert "<details><summary><code>gpu05</code>: added" in md
-    assert "| `tiny-leaf-1` | changed |" in md
+    assert "| <code>tiny-leaf-1</code> | changed |" in md
 
 
 def test_unchanged_exits_0_and_cli_contract(repo):

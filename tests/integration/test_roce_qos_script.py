@@ -823,9 +823,17 @@ def test_health_drains_slurmd_nodename_for_a_down_rail(tmp_path, fake_env):
         "differs: ens2f0np0 port: have 'DOWN Disabled', want 'ACTIVE LinkUp' (mlx5_1 port 1: NCCL uses ACTIVE ports "
         "only; check the cable, the optic and the leaf port)"]
     assert "ok: ens1f0np0 port = ACTIVE LinkUp" in down.stdout
-    assert _drains(log) == ["scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: 1 setting(s) "
-                            "differ (ens2f0np0 port DOWN)"]
-    assert _run(script, env, "--check").returncode == 1
+    assert _drains(log) == ["scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: 1 rail port(s) "
+                            "not as planned (ens2f0np0 port DOWN)"]
+    # --check tells a bad port from a setting that differs: 3, nothing an apply could change
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    assert check.stdout.splitlines()[-1] == "summary: every setting in place, 1 rail port(s) not as planned"
+    reset_nic_qos(_root(env), Path(env["FAKE_NIC_STATE"]), "ens1f0np0")    # now a setting differs as well: 1
+    both = _run(script, env, "--check")
+    assert both.returncode == 1, both.stdout
+    assert both.stdout.splitlines()[-1].startswith("summary: ") and \
+        both.stdout.splitlines()[-1].endswith(" setting(s) differ, 1 rail port(s) not as planned")
     # apply cannot fix a port: it says so and still succeeds (the link may not have trained yet)
     applied = _run(script, env)
     assert applied.returncode == 0 and "warning: ens2f0np0 port: have 'DOWN Disabled'" in applied.stdout
@@ -842,8 +850,8 @@ def test_health_drains_a_rail_trained_below_the_plan(tmp_path, fake_env):
     assert _not_ok(slow.stdout) == [
         "differs: ens1f0np0 rate: have '200 Gb/sec (4X HDR)', want '400 Gb/sec' (the plan's NIC speed: a cable, "
         "optic or lane trained lower, or the leaf port runs another speed)"]
-    assert _drains(log) == ["scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: 1 setting(s) "
-                            "differ (ens1f0np0 rate 200 Gb/sec, plan 400)"]
+    assert _drains(log) == ["scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: 1 rail port(s) "
+                            "not as planned (ens1f0np0 rate 200 Gb/sec, plan 400)"]
     # without SLURMD_NODENAME (run by hand) the node is the short host name, as before
     node = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
     log.write_text("")
@@ -859,7 +867,7 @@ def test_roce_active_mtu_follows_the_netdev_mtu(tmp_path, fake_env, devinfo):
         (Path(env["PATH"].split(":")[0]) / "ibv_devinfo").unlink()
     (_root(env) / "sys/class/net/ens2f0np0/mtu").write_text("1500\n")     # netplan's MTU not applied
     check = _run(script, env, "--check")
-    assert check.returncode == 1
+    assert check.returncode == 3, "only the port is wrong: nothing for an apply to change"
     source = "ibv_devinfo -d mlx5_1 -i 1" if devinfo else "netdev MTU 1500"
     assert _not_ok(check.stdout) == [
         f"differs: ens2f0np0 roce mtu: have '1024' ({source}), want '4096' (netdev MTU 4200 in the plan: check the "
@@ -946,3 +954,85 @@ def test_counters_mode_prints_what_verify_reads(tmp_path, fake_env):
         for name, value in zip(("np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "out_of_sequence",
                                 "packet_seq_err", "rx_prio3_pause", "tx_prio3_pause"), values, strict=True)]
     assert log.read_text() == "", "--counters changes nothing and calls no tool that does"
+
+
+# --- wedged NIC tools: every call bounded by timeout(1) (issue 24, second pass) --------------
+
+# what the first line of each tool's real answer looks like, printed before the tool hangs (a
+# firmware command that never completes), so a half answer must not be read as the state
+_FIRST_LINE = {"mlnx_qos": "DCBX mode: OS controlled", "cma_roce_tos": "104",
+               "ibv_devinfo": "hca_id:\tmlx5_0", "ethtool": "NIC statistics:"}
+
+
+def _wedged(env: dict, tmp_path: Path, *tools: str) -> dict:
+    """PATH with TOOLS that print their first line and then never return."""
+    wedge = tmp_path / "wedged"
+    wedge.mkdir(exist_ok=True)
+    for tool in tools:
+        (wedge / tool).write_text(f"#!/bin/sh\necho '{_FIRST_LINE[tool]}'\nexec sleep 600\n")
+        (wedge / tool).chmod(0o755)
+    return {**env, "PATH": f"{wedge}:{env['PATH']}", "FABRICGEN_TOOL_TIMEOUT": "1",
+            "FABRICGEN_COUNTER_INTERVAL": "0", "SLURMD_NODENAME": "gpu-a01"}
+
+
+def _timed_out(tool: str) -> str:
+    return f"{tool} timed out after 1 s (FABRICGEN_TOOL_TIMEOUT): the NIC or its driver does not answer"
+
+
+@pytest.mark.parametrize("tool, lines", [
+    ("mlnx_qos", [f"differs: {ifc} qos: cannot read (mlnx_qos -i {ifc} failed: {_timed_out('mlnx_qos')})"
+                  for ifc in NICS]),
+    ("cma_roce_tos", [f"differs: {rdma} roce tos: cannot read (cma_roce_tos -d {rdma} failed: "
+                      f"{_timed_out('cma_roce_tos')})" for rdma in ("mlx5_0", "mlx5_1")]),
+    ("ibv_devinfo", [f"differs: {ifc} roce mtu: cannot read ({_timed_out('ibv_devinfo')})" for ifc in NICS]),
+])
+def test_health_fails_on_a_wedged_nic_tool(tmp_path, fake_env, tool, lines):
+    """slurmd kills HealthCheckProgram after 60 s: a tool that hangs is one line per call and a
+    drain, never a health check that hangs (the subprocess bound of _run would fail this test)."""
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    log.write_text("")
+    health = _run(script, _wedged(env, tmp_path, tool), "--health")
+    assert health.returncode == 1, health.stdout
+    assert _not_ok(health.stdout) == lines
+    assert _drains(log) == [f"scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: "
+                            f"{len(lines)} setting(s) differ"]
+
+
+def test_a_wedged_ethtool_fails_health_and_warns_in_counters_mode(tmp_path, fake_env):
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    wedged = {**_wedged(env, tmp_path, "ethtool"), "FABRICGEN_COUNTER_INTERVAL": "1"}
+    log.write_text("")
+    health = _run(script, wedged, "--health")
+    assert health.returncode == 1, health.stdout
+    # the first read reports it; the second read's timeouts are the same tools again
+    assert _not_ok(health.stdout) == [f"differs: {ifc} pause counters: cannot read ({_timed_out('ethtool')})"
+                                      for ifc in NICS] * 2
+    assert len(_drains(log)) == 1
+    counters = _run(script, wedged, "--counters")
+    assert counters.returncode == 0, counters.stdout
+    assert _lines(counters.stdout, "warning:") == [f"warning: {ifc} {_timed_out('ethtool')}" for ifc in NICS]
+    # verify still gets the RDMA hw_counters, read from sysfs
+    assert [line.split()[2] for line in _lines(counters.stdout, "counter: ens1f0np0")] == [
+        "np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "out_of_sequence", "packet_seq_err"]
+
+
+def test_health_stops_starting_nic_tools_when_its_budget_is_spent(tmp_path, fake_env):
+    """Every tool wedged, 2 s per call, 3 s for all: the calls after the budget are not run, so the
+    whole check stays bounded however many rails and tools a host has."""
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    wedged = {**_wedged(env, tmp_path, *_FIRST_LINE), "FABRICGEN_TOOL_TIMEOUT": "2", "FABRICGEN_HEALTH_TOOLS": "3"}
+    log.write_text("")
+    health = _run(script, wedged, "--health")
+    assert health.returncode == 1, health.stdout
+    bad = _not_ok(health.stdout)
+    timed_out = [line for line in bad if "timed out after " in line]
+    not_run = [line for line in bad if "not run: --health spent its 3 s for NIC tools (slurmd kills it after 60 s)"
+               in line]
+    # qos, roce tos and roce mtu of each rail: every one cannot be read, the first ones timed out
+    assert len(bad) == len(timed_out) + len(not_run) == 6, bad
+    assert timed_out and not_run, bad
+    assert all(": cannot read (" in line for line in bad)
+    assert len(_drains(log)) == 1, "the drain is made all the same (scontrol has its own bound)"

@@ -114,3 +114,11 @@ def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F
         assert finding["expected"] == "tx_prio3_pause <= 100/s" and finding["severity"] == "error"
         assert finding["observed"].startswith("tx_prio3_pause +10000 in ")
     assert doc["summary"] == {"checked": 6, "passed": 3, "failed": 3, "unknown": 0}
+
+    # --limit: only the matching host is read; its two checks, nothing about the others
+    out = tmp_path / "limit.json"
+    assert run_verify(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out),
+                      interval_s=1, limit=victim.name) == 3
+    doc = json.loads(out.read_text())
+    assert [(f["check"], f["device"], f["port"]) for f in doc["findings"]] == [("host-roce", victim.name, "ens2f0np0")]
+    assert doc["summary"] == {"checked": 2, "passed": 1, "failed": 1, "unknown": 0}

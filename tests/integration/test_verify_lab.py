@@ -24,6 +24,12 @@ from generator.lab.control import lab_down, raise_counters, set_faults, set_wiri
 from generator.lab.world import host_nic_mac, load_wiring, parse_wiring, with_host_macs
 from generator.render.cabling import render_cabling
 from generator.verify.model import HOST_CHECKS
+from tests.hostile_text import (
+    assert_json_clean,
+    assert_junit_well_formed,
+    assert_prometheus_parses,
+    assert_terminal_clean,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -104,8 +110,9 @@ def test_correctly_wired_lab_passes(fabric):
     result = fabric.verify("--format", "json")
     assert result.returncode == 0, result.stdout + result.stderr
     doc = json.loads(result.stdout)
-    # 3 switches x 8 checks; the hosts are skipped (the lab's endpoints list no hosts), not unknown
-    assert doc == {"summary": {"checked": 24, "passed": 24, "failed": 0, "unknown": 0}, "findings": []}
+    # 3 switches x 15 checks, but the leaf's ecmp is skipped: it is the fabric's only leaf, so no
+    # other leaf's loopback to reach; the hosts are skipped (the lab's endpoints list no hosts), not unknown
+    assert doc == {"summary": {"checked": 44, "passed": 44, "failed": 0, "unknown": 0}, "findings": []}
     assert "host-roce and host-counters skipped" in result.stderr
     only = fabric.verify("--only", "switches", "--format", "json")
     assert only.returncode == 0 and "host-roce" not in only.stderr
@@ -149,6 +156,8 @@ def test_faulty_wiring_gives_exactly_its_findings(rewired, tmp_path):
         ("link", LEAF, "swp5"),                                      # the port set down
         ("link", LEAF, "swp17"), ("link", SPINE1, "swp1"),           # both ends of the unplugged uplink
         ("bgp", LEAF, "swp17"), ("bgp", SPINE1, "swp1"),             # and its session, from both sides
+        ("optics", LEAF, "swp17"), ("optics", SPINE1, "swp1"),       # no cable: no transceiver at either end
+        ("ecmp", SPINE1, "10.255.0.3/32"),                           # spine-1 reaches the leaf over 3 of 4 links
         ("errors", LEAF, "swp7"),                                    # the CRC errors
         ("pfc", SPINE2, "swp3"),                                     # the pause storm
     ])
@@ -156,7 +165,8 @@ def test_faulty_wiring_gives_exactly_its_findings(rewired, tmp_path):
     assert by_key[("cabling", LEAF, "swp1,swp3")]["observed"].endswith("(crossed)")
     assert by_key[("bgp", LEAF, "swp17")]["observed"] == "not established"
     assert by_key[("pfc", SPINE2, "swp3")]["observed"].endswith("rx pause frames/s on priority 3")
-    assert doc["summary"]["unknown"] == 0 and doc["summary"]["failed"] == 7   # check x device units
+    assert by_key[("ecmp", SPINE1, "10.255.0.3/32")]["observed"] == "3 BGP next hops"
+    assert doc["summary"]["unknown"] == 0 and doc["summary"]["failed"] == 10   # check x device units
 
     table = fabric.verify()
     assert table.returncode == 3
@@ -169,9 +179,98 @@ def test_faulty_wiring_gives_exactly_its_findings(rewired, tmp_path):
     failed = sorted((suite.name, case.name) for suite in xml for case in suite
                     if case.result and isinstance(case.result[0], junitparser.Failure))
     assert failed == sorted([("cabling", LEAF), ("link", LEAF), ("link", SPINE1), ("bgp", LEAF), ("bgp", SPINE1),
-                             ("errors", LEAF), ("pfc", SPINE2)])
-    # 24 switch cases; every host check (host-roce, host-counters) a skipped case per host
-    assert sum(1 for suite in xml for _ in suite) == 24 + len(HOST_CHECKS) * len(fabric.plan.hosts)
+                             ("optics", LEAF), ("optics", SPINE1), ("ecmp", SPINE1), ("errors", LEAF),
+                             ("pfc", SPINE2)])
+    # 3 x 15 switch cases (the leaf's ecmp a skipped one); every host check (host-roce,
+    # host-counters) a skipped case per host
+    assert sum(1 for suite in xml for _ in suite) == 45 + len(HOST_CHECKS) * len(fabric.plan.hosts)
+
+
+# issue 25: what cabling cannot say, as `lab up --faults FILE` takes it (DESIGN.md)
+LAB_FAULTS = """\
+switches:
+  vf-leaf-1: {ntp: unsynced}
+  vf-spine-1: {os_version: "5.9"}
+  vf-spine-2: {psu: [ok, failed]}
+ports:
+  "vf-leaf-1:swp18": {rx_power_dbm: -14.0}
+  "vf-leaf-1:swp2": {link_flaps: 5}
+"""
+
+
+def test_faults_file_gives_exactly_its_findings(rewired, tmp_path):
+    """A weak optic, a failed PSU, a switch on another release, NTP unsynchronised, a flapping port,
+    and an ECMP group one narrower than planned: spine-2's link to the leaf on swp2 is down in the
+    wiring, as a real fabric loses an ECMP member (the link and its session are findings too)."""
+    from generator.lab.fault_file import load_fault_file
+
+    fabric = rewired
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(LAB_FAULTS)
+    planned = {sw.name: {p.port for p in fabric.plan.ports if p.device == sw.name} for sw in fabric.plan.switches}
+    for switch, fault in load_fault_file(faults, planned).items():      # as `lab up --faults` stores them
+        set_faults(fabric.lab, switch, fault)
+    rows = fabric.plan_wiring().splitlines()
+    wiring = "\n".join([rows[0] + ",state"] + [r + (",down" if r.startswith("vf-leaf-1,swp20,") else ",")
+                                                for r in rows[1:]])
+    set_wiring(fabric.lab, parse_wiring(wiring + "\n", "w.csv"))
+
+    result = fabric.verify("--format", "json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    found = {(f["check"], f["device"], f["port"]): f for f in doc["findings"]}
+    assert sorted(found) == sorted([
+        ("optics", LEAF, "swp18"),                                   # the weak optic
+        ("hardware", SPINE2, "PSU2"),                                # the failed PSU
+        ("os-version", SPINE1, ""),                                  # the switch on 5.9
+        ("ntp", LEAF, ""),                                           # NTP unsynchronised
+        ("flaps", LEAF, "swp2"),                                     # the flapping port
+        ("ecmp", SPINE2, "10.255.0.3/32"),                           # 3 of 4 next hops to the leaf
+        ("link", LEAF, "swp20"), ("link", SPINE2, "swp2"),           # the uplink that took it
+        ("bgp", LEAF, "swp20"), ("bgp", SPINE2, "swp2"),
+    ])
+    # the lab AOC's own Rx alarm threshold (-10.4 dBm) is the limit, not the default
+    assert found[("optics", LEAF, "swp18")]["expected"] == "Rx power -10.4..5 dBm"
+    assert found[("optics", LEAF, "swp18")]["observed"] == "-14 dBm (lanes 1, 2, 3, 4)"
+    assert found[("os-version", SPINE1, "")]["observed"] == "5.9"
+    assert found[("ecmp", SPINE2, "10.255.0.3/32")]["observed"] == "3 BGP next hops"
+    assert found[("flaps", LEAF, "swp2")]["observed"] == "11 carrier changes since the counters were cleared"
+    # check x device units: 10 of the 44, each finding above in its own unit
+    assert doc["summary"] == {"checked": 44, "passed": 34, "failed": 10, "unknown": 0}
+
+
+def test_reports_survive_a_hostile_lldp_neighbour(rewired, tmp_path):
+    """swp1's LLDP neighbour announces a system and port name full of markup, escape sequences,
+    XML specials and a markdown table break (LLDP names are any octets): every format escapes
+    them (issue 25), and the JSON carries the announced text as it is."""
+    fabric = rewired
+    # a wiring file takes any name without a space or a comma; the lab announces it over LLDP
+    name = "[/]x<script>|`\x1b[31m\x1b]52;c;aGk=\x07[link=http://x]y[/link]&]]>\x00\x9b\u202e"
+    port = "eth<b>\x1b]8;;http://x\x1b\\"
+    wiring = fabric.plan_wiring().replace("vf-leaf-1,swp1,gpu001,ens1f0np0", f"vf-leaf-1,swp1,{name},{port}", 1)
+    assert name in wiring
+    set_wiring(fabric.lab, parse_wiring(wiring, "hostile.csv"))
+
+    result = fabric.verify("--only", "switches", "--format", "json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    doc = assert_json_clean(result.stdout)
+    assert [(f["check"], f["device"], f["port"]) for f in doc["findings"]] == [("cabling", LEAF, "swp1")]
+    assert name in doc["findings"][0]["observed"] and port in doc["findings"][0]["observed"]
+
+    table = fabric.verify("--only", "switches")
+    assert table.returncode == 3
+    assert "[/]x<script>|`\\x1b[31m" in table.stdout
+    assert_terminal_clean(table.stdout + table.stderr)
+
+    junit = tmp_path / "verify.xml"
+    assert fabric.verify("--only", "switches", "--format", "junit", "--output", str(junit)).returncode == 3
+    root = assert_junit_well_formed(junit.read_text(encoding="utf-8"))
+    failure = root.find("testsuite[@name='cabling']/testcase[@name='vf-leaf-1']/failure")
+    assert "[/]x<script>|`\\x1b[31m\\x1b]52;c;aGk=\\x07" in failure.get("message")
+
+    prom = tmp_path / "verify.prom"
+    assert fabric.verify("--only", "switches", "--format", "prometheus", "--output", str(prom)).returncode == 3
+    assert_prometheus_parses(prom.read_text(encoding="utf-8"))
 
 
 # Host LLDP both ways lldpd announces a port (lldpcli(8)): gpu001 runs `portidsubtype ifname`
@@ -225,7 +324,7 @@ def test_hosts_announcing_macs_or_names_pass_and_miscabled_host_ports_are_found(
     assert result.returncode == 3, result.stdout + result.stderr
     findings = {(f["check"], f["port"]): f for f in json.loads(result.stdout)["findings"]}
     assert sorted(findings) == [("cabling", "swp1,swp3"), ("cabling", "swp5,swp6"), ("cabling", "swp7"),
-                                ("link", "swp8")]
+                                ("link", "swp8"), ("optics", "swp8")]       # unplugged: no module either
     assert findings[("cabling", "swp1,swp3")]["observed"].endswith("(crossed)")
     assert (findings[("cabling", "swp7")]["expected"], findings[("cabling", "swp7")]["observed"]) == (
         f"gpu004:ens1f0np0 (MAC {macs[('gpu004', 'ens1f0np0')]})",
@@ -258,7 +357,7 @@ def test_a_switch_that_refuses_the_login_cannot_be_checked(rewired):
     result = rewired.verify("--format", "json")
     assert result.returncode == 1, result.stdout + result.stderr
     doc = json.loads(result.stdout)
-    assert doc["summary"]["unknown"] == 8
+    assert doc["summary"]["unknown"] == 15      # every switch check of the switch
     assert {f["device"] for f in doc["findings"]} == {SPINE2}
     assert all(f["observed"].startswith("could not check: ") for f in doc["findings"])
     assert PASSWORD not in result.stdout + result.stderr
@@ -276,9 +375,68 @@ def test_bad_wiring_file_is_one_line_and_no_lab(tmp_path):
     assert not (tmp_path / "lab" / "endpoints.yml").exists()
 
 
+@pytest.mark.parametrize("text, where", [
+    ("switches:\n  vf-leaf-1: {ntp: unsynced}\n  vf-leaf-9: {psu: [ok, failed]}\n",
+     "3: switches.vf-leaf-9: not a switch of the plan"),
+    ("ports:\n  \"vf-leaf-1:swp99\": {rx_power_dbm: -14}\n", "2: ports.vf-leaf-1:swp99: swp99 is not a planned port"),
+    ("switches:\n  vf-spine-1: {psu: [ok, broken]}\n", "2: switches.vf-spine-1.psu: 'broken': use ok or failed"),
+    ("switches:\n  vf-spine-1: {fan: [ok]}\n", "2: switches.vf-spine-1.fan: unknown key"),
+])
+def test_bad_faults_file_is_one_line_and_no_lab(tmp_path, text, where):
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(text)
+    result = cli("lab", "up", str(intent), "--dir", str(tmp_path / "lab"), "--faults", str(faults),
+                 env=dict(os.environ), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: lab up: {faults}:{where}") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "lab" / "endpoints.yml").exists()
+
+
+def test_lab_up_with_faults_answers_them_through_the_nos_commands(tmp_path):
+    """`lab up --faults` before any deploy: the factory switch already reports its release, PSUs,
+    NTP and optics as the file says (a module is in every cabled port from power-on)."""
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(INTENT)
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(LAB_FAULTS)
+    env = {**os.environ, "FABRICGEN_PASSWORD": PASSWORD}
+    up = cli("lab", "up", str(intent), "--dir", str(tmp_path / "lab"), "--faults", str(faults), env=env, cwd=tmp_path)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        spine1, spine2, leaf = (_driver(tmp_path / "lab", name) for name in (SPINE1, SPINE2, LEAF))
+        try:
+            assert spine1.get_facts()["os_version"] == "5.9"
+            assert spine2.get_environment()["power"]["PSU2"]["status"] is False
+            assert all(p["status"] for p in spine1.get_environment()["power"].values())
+            assert not any(p["synchronized"] for p in leaf.get_ntp_stats())
+            assert any(p["synchronized"] for p in spine1.get_ntp_stats())
+            optics = leaf.get_transceivers()
+            assert optics["swp18"]["rx_power_dbm"] == [-14.0] * 4 and optics["swp18"]["media"] == "AOC"
+            assert optics["swp1"]["media"] == "DAC" and optics["swp1"]["rx_power_dbm"] == []
+        finally:
+            for driver in (spine1, spine2, leaf):
+                driver.close()
+    finally:
+        lab_down(tmp_path / "lab")
+
+
+def _driver(lab: Path, name: str):
+    import napalm
+
+    endpoint = yaml.safe_load((lab / "endpoints.yml").read_text())["switches"][name]
+    driver = napalm.get_network_driver("nvue")(
+        "127.0.0.1", endpoint["username"], PASSWORD, timeout=10,
+        optional_args={"port": endpoint["port"], "known_hosts": str(lab / "known_hosts"), "cumulus_version": "5.11"})
+    driver.open()
+    return driver
+
+
 # --- napalm's own getter tests, against a deployed lab switch ------------------------------
 GETTER_TESTS = ("test_get_interfaces", "test_get_lldp_neighbors", "test_get_lldp_neighbors_detail",
-                "test_get_interfaces_counters", "test_get_bgp_neighbors", "test_get_facts", "test_is_alive")
+                "test_get_interfaces_counters", "test_get_bgp_neighbors", "test_get_facts", "test_is_alive",
+                "test_get_environment", "test_get_optics", "test_get_ntp_stats")
 
 
 @pytest.fixture(scope="module")

@@ -103,11 +103,12 @@ def test_provisioned_sonic_fabric_passes(fabric, capsys):
     code, doc = fabric.verify(capsys)
     assert code == 0, doc
     assert doc["findings"] == []
+    # 3 switches x 15 checks; skipped (not counted): flaps on every switch (SONiC's CLI tables count
+    # no carrier changes), the leaf's ecmp (no other leaf), and on 202411 ecn (no wredstat before 202505)
     if fabric.version == "202411":
-        # 3 switches x 8 checks, ecn skipped (not counted): no wredstat before 202505
-        assert doc["summary"] == {"checked": 21, "passed": 21, "failed": 0, "unknown": 0}
+        assert doc["summary"] == {"checked": 38, "passed": 38, "failed": 0, "unknown": 0}
     else:
-        assert doc["summary"] == {"checked": 24, "passed": 24, "failed": 0, "unknown": 0}
+        assert doc["summary"] == {"checked": 41, "passed": 41, "failed": 0, "unknown": 0}
 
 
 FAULTS = """\
@@ -136,6 +137,8 @@ def test_faulty_wiring_gives_its_findings_in_plan_names(rewired, capsys):
         ("cabling", LEAF, "swp1s0,swp2s0"),                          # the swap, one finding
         ("link", LEAF, "swp33s0"), ("link", SPINE1, "swp1s0"),       # both ends of the unplugged uplink
         ("bgp", LEAF, "swp33s0"), ("bgp", SPINE1, "swp1s0"),         # its session, from both sides
+        ("optics", LEAF, "swp33s0"), ("optics", SPINE1, "swp1s0"),   # no cable: no transceiver
+        ("ecmp", SPINE1, "10.255.0.3/32"),                           # spine-1 reaches the leaf over 1 of 2
         ("errors", LEAF, "swp2s1"),                                  # CRC/FCS errors (portstat RX_ERR)
         ("pfc", SPINE2, "swp1s0"),                                   # the pause storm
     ]
@@ -148,9 +151,42 @@ def test_faulty_wiring_gives_its_findings_in_plan_names(rewired, capsys):
     assert by_key[("pfc", SPINE2, "swp1s0")]["observed"].endswith("rx pause frames/s on priority 3")
 
 
+def test_faults_file_gives_its_findings_on_sonic(rewired, capsys, tmp_path):
+    """`lab up --faults` keys (stored per switch, as lab up stores them): a weak optic, a failed PSU,
+    NTP unsynchronised, a switch on another release, a host link's high pre-FEC BER, read through
+    SONiC's own commands."""
+    from generator.lab.fault_file import load_fault_file
+
+    fabric = rewired
+    # another release on the same side of 202505 (wredstat), so the driver reads what it read before
+    other = "202405" if fabric.version == "202411" else "202511"
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(f"""\
+switches:
+  {LEAF}: {{ntp: unsynced}}
+  {SPINE1}: {{psu: [ok, failed]}}
+  {SPINE2}: {{os_version: "{other}"}}
+ports:
+  "{LEAF}:swp34s0": {{rx_power_dbm: -14.0}}
+  "{LEAF}:swp1s1": {{fec_ber: 1.0e-5}}
+""")
+    planned = {sw.name: {p.port for p in fabric.plan.ports if p.device == sw.name} for sw in fabric.plan.switches}
+    for switch, fault in load_fault_file(faults, planned).items():
+        set_faults(fabric.lab, switch, fault)
+    code, doc = fabric.verify(capsys)
+    assert code == 3, doc
+    found = {(f["check"], f["device"], f["port"]): f for f in doc["findings"]}
+    assert sorted(found) == sorted([("optics", LEAF, "swp34s0"), ("hardware", SPINE1, "PSU2"),
+                                    ("ntp", LEAF, ""), ("os-version", SPINE2, ""), ("fec", LEAF, "swp1s1")])
+    assert found[("fec", LEAF, "swp1s1")]["observed"].startswith("pre-FEC BER 1.0e-05")
+    assert found[("optics", LEAF, "swp34s0")]["expected"] == "Rx power -10.4..5 dBm"
+    assert found[("os-version", SPINE2, "")]["observed"].startswith(f"SONiC.{other}")
+
+
 # --- the SONiC driver's getters against a provisioned lab switch ---------------------------
 GETTER_TESTS = ("test_get_interfaces", "test_get_lldp_neighbors", "test_get_lldp_neighbors_detail",
-                "test_get_interfaces_counters", "test_get_bgp_neighbors", "test_get_facts", "test_is_alive")
+                "test_get_interfaces_counters", "test_get_bgp_neighbors", "test_get_facts", "test_is_alive",
+                "test_get_environment", "test_get_optics", "test_get_ntp_stats")
 
 
 @pytest.fixture(scope="module")

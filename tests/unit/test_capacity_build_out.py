@@ -121,12 +121,14 @@ def test_spine_tier_is_bought_in_full_in_phase_1(a, plans):
 def test_installed_bom_counts_installed_plan_cables(a, plans):
     installed, full = plans
     for analysis, plan in ((a, installed), (a.build_out, full)):
-        cables = Counter(link.tier for link in plan.links)
-        bom = Counter()
+        links = Counter(link.tier for link in plan.links)
+        parts = Counter()
         for b in analysis.bom:
-            if b.category == "cable":
-                bom[b.detail.split(",")[0]] += b.quantity
-        assert bom == cables
+            parts[(b.category, b.detail.split(",")[0])] += b.quantity
+        # 400G NICs on 800G cages split 2x400G: one splitter DAC per two hosts' rail ports, one
+        # fibre per leaf-spine link (a 400G link is one 4-lane optical port: capacity/bom.py)
+        assert parts[("cable", TIER_HOST_LEAF)] * 2 == links[TIER_HOST_LEAF]
+        assert parts[("fibre", TIER_LEAF_SPINE)] == links[TIER_LEAF_SPINE]
     assert Counter(link.tier for link in installed.links) == {
         TIER_HOST_LEAF: NODES * RAILS, TIER_LEAF_SPINE: 16 * PER_UNIT}
     assert Counter(link.tier for link in full.links) == {
@@ -158,7 +160,8 @@ def test_text_shows_both_columns(tmp_path, capsys):
     assert row(out, "leaf switches (SN5600)") == ["16", "64"]
     assert row(out, "spine switches (SN5600)") == ["16", "16"]
     assert row(out, "switches total") == ["32", "80"]
-    assert row(out, "cable: 400G AOC, leaf-spine, 30 m") == ["512", "2,048"]
+    assert row(out, "fibre: multimode MPO-12/APC fibre, leaf-spine, 30 m") == ["512", "2,048"]
+    assert row(out, "cable: 800G to 2x400G splitter DAC, host-leaf, 3 m") == ["256", "1,024"]
     assert row(out, "bisection bandwidth") == ["102.4 Tb/s", "409.6 Tb/s"]
     # every other section stays the installed fabric's
     assert "rail-optimized, 64 nodes x 8 H100 = 512 GPUs" in out

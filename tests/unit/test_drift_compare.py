@@ -147,7 +147,7 @@ def test_table_and_markdown_name_device_feature_path():
     table = format_table(_report())
     assert "leaf2" in table and "interface.swp1.link.mtu" in table and "unknown: leaf3" in table
     md = format_markdown(_report())
-    assert "| `leaf2` | drift | interfaces |" in md and "| `leaf3` | unknown |" in md
+    assert "| <code>leaf2</code> | drift | interfaces |" in md and "| <code>leaf3</code> | unknown |" in md
 
 
 def test_write_atomic_replaces_and_leaves_no_temp(tmp_path):

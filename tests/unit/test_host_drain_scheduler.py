@@ -205,3 +205,75 @@ def test_summary_counts_a_drained_host_that_never_got_its_undrain(tmp_path, monk
     assert result.left_drained == [
         ("gpu02", 'half-applied, failed at "Install the netplan file"'),
         ("gpu01", "drained, the run stopped before its undrain (unreachable or interrupted)")]
+
+
+# --- the scheduler's node name (issue 24, second pass) -----------------------------------
+
+def test_scheduler_node_is_a_host_name_template():
+    assert DeployHosts().scheduler_node is None
+    assert DeployHosts(scheduler_node="{host}.cluster.example").scheduler_node == "{host}.cluster.example"
+    assert DeployHosts(scheduler_node="node-{host}").scheduler_node == "node-{host}"
+    with pytest.raises(ValidationError, match=r"must contain \{host\}"):
+        DeployHosts(scheduler_node="gpu01.cluster.example")
+    # it replaces {host} in the hooks, which are shell command lines: a host name only
+    for bad in ("{host}; reboot", "{host} x", "$(id){host}", "{host}.", "{{host}}"):
+        with pytest.raises(ValidationError, match="must give a host name"):
+            DeployHosts(scheduler_node=bad)
+
+
+def _host_vars(tmp_path, deploy_hosts: dict | None = None) -> dict:
+    data = yaml.safe_load(example("small").read_text())
+    if deploy_hosts is not None:
+        data.setdefault("deploy", {})["hosts"] = deploy_hosts
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(yaml.safe_dump(data, sort_keys=False))
+    text = render_inventory(run_checks(load_intent(intent)).plan)
+    return yaml.safe_load(text.replace("!unsafe ", ""))["all"]["children"]["hosts"]["hosts"]
+
+
+def test_inventory_names_each_host_in_the_scheduler_only_when_set(tmp_path):
+    assert all("fabricgen_scheduler_node" not in v for v in _host_vars(tmp_path).values())
+    hosts = _host_vars(tmp_path, {"scheduler_node": "{host}.cluster.example"})
+    # the small example names its hosts gpu01, gpu02, ... (hosts.name "gpu{n:02d}")
+    assert hosts["gpu01"]["fabricgen_scheduler_node"] == "gpu01.cluster.example"
+    assert {name: v["fabricgen_scheduler_node"] for name, v in hosts.items()} == {
+        name: f"{name}.cluster.example" for name in hosts}
+
+
+def test_playbook_addresses_the_scheduler_by_the_node_name():
+    """Every scheduler call of playbooks/hosts.yml (the hooks' {host}, fabricgen_sched.py state /
+    wait / restore) takes fg_sched_node, which is fabricgen_scheduler_node or the inventory name."""
+    plays = yaml.safe_load(playbook_path().read_text())
+    apply = next(p for p in plays if p["name"] == "Install and apply the fabricgen host files, in batches")
+    assert apply["vars"]["fg_sched_node"] == "{{ fabricgen_scheduler_node | default(inventory_hostname, true) }}"
+    tasks = [t for t in apply["tasks"][0]["block"] + apply["tasks"][0]["always"]]
+    sched = [t for t in tasks if "fabricgen_sched.py" in json.dumps(t) or "{host}" in json.dumps(t)]
+    assert len(sched) == 5, [t["name"] for t in sched]          # state, drain, wait, undrain, restore
+    for task in sched:
+        text = json.dumps(task)
+        assert "fg_sched_node" in text and "inventory_hostname" not in text, task["name"]
+
+
+def test_deploy_summary_warns_about_a_bad_rail_port(tmp_path, monkeypatch):
+    """A rail port DOWN on a host already as rendered: a warning line, and the run still succeeds."""
+    import io
+
+    from rich.console import Console
+
+    from generator.deploy import hosts as hosts_mod
+    from generator.deploy import rollout
+    from generator.deploy.hosts import HostRunResult, HostStats
+
+    def fake_run(render_dir, inventory, **kw):
+        result = HostRunResult(status="successful", rc=0, hosts={"gpu02": HostStats(ok=30)})
+        result.port_warnings = [("gpu02", "rail port not as planned: rail 1 ens2f0np0 (mlx5_1) port is DOWN")]
+        return result
+
+    monkeypatch.setattr(hosts_mod, "run_hosts_playbook", fake_run)
+    out, err = io.StringIO(), io.StringIO()
+    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, Console(file=out, width=300),
+                               Console(file=err, width=300), lambda files, d: d, intent_path=str(tmp_path / "f.yaml"),
+                               endpoints=None, only="hosts", limit=None, dry_run=True, yes=True)
+    assert rc == 0
+    assert err.getvalue().splitlines() == [
+        "hosts: gpu02: warning: rail port not as planned: rail 1 ens2f0np0 (mlx5_1) port is DOWN"]

@@ -193,7 +193,8 @@ def test_markdown_flag_right_after_title_and_counts_before_devices():
                      "they must be re-plugged on the floor.")
     assert md.index("**Cables:** 3 kept, 0 added, 1 moved, 0 removed") < next(
         i for i, ln in enumerate(md) if ln.startswith("**Devices:**"))
-    assert "| moved | `leaf1:swp32` | `spine2:swp1` | `leaf1:swp32` → `spine3:swp1`, `spine2:swp1` → free |" in md
+    assert ("| moved | <code>leaf1:swp32</code> | <code>spine2:swp1</code> | <code>leaf1:swp32</code> → "
+            "<code>spine3:swp1</code>, <code>spine2:swp1</code> → free |") in md
     grown = format_markdown(plan_of(BASE, GROWN))
     assert "Floor work" not in grown and "<details><summary>0 moved" not in grown
     assert "**Cables:** 4 kept, 1 added, 0 moved, 0 removed" in grown
@@ -203,7 +204,8 @@ def test_markdown_escapes_names_and_keeps_within_the_limit():
     hostile = csv_of(("le`af|1", "swp1", "gpu01", "eth0"))
     md = format_markdown(plan_of(hostile, csv_of(("x", "y", "gpu01", "eth0"))))
     row = next(ln for ln in md.splitlines() if ln.startswith("| moved |"))
-    assert "`leaf1:swp1`" in row and row.count("|") == 5
+    # the backtick and pipe of the name as entities: no code span, no extra cell
+    assert "<code>le&#96;af&#124;1:swp1</code>" in row and row.count("|") == 5
     many = csv_of(*[(f"leaf{i}", "swp1", f"spine{i}", "swp1") for i in range(20_000)])
     rewired = csv_of(*[(f"leaf{i}", "swp1", f"spine{i + 1}", "swp1") for i in range(20_000)])
     md = format_markdown(plan_of(many, rewired))

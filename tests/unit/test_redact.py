@@ -93,4 +93,7 @@ def test_drift_report_formats_redact_even_unredacted_results():
     report = redacted(DriftReport("f", [DeviceResult("s1", "switch", "drift", {"bgp": feature})], 0.0, 1.0))
     for fmt in (format_json, format_table, format_markdown):
         text = fmt(report)
-        assert "Md5-Key-1" not in text and mark("Md5-Key-1") in text
+        # markdown shows the marker's angle brackets as entities (no raw HTML in a step summary)
+        marker = mark("Md5-Key-1") if fmt is not format_markdown else (
+            mark("Md5-Key-1").replace("<", "&lt;").replace(">", "&gt;"))
+        assert "Md5-Key-1" not in text and marker in text

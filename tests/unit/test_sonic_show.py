@@ -202,3 +202,79 @@ def test_ecn_is_read_only_where_the_release_counts_it():
     pfc = new.get_pfc_ecn_counters()
     assert pfc["Ethernet0"]["ecn_marked"] == 2500 and pfc["Ethernet0"]["ecn_marked_by_tc"] == {0: 0, 3: 2500}
     assert pfc["Ethernet4"]["ecn_marked"] == 0
+
+
+# --- hardware, NTP, transceivers (formats: generator/lab/sonic_platform.py) -------------------
+PSUSHOW = """\
+PSU    Model          Serial        HW Rev      Voltage (V)    Current (A)    Power (W)  Status    LED
+-----  -------------  ------------  --------  -------------  -------------  -----------  --------  -----
+PSU 1  MTEF-PSF-AC-C  MT1946X07684  A3                12.08           5.19        62.62  OK        green
+PSU 2  MTEF-PSF-AC-C  MT1946X07685  A3                 0.00           0.00         0.00  NOT OK    red
+"""
+
+
+def test_psushow_rows_keep_cells_with_spaces():
+    rows = sonic_show.table_rows(PSUSHOW, "PSU", "show platform psustatus")
+    assert [(r["PSU"], r["Status"]) for r in rows] == [("PSU 1", "OK"), ("PSU 2", "NOT OK")]
+    with pytest.raises(sonic_show.ParseError):
+        sonic_show.table_rows("Traceback (most recent call last):\n  boom\n", "PSU", "show platform psustatus")
+
+
+def test_show_ntp_names_the_system_peer_and_the_state():
+    synced = ("synchronised to NTP server (10.0.0.10) at stratum 3\n   time correct to within 10 ms\n"
+              "     remote           refid      st t when poll reach   delay   offset  jitter\n" + "=" * 78 + "\n"
+              "*10.0.0.10       10.1.1.1         2 u   33   64  377    0.123    0.045   0.012\n"
+              " 10.0.0.11       .INIT.          16 u    -   64    0    0.000    0.000   0.000\n")
+    assert sonic_show.ntp(synced) == ("10.0.0.10", [("10.0.0.10", True), ("10.0.0.11", False)])
+    assert sonic_show.ntp("unsynchronised\n  time server re-starting\n") == (None, [])
+    with pytest.raises(sonic_show.ParseError):
+        sonic_show.ntp("bash: ntpstat: command not found\n")
+
+
+def test_transceiver_dump_gives_presence_power_and_the_modules_alarms():
+    text = """\
+Ethernet0: SFP EEPROM detected
+        Media Interface Technology: 850 nm VCSEL
+        ChannelMonitorValues:
+                RX1Power: -14.0000dBm
+                RX2Power: -1.2000dBm
+                TX1Power: 1.0000dBm
+        ChannelThresholdValues:
+                RxPowerHighAlarm  : 5.0000dBm
+                RxPowerLowAlarm   : -10.4000dBm
+        ModuleMonitorValues:
+                Temperature: 41.5000C
+        ModuleThresholdValues:
+                TempHighAlarm  : 75.0000C
+
+Ethernet8: SFP EEPROM Not detected
+"""
+    found = sonic_show.transceivers(text)
+    assert found["Ethernet8"]["present"] is False
+    port = found["Ethernet0"]
+    assert (port["present"], port["media_text"], port["rx"], port["tx"], port["temperature"]) == (
+        True, "850 nm VCSEL", {1: -14.0, 2: -1.2}, {1: 1.0}, 41.5)
+    assert port["limits"] == {"RxPowerHighAlarm": 5.0, "RxPowerLowAlarm": -10.4, "TempHighAlarm": 75.0}
+    with pytest.raises(sonic_show.ParseError):
+        sonic_show.transceivers("Ethernet0 is not a port\n")
+
+
+def test_an_oversized_answer_is_one_refusal_line_before_any_parse():
+    from generator.device_data import MAX_DEVICE_BYTES, DeviceDataError, checked_text
+
+    with pytest.raises(DeviceDataError, match=r"^`show ntp`: .* refused$"):
+        checked_text("x" * (MAX_DEVICE_BYTES + 1), "`show ntp`")
+    assert checked_text(PSUSHOW, "`show platform psustatus`") == PSUSHOW
+
+
+def test_fec_stats_rows_and_a_ber_in_e_notation():
+    text = """\
+      IFACE    STATE    FEC_CORR    FEC_UNCORR    FEC_SYMBOL_ERR    FEC_PRE_BER    FEC_POST_BER
+-----------  -------  ----------  ------------  ----------------  -------------  --------------
+  Ethernet0        U   1,234,567             0                 0       1.00e-05        0.00e+00
+  Ethernet8        D           0             0                 0            N/A             N/A
+"""
+    rows = {r["IFACE"]: r for r in sonic_show.table_rows(text, "FEC_CORR", "fec-stats")}
+    assert sonic_show.count(rows["Ethernet0"]["FEC_CORR"]) == 1234567
+    assert sonic_show.number(rows["Ethernet0"]["FEC_PRE_BER"]) == 1e-5
+    assert sonic_show.number(rows["Ethernet8"]["FEC_PRE_BER"]) is None

@@ -98,6 +98,16 @@ class NvueCommands:
     show_router_bgp_json: str = "nv show router bgp -o json"
     # 5.11 and earlier print the detail with plain -o json; 5.12+ need --view=detail (BGP page).
     show_bgp_neighbors_json: str = "nv show vrf default router bgp neighbor --view=detail -o json"
+    # Hardware, optics, FEC, time, routes (verify's physical-layer and control-plane checks):
+    # NVUE reference Show-Commands pages Platform, NTP, RIB, Router-Nexthop; the JSON each holds
+    # is listed in generator/lab/nvue_oper.py. One read per switch where NVUE has a bulk form.
+    show_environment_json: str = "nv show platform environment -o json"
+    show_transceivers_json: str = "nv show platform transceiver -o json"
+    show_phy_json: str = "nv show interface {port} link phy-detail -o json"
+    # 5.15 moved `service ntp <vrf>` to `system ntp` (NTP page); the lab and render use VRF mgmt
+    show_ntp_json: str = "nv show service ntp mgmt -o json"
+    show_routes_json: str = "nv show vrf default router rib ipv4 route -o json"
+    show_nexthops_json: str = "nv show router nexthop -o json"
     candidate_path: str = NVUE_CANDIDATE_PATH
 
     def commit(self, message: str = "", revert_in: int | None = None) -> str:
@@ -114,7 +124,8 @@ NVUE_GENERATIONS = (
     ((5, 0), NvueCommands(generation="5.0-5.4", save="nv config save", **_QOS_COUNTERS_54, **_BGP_NEIGHBORS_511)),
     ((5, 5), NvueCommands(generation="5.5-5.8", save="nv config save", **_BGP_NEIGHBORS_511)),
     ((5, 9), NvueCommands(generation="5.9-5.11", save=None, **_BGP_NEIGHBORS_511)),
-    ((5, 12), NvueCommands(generation="5.12+", save=None)),
+    ((5, 12), NvueCommands(generation="5.12-5.14", save=None)),
+    ((5, 15), NvueCommands(generation="5.15+", save=None, show_ntp_json="nv show system ntp -o json")),
 )
 
 
@@ -221,6 +232,15 @@ class SonicCommands:
     ecn_counters_from: str = "202505"
     show_lldp_json: str = "sudo docker exec -i lldp lldpctl -f json0"
     show_bgp_neighbors_json: str = 'sudo vtysh -c "show bgp vrf default neighbors json"'
+    # Hardware, optics, time, routes (formats and sources: generator/lab/sonic_platform.py). SONiC
+    # has no one bulk read of the platform: psushow, fanshow and tempershow are three tables.
+    show_psus: str = "show platform psustatus"
+    show_fans: str = "show platform fan"
+    show_temperatures: str = "show platform temperature"
+    show_ntp: str = "show ntp"
+    show_fec_stats: str = "show interfaces counters fec-stats"
+    show_transceivers: str = "show interfaces transceiver eeprom --dom"
+    show_routes_json: str = 'sudo vtysh -c "show ip route json"'
     candidate_path: str = SONIC_CANDIDATE_PATH
     patch_path: str = SONIC_PATCH_PATH
     checkpoint_prefix: str = "fabricgen-"

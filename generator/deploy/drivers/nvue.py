@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
+import re
 import shlex
 
 from napalm.base import models
@@ -309,6 +311,92 @@ class NVUEDriver(SSHCliDriver):
                 ecn_marked=(stats.get("tx-stats") or {}).get("ecn-marked-packets", 0))
         return out
 
+    # --- hardware, optics, FEC, time, routes (oper.py lists the shapes; lab/nvue_oper.py the JSON) ---
+    def get_environment(self) -> models.EnvironmentDict:
+        """`nv show platform environment -o json`: fans and PSUs by state; a sensor is an alert at or
+        above its `max`, critical at or above `crit` (or when NVUE's own state says so)."""
+        env = self._json(self.commands.show_environment_json)
+        temperatures = {}
+        for name, sensor in _entries(env.get("temperature")):
+            current = _number(sensor.get("current"))
+            if current is None:
+                continue
+            high, crit = _number(sensor.get("max")), _number(sensor.get("crit"))
+            state = str(sensor.get("state", "ok")).lower()
+            critical = state == "critical" or (crit is not None and current >= crit)
+            temperatures[name] = (current, critical or state != "ok" or (high is not None and current >= high),
+                                  critical)
+        return oper.environment(fans={n: _ok(f) for n, f in _entries(env.get("fan"))},
+                                psus={n: _ok(p) for n, p in _entries(env.get("psu"))}, temperatures=temperatures)
+
+    def get_transceivers(self) -> dict[str, dict]:
+        """Driver extra (oper.py): every port's module from one `nv show platform transceiver -o json`."""
+        out = {}
+        for port, entry in _entries(self._json(self.commands.show_transceivers_json)):
+            present = str(entry.get("status", "")).lower() not in ("unplugged", "absent", "not present", "")
+            cable = str(entry.get("cable-type", "")).lower()
+            media = "DAC" if "copper" in cable else "AOC" if "optical" in cable or "active" in cable else ""
+            lanes = [lane for _, lane in sorted(_entries(entry.get("channel")), key=lambda kv: _lane(kv[0]))]
+            thresholds = {}
+            for key, source in (("rx_power_dbm", "rx-power"), ("tx_power_dbm", "tx-power")):
+                limits = _limits(lanes[0].get(source)) if lanes and isinstance(lanes[0].get(source), dict) else None
+                if limits:
+                    thresholds[key] = limits
+            temp = entry.get("temperature") if isinstance(entry.get("temperature"), dict) else {}
+            if _limits(temp):
+                thresholds["temperature_c"] = _limits(temp)
+            out[port] = oper.transceiver(
+                present=present, media=media,
+                rx_power_dbm=[v for v in (_number((lane.get("rx-power") or {}).get("power")) for lane in lanes)
+                              if v is not None],
+                tx_power_dbm=[v for v in (_number((lane.get("tx-power") or {}).get("power")) for lane in lanes)
+                              if v is not None],
+                temperature_c=_number(temp.get("temperature")), thresholds=thresholds)
+        return out
+
+    def get_optics(self) -> dict[str, models.OpticsDict]:
+        return oper.optics(self.get_transceivers())
+
+    def get_phy_counters(self) -> dict[str, dict]:
+        """Driver extra (oper.py): FEC codewords and pre-FEC BER (`link phy-detail`), carrier transitions
+        (`counters`), per swp port."""
+        out = {}
+        for port in self._swp_ports(self._interfaces(), up_only=False):
+            phy = self._json(self.commands.show_phy_json.format(port=port))
+            counters = self._json(self.commands.show_counters_json.format(port=port))
+            out[port] = oper.phy_counters(fec_corrected=phy.get("fec-corrected-codewords"),
+                                          fec_uncorrected=phy.get("fec-uncorrected-codewords"),
+                                          pre_fec_ber=_number(phy.get("raw-ber")),
+                                          carrier_transitions=counters.get("carrier-transitions"))
+        return out
+
+    def get_ntp_stats(self) -> list[models.NTPStats]:
+        """One peer per configured server; the one NVUE names as `reference` while `status` is
+        synchronised is the synchronized peer (NTP page: status synchronised | unsynchronised)."""
+        ntp = self._json(self.commands.show_ntp_json)
+        synced = str(ntp.get("status", "")).lower() in ("synchronised", "synchronized")
+        reference = str(ntp.get("reference") or "")
+        return [oper.ntp_peer(remote=server, synchronized=synced and server == reference, referenceid=reference,
+                              offset_ms=_number(ntp.get("offset")) or 0.0)
+                for server, _ in _entries(ntp.get("server"))]
+
+    def get_route_next_hops(self) -> dict[str, dict]:
+        """Driver extra (oper.py): the IPv4 RIB's routes with their next-hop group resolved
+        (`router rib ipv4 route` gives the group id, `router nexthop` its resolved-via paths)."""
+        routes = self._json(self.commands.show_routes_json)
+        groups = dict(_entries(self._json(self.commands.show_nexthops_json).get("rib")))
+        out = {}
+        for prefix, route in _entries(routes):
+            entries = [e for _, e in sorted(_entries(route.get("route-entry")))]
+            chosen = next((e for e in entries if "selected" in (e.get("flags") or {})), entries[0] if entries else None)
+            if chosen is None:
+                continue
+            group = groups.get(str(chosen.get("nexthop-group-id")), {})
+            hops = [via for via, detail in _entries(group.get("resolved-via"))
+                    if "active" in ((detail or {}).get("flags") or {"active": {}})]
+            out[prefix] = oper.route(protocol=str(chosen.get("protocol", "")), next_hops=hops)
+        return out
+
     def _json(self, command: str) -> dict:
         output = self._check(command)
         try:
@@ -325,6 +413,38 @@ def _path_after_port(template: str) -> tuple[str, ...]:
     """`nv show interface {port} counters qos pfc-stats -o json` -> ("counters", "qos", "pfc-stats")."""
     words = shlex.split(template)
     return tuple(words[words.index("{port}") + 1:words.index("-o")])
+
+
+def _entries(node) -> list[tuple[str, dict]]:
+    """(key, mapping) pairs of an NVUE object keyed by id; anything else a device printed there is dropped."""
+    return [(str(k), v) for k, v in sorted(node.items()) if isinstance(v, dict)] if isinstance(node, dict) else []
+
+
+_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+
+
+def _number(value) -> float | None:
+    """25 / "25 ms" / "-1.60 dBm" / "1.00e-09" -> float; None when no finite number leads."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    match = _NUMBER.match(str(value or ""))
+    return float(match.group(1)) if match else None
+
+
+def _limits(node) -> tuple[float, float] | None:
+    low, high = _number((node or {}).get("low-alarm-threshold")), _number((node or {}).get("high-alarm-threshold"))
+    return (low, high) if low is not None and high is not None else None
+
+
+def _lane(key: str) -> int:
+    digits = "".join(ch for ch in key if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+def _ok(entry: dict) -> bool:
+    return str(entry.get("state", "")).lower() in ("ok", "good", "present")
 
 
 def _history_rev(event) -> str | None:

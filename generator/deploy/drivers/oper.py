@@ -98,3 +98,73 @@ def pfc_ecn(*, rx_pause: dict[int, int], tx_pause: dict[int, int], ecn_marked: i
             "tx_pause": {int(k): _int(v) for k, v in sorted(tx_pause.items())},
             "ecn_marked": _int(ecn_marked),
             "ecn_marked_by_tc": {int(k): _int(v) for k, v in sorted((ecn_marked_by_tc or {}).items())}}
+
+
+# --- hardware, optics, FEC, time, routes ---------------------------------------------------
+# napalm models where napalm has one (get_environment, get_optics, get_ntp_stats); the driver
+# extras below have ours:
+#   get_transceivers()    {port: TRANSCEIVER}, TRANSCEIVER = {"present": bool, "media": "DAC"|"AOC"|"",
+#                          "rx_power_dbm": [per lane], "tx_power_dbm": [per lane],
+#                          "temperature_c": float | None, "thresholds": {"rx_power_dbm": (low, high),
+#                          "tx_power_dbm": (low, high), "temperature_c": (low, high)} (alarm limits
+#                          the module reports; a limit it does not report is absent)}
+#   get_phy_counters()    {port: {"fec_corrected": int, "fec_uncorrected": int,
+#                          "pre_fec_ber": float | None, "carrier_transitions": int | None}}
+#                          (None: the OS has no such counter; pre-FEC BER on releases without it,
+#                          carrier changes on SONiC, whose CLI tables hold none: verify skips flaps)
+#   get_route_next_hops() {prefix: {"protocol": str, "next_hops": [interface or address]}} (IPv4 RIB)
+def environment(*, fans: dict[str, bool], psus: dict[str, bool],
+                temperatures: dict[str, tuple[float, bool, bool]]) -> models.EnvironmentDict:
+    """temperatures: name -> (celsius, is_alert, is_critical). PSU output/capacity, CPU and memory
+    are not read: -1.0 / empty, as napalm drivers report what they do not know."""
+    return {"fans": {str(n): {"status": bool(ok)} for n, ok in sorted(fans.items())},
+            "power": {str(n): {"status": bool(ok), "output": UNKNOWN, "capacity": UNKNOWN}
+                      for n, ok in sorted(psus.items())},
+            "temperature": {str(n): {"temperature": float(t), "is_alert": bool(alert), "is_critical": bool(crit)}
+                            for n, (t, alert, crit) in sorted(temperatures.items())},
+            "cpu": {}, "memory": {"used_ram": -1, "available_ram": -1}}
+
+
+def _state(value: float) -> models.OpticsStateDict:
+    return {"instant": float(value), "avg": float(value), "min": float(value), "max": float(value)}
+
+
+def optics(transceivers: dict[str, dict]) -> dict[str, models.OpticsDict]:
+    """get_optics from get_transceivers: modules with DOM only (napalm: dBm; bias not read: 0.0)."""
+    out = {}
+    for port, module in sorted(transceivers.items()):
+        rx, tx = module.get("rx_power_dbm") or [], module.get("tx_power_dbm") or []
+        if not module.get("present") or not (rx or tx):
+            continue
+        lanes = max(len(rx), len(tx))
+        out[port] = {"physical_channels": {"channel": [
+            {"index": i, "state": {"input_power": _state(rx[i] if i < len(rx) else UNKNOWN),
+                                   "output_power": _state(tx[i] if i < len(tx) else UNKNOWN),
+                                   "laser_bias_current": _state(0.0)}} for i in range(lanes)]}}
+    return out
+
+
+def ntp_peer(*, remote: str, synchronized: bool, referenceid: str = "", offset_ms: float = 0.0) -> models.NTPStats:
+    return {"remote": str(remote), "referenceid": str(referenceid), "synchronized": bool(synchronized),
+            "stratum": -1, "type": "", "when": "", "hostpoll": -1, "reachability": -1, "delay": -1.0,
+            "offset": float(offset_ms), "jitter": -1.0}
+
+
+def transceiver(*, present: bool, media: str = "", rx_power_dbm=(), tx_power_dbm=(), temperature_c=None,
+                thresholds: dict | None = None) -> dict:
+    media = str(media or "").upper()
+    return {"present": bool(present), "media": media if media in ("DAC", "AOC") else "",
+            "rx_power_dbm": [float(v) for v in rx_power_dbm], "tx_power_dbm": [float(v) for v in tx_power_dbm],
+            "temperature_c": None if temperature_c is None else float(temperature_c),
+            "thresholds": {k: (float(lo), float(hi)) for k, (lo, hi) in sorted((thresholds or {}).items())}}
+
+
+def phy_counters(*, fec_corrected: Any, fec_uncorrected: Any, pre_fec_ber: float | None,
+                 carrier_transitions: Any) -> dict:
+    return {"fec_corrected": _int(fec_corrected), "fec_uncorrected": _int(fec_uncorrected),
+            "pre_fec_ber": None if pre_fec_ber is None else float(pre_fec_ber),
+            "carrier_transitions": None if carrier_transitions is None else _int(carrier_transitions)}
+
+
+def route(*, protocol: str, next_hops: list[str]) -> dict:
+    return {"protocol": str(protocol), "next_hops": sorted(str(h) for h in next_hops)}

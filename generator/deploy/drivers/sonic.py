@@ -40,7 +40,7 @@ from napalm.base.exceptions import (
 from generator.deploy.drivers import oper, sonic_show
 from generator.deploy.drivers.commands import SONIC
 from generator.deploy.drivers.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
-from generator.device_data import DeviceDataError, parse_json
+from generator.device_data import DeviceDataError, checked_text, parse_json
 
 PATCH = "patch"
 RELOAD = "reload"
@@ -531,6 +531,97 @@ class SonicDriver(SSHCliDriver):
             out[port] = oper.pfc_ecn(rx_pause=rx.get(port, {}), tx_pause=tx.get(port, {}),
                                      ecn_marked=sum(by_tc.values()) if ecn is not None else oper.UNCOUNTED,
                                      ecn_marked_by_tc=by_tc)
+        return out
+
+
+    # --- hardware, optics, time, routes (oper.py models; sonic_show.py parsers) ---------------
+    def _parsed(self, command: str, parse):
+        """PARSE of COMMAND's text, size-capped (device_data); a refused or unparsable answer is one line."""
+        try:
+            return parse(checked_text(self._check(command), f"`{command}`"))
+        except (DeviceDataError, sonic_show.ParseError) as exc:
+            raise CommandFailed(f"{self.where}: {exc}") from None
+
+    def get_environment(self) -> models.EnvironmentDict:
+        """psushow / fanshow / tempershow: a PSU or fan is ok when its Status is OK; a sensor is an
+        alert when tempershow's Warning is True or it is at or above its High TH, critical at or
+        above its Crit High TH."""
+        def rows(command: str, key: str) -> list[dict[str, str]]:
+            return self._parsed(command, lambda text: sonic_show.table_rows(text, key, f"`{command}`"))
+
+        psus = {r["PSU"]: r.get("Status", "").upper() == "OK" for r in rows(self.commands.show_psus, "PSU")}
+        fans = {f"{r.get('Drawer', '')}/{r['FAN']}": r.get("Status", "").upper() == "OK"
+                for r in rows(self.commands.show_fans, "FAN")}
+        temperatures = {}
+        for r in rows(self.commands.show_temperatures, "Sensor"):
+            current = sonic_show.number(r.get("Temperature"))
+            if current is None:
+                continue
+            high, crit = sonic_show.number(r.get("High TH")), sonic_show.number(r.get("Crit High TH"))
+            critical = crit is not None and current >= crit
+            alert = critical or r.get("Warning", "").lower() == "true" or (high is not None and current >= high)
+            temperatures[r["Sensor"]] = (current, alert, critical)
+        return oper.environment(fans=fans, psus=psus, temperatures=temperatures)
+
+    def get_transceivers(self) -> dict[str, dict]:
+        """Driver extra (oper.py): every port's module from one `show interfaces transceiver eeprom --dom`.
+        Media: copper ("Copper cable ...", CMIS media interface technology) is a DAC, an optical one an AOC."""
+        found = self._parsed(self.commands.show_transceivers, sonic_show.transceivers)
+        out = {}
+        for port, entry in found.items():
+            media_text = entry["media_text"].lower()
+            limits = entry["limits"]
+            thresholds = {key: (limits[low], limits[high]) for key, low, high in (
+                ("rx_power_dbm", "RxPowerLowAlarm", "RxPowerHighAlarm"),
+                ("tx_power_dbm", "TxPowerLowAlarm", "TxPowerHighAlarm"),
+                ("temperature_c", "TempLowAlarm", "TempHighAlarm")) if low in limits and high in limits}
+            out[port] = oper.transceiver(
+                present=entry["present"], media="DAC" if "copper" in media_text else "AOC" if media_text else "",
+                rx_power_dbm=[v for _, v in sorted(entry["rx"].items())],
+                tx_power_dbm=[v for _, v in sorted(entry["tx"].items())],
+                temperature_c=entry["temperature"], thresholds=thresholds)
+        return out
+
+    def get_optics(self) -> dict[str, models.OpticsDict]:
+        return oper.optics(self.get_transceivers())
+
+    def get_phy_counters(self) -> dict[str, dict]:
+        """Driver extra (oper.py): `show interfaces counters fec-stats` (portstat -f): corrected and
+        uncorrectable codewords, pre-FEC BER where the release prints it. No carrier changes: SONiC's
+        CLI tables hold none (carrier_transitions None, verify skips flaps)."""
+        out = {}
+        for row in self._parsed(self.commands.show_fec_stats,
+                                lambda text: sonic_show.table_rows(text, "FEC_CORR", "`show interfaces counters fec-stats`")):
+            port = row.get("IFACE", "")
+            if port.startswith("Ethernet"):
+                out[port] = oper.phy_counters(fec_corrected=sonic_show.count(row.get("FEC_CORR")),
+                                              fec_uncorrected=sonic_show.count(row.get("FEC_UNCORR")),
+                                              pre_fec_ber=sonic_show.number(row.get("FEC_PRE_BER")),
+                                              carrier_transitions=None)
+        return out
+
+    def get_ntp_stats(self) -> list[models.NTPStats]:
+        """`show ntp`: the ntpq peers; the synchronized one is ntpq's system peer while ntpstat says
+        synchronised."""
+        source, peers = self._parsed(self.commands.show_ntp, sonic_show.ntp)
+        return [oper.ntp_peer(remote=peer, synchronized=source is not None and system_peer,
+                              referenceid=source or "") for peer, system_peer in peers]
+
+    def get_route_next_hops(self) -> dict[str, dict]:
+        """Driver extra (oper.py): FRR's `show ip route json`, the selected entry's active FIB next hops."""
+        routes = self._json(self.commands.show_routes_json)
+        if not isinstance(routes, dict):
+            raise CommandFailed(f"{self.where}: `{self.commands.show_routes_json}` is not a JSON object")
+        out = {}
+        for prefix, entries in routes.items():
+            if not isinstance(entries, list):
+                continue
+            chosen = next((e for e in entries if isinstance(e, dict) and e.get("selected")), None)
+            if chosen is None:
+                continue
+            hops = [str(h.get("ip") or h.get("interfaceName") or "") for h in chosen.get("nexthops") or []
+                    if isinstance(h, dict) and h.get("active") and h.get("fib", True)]
+            out[str(prefix)] = oper.route(protocol=str(chosen.get("protocol", "")), next_hops=hops)
         return out
 
 

@@ -117,3 +117,67 @@ def release(show_version: str) -> str | None:
     """'SONiC Software Version: SONiC.202411.123-abc' -> '202411'; None for master/unknown builds."""
     match = _RELEASE.search(show_version)
     return match.group(1) if match else None
+
+
+def table_rows(text: str, key: str, what: str) -> list[dict[str, str]]:
+    """The rows of the tabulate "simple" table whose header has KEY (psushow, fanshow, tempershow)."""
+    for table in simple_tables(text):
+        if table and key in table[0]:
+            return table
+    if key in text:
+        return []           # the header alone: nothing to list
+    raise ParseError(f"{what}: no table with a {key!r} column in the output")
+
+
+_NTPSTAT = re.compile(r"^synchroni[sz]ed to .*?\(([^)]*)\)", re.MULTILINE)
+_PEER = re.compile(r"^([ *#o+x.-])(\S+)\s+\S+\s+\d+\s+\S\s", re.MULTILINE)
+
+
+def ntp(text: str) -> tuple[str | None, list[tuple[str, bool]]]:
+    """`show ntp` -> (the server ntpstat says it is synchronised to, or None; [(peer, is the system
+    peer)] from ntpq -p -n, whose tally code `*` marks the system peer (ntpq(1))."""
+    synced = _NTPSTAT.search(text)
+    peers = [(m.group(2), m.group(1) == "*") for m in _PEER.finditer(text)]
+    if not synced and "unsynchronised" not in text and "unsynchronized" not in text and not peers:
+        raise ParseError("show ntp: neither ntpstat's state nor ntpq's peer table in the output")
+    return (synced.group(1) if synced else None), peers
+
+
+_BLOCK = re.compile(r"^(Ethernet\d+): SFP EEPROM (detected|Not detected)", re.MULTILINE)
+_FIELD = re.compile(r"^\s+([A-Za-z0-9 ]+?)\s*:\s*(.*?)\s*$")
+_LEADING = re.compile(r"^[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def number(text: str | None) -> float | None:
+    """'41.0' / '-1.6000dBm' / '75.0000C' / '1.00e-09' -> float; 'N/A' or empty -> None."""
+    match = _LEADING.match(str(text or "").strip())
+    return float(match.group(0)) if match else None
+
+
+def transceivers(text: str) -> dict[str, dict]:
+    """`show interfaces transceiver eeprom --dom` -> {port: {present, media_text, rx: [dBm], tx: [dBm],
+    temperature, limits: {RxPowerLowAlarm: ..., TempHighAlarm: ...}}}."""
+    starts = list(_BLOCK.finditer(text))
+    out: dict[str, dict] = {}
+    for i, match in enumerate(starts):
+        body = text[match.end(): starts[i + 1].start() if i + 1 < len(starts) else len(text)]
+        entry: dict = {"present": match.group(2) == "detected", "media_text": "", "rx": {}, "tx": {},
+                       "temperature": None, "limits": {}}
+        for line in body.splitlines():
+            field = _FIELD.match(line)
+            if not field:
+                continue
+            key, value = field.group(1).strip(), field.group(2)
+            lane = re.fullmatch(r"(RX|TX)(\d+)Power", key)
+            if lane and number(value) is not None:
+                entry[lane.group(1).lower()][int(lane.group(2))] = number(value)
+            elif key == "Media Interface Technology":
+                entry["media_text"] = value
+            elif key == "Temperature":
+                entry["temperature"] = number(value)
+            elif key.endswith("Alarm") and number(value) is not None:
+                entry["limits"][key] = number(value)
+        out[match.group(1)] = entry
+    if not starts and "Ethernet" in text:
+        raise ParseError("show interfaces transceiver eeprom --dom: no 'EthernetN: SFP EEPROM' block")
+    return out

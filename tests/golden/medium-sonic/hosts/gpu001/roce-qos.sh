@@ -10,17 +10,28 @@
 #
 # Usage: fabricgen-roce-qos [--check|--health|--counters] [--interface NETDEV]
 #   (no flag)           apply: set every setting that differs
-#   --check             change nothing; print every setting that differs and exit 1 if any does
-#   --health            as --check; when something differs and scontrol exists, also drain
-#                       this node (scontrol update NodeName=$SLURMD_NODENAME, else <hostname -s>,
-#                       State=DRAIN Reason=...), and warn about RoCE counters that climb fast
+#   --check             change nothing; print every setting that differs and exit 1 if any does,
+#                       3 if every setting is in place but a rail port is not as planned
+#   --health            as --check; when a setting differs or a rail port is not as planned and
+#                       scontrol exists, also drain this node (scontrol update
+#                       NodeName=$SLURMD_NODENAME, else <hostname -s>, State=DRAIN Reason=...), and
+#                       warn about RoCE counters that climb fast
 #   --counters          change nothing; print the rails' RoCE counters ("counter:" lines) for
 #                       fabricgen verify, which reads them twice
 #   --interface NETDEV  only this rail NIC (one of the NICS below); exit 2 for any other name
 # Every mode also verifies the RoCE GID NCCL will use on each rail NIC and the rail's port: ACTIVE,
 # at the planned rate, with the planned RoCE MTU (none of which can be set here; apply only warns).
 # Output: one "ok:", "differs:", "changed:", "warning:" or "error:" line per setting, then "summary:".
-# Exit codes: 0 in place (or applied), 1 differs (--check/--health) or an action failed, 2 usage.
+# Exit codes: 0 in place (or applied), 1 differs (--check/--health) or an action failed, 2 usage,
+# 3 (--check only) every setting in place but a rail port DOWN, slower or at another RoCE MTU:
+# nothing an apply can fix (a cable, an optic, a leaf port), so a deploy reports it, never drains.
+# Every NIC tool (mlnx_qos, dcb, cma_roce_tos, ibv_devinfo, ethtool) and scontrol runs under
+# coreutils timeout(1), FABRICGEN_TOOL_TIMEOUT (10 s) per call: a wedged NIC or driver is one line
+# ("... timed out after N s"), a setting that cannot be read, never a hang. --health also gives
+# all its NIC tool calls together FABRICGEN_HEALTH_TOOLS (35 s) after the lock (calls past
+# that are not run and count the same way), so lock wait + tools + scontrol stay within slurmd's
+# 60 s. A tool stuck in the kernel (D state) cannot be killed: timeout(1) then waits for the
+# driver's own command timeout.
 # --health finding an apply run holding the lock (FABRICGEN_LOCK_WAIT, default 5 s there,
 # 60 s elsewhere) says so and exits 0 without checking: the apply is setting the NIC up
 # right then, and the unit's start timeout bounds it, so the next health check sees the result.
@@ -55,6 +66,8 @@ SEQ_ERR_PER_S=${FABRICGEN_SEQ_ERR_PER_S:-10}
 PAUSE_PER_S=${FABRICGEN_PAUSE_PER_S:-100}
 
 SYS="${FABRICGEN_SYSROOT:-}/sys"
+TOOL_TIMEOUT=${FABRICGEN_TOOL_TIMEOUT:-10}
+HEALTH_TOOLS=${FABRICGEN_HEALTH_TOOLS:-35}
 
 usage() {
     echo "usage: $0 [--check|--health|--counters] [--interface NETDEV]" >&2
@@ -103,8 +116,17 @@ if [ "$CHECK" = 0 ]; then
     esac
 fi
 
+for budget in "FABRICGEN_TOOL_TIMEOUT=$TOOL_TIMEOUT" "FABRICGEN_HEALTH_TOOLS=$HEALTH_TOOLS"; do
+    case "${budget#*=}" in
+        '' | 0 | *[!0-9]*) echo "error: ${budget%%=*} must be a number of seconds > 0, not '${budget#*=}'" >&2; exit 2 ;;
+    esac
+done
+
 DIFFS=0
+PORTS=0
 FAILED=0
+# --health: the epoch second after which no NIC tool is started (set once the lock is held)
+DEADLINE=0
 
 say() { printf '%s\n' "$*"; }
 fail() { FAILED=$((FAILED + 1)); say "error: $*"; }
@@ -130,7 +152,7 @@ settle() {
     elif [ "$CHECK" = 1 ]; then
         DIFFS=$((DIFFS + 1))
         say "differs: $what: have '${have}', want '${want}'"
-    elif out=$("$@" 2>&1); then
+    elif out=$(run_action "$@"); then
         say "changed: $what: '${have}' -> '${want}' (${show:-$*})"
     else
         fail "$what: '$*' failed: $(first_line "$out")"
@@ -163,6 +185,41 @@ write_value() { printf '%s\n' "$2" > "$1"; }
 
 have_tool() { command -v "$1" > /dev/null 2>&1; }
 
+# nic_tool TOOL ARG...: run TOOL under timeout(1) (TERM after the bound, KILL 1 s later), stderr
+# with stdout. On a timeout, or with the --health budget spent, print ONE line saying so instead of
+# the tool's output (a wedged tool may have printed half an answer) and return 124, as timeout does.
+nic_tool() {
+    nt_limit=$TOOL_TIMEOUT nt_bound=FABRICGEN_TOOL_TIMEOUT
+    if [ "$DEADLINE" -gt 0 ]; then
+        nt_left=$((DEADLINE - $(date +%s)))
+        if [ "$nt_left" -le 0 ]; then
+            echo "$1 not run: --health spent its $HEALTH_TOOLS s for NIC tools (slurmd kills it after 60 s)"
+            return 124
+        fi
+        if [ "$nt_left" -lt "$nt_limit" ]; then
+            nt_limit=$nt_left nt_bound="the rest of --health's $HEALTH_TOOLS s"
+        fi
+    fi
+    nt_out=$(timeout -k 1 "$nt_limit" "$@" 2>&1)
+    nt_rc=$?
+    case "$nt_rc" in
+        124 | 137)
+            echo "$1 timed out after $nt_limit s ($nt_bound): the NIC or its driver does not answer"
+            return 124 ;;
+    esac
+    printf '%s\n' "$nt_out"
+    return "$nt_rc"
+}
+
+# run_action COMMAND...: settle's action; a program (not one of this script's functions) is a NIC tool
+# shellcheck disable=SC2317 # run through settle "$@"
+run_action() {
+    case "$(command -v "$1")" in
+        /*) nic_tool "$@" ;;
+        *) "$@" 2>&1 ;;
+    esac
+}
+
 # One run at a time per host: the boot-time units of all rail NICs start together, and
 # cma_roce_tos (or cfs_tos) creates and removes a shared configfs group per RDMA device (see roce_tos).
 lock() {
@@ -190,7 +247,7 @@ qos_mlnx() {
         unknown "$ifc qos" "mlnx_qos not found: install mlnx-tools (DOCA/OFED) or set hosts.nic_tooling: dcb"
         return
     fi
-    if ! state=$(mlnx_qos -i "$ifc" 2>&1); then
+    if ! state=$(nic_tool mlnx_qos -i "$ifc"); then
         unknown "$ifc qos" "mlnx_qos -i $ifc failed: $(first_line "$state")"
         return
     fi
@@ -198,7 +255,7 @@ qos_mlnx() {
     settle "$ifc trust" "$trust" dscp mlnx_qos -i "$ifc" --trust dscp
     # mlnx_qos prints the DSCP map only under DSCP trust: read it again once trust is DSCP
     if [ "$CHECK" = 0 ] && [ "$trust" != dscp ]; then
-        state=$(mlnx_qos -i "$ifc" 2>&1) || state=""
+        state=$(nic_tool mlnx_qos -i "$ifc") || state=""
     fi
     pfc=$(printf '%s\n' "$state" | awk '$1 == "enabled" { v = $2; for (i = 3; i <= 9; i++) v = v "," $i; print v; exit }')
     settle "$ifc pfc" "$pfc" "$PFC_VECTOR" mlnx_qos -i "$ifc" --pfc "$PFC_VECTOR"
@@ -224,7 +281,7 @@ qos_dcb() {
     fi
     # mlx5 switches the port to DSCP trust when the first dscp-prio APP entry is added
     # (iproute2 before 6.3 has no dcb apptrust), so the map below also sets the trust.
-    if ! app=$(dcb -N app show dev "$ifc" dscp-prio 2>&1); then
+    if ! app=$(nic_tool dcb -N app show dev "$ifc" dscp-prio); then
         unknown "$ifc dscp map" "dcb app show dev $ifc failed: $(first_line "$app")"
     else
         for pair in $DSCP_MAP; do
@@ -233,7 +290,7 @@ qos_dcb() {
             settle "$ifc dscp $d priority" "$cur" "$p" dcb app replace dev "$ifc" dscp-prio "$d:$p"
         done
     fi
-    if ! pfc=$(dcb pfc show dev "$ifc" prio-pfc 2>&1); then
+    if ! pfc=$(nic_tool dcb pfc show dev "$ifc" prio-pfc); then
         unknown "$ifc pfc" "dcb pfc show dev $ifc failed: $(first_line "$pfc")"
         return
     fi
@@ -344,7 +401,7 @@ run fabricgen hosts discover and render again)"
 # it exits 0 even when the write was refused, so the printed value is what counts.
 # shellcheck disable=SC2317 # run through settle "$@"
 set_roce_tos() {
-    printed=$(cma_roce_tos -d "$1" -t "$2" 2>&1) || { first_line "$printed"; return 1; }
+    printed=$(nic_tool cma_roce_tos -d "$1" -t "$2") || { first_line "$printed"; return 1; }
     got=$(printf '%s\n' "$printed" | tail -n 1)
     [ "$got" = "$2" ] && return 0
     echo "cma_roce_tos printed '$got' after -t $2"
@@ -415,7 +472,7 @@ roce_tos() {
         settle "$rdma roce tos" "$out" "$TOS" set_roce_tos_configfs "$rdma" "$TOS"
         return
     fi
-    if ! out=$(cma_roce_tos -d "$rdma" 2>&1); then
+    if ! out=$(nic_tool cma_roce_tos -d "$rdma"); then
         unknown "$rdma roce tos" "cma_roce_tos -d $rdma failed: $(first_line "$out")"
         return
     fi
@@ -518,14 +575,15 @@ gid() {
 }
 
 # port_fault WHAT FOUND SHORT: the rail's port is not as planned. This script cannot fix a port
-# (cable, optic, leaf port): --check/--health count it as a difference, apply only warns (the
-# unit runs when the netdev appears, often before the link has trained). The first SHORT
-# becomes the Slurm drain reason.
+# (cable, optic, leaf port): --check/--health count it apart from the settings (--check exits 3
+# when only ports are wrong, so a deploy does not drain a node to re-apply what is in place),
+# apply only warns (the unit runs when the netdev appears, often before the link has trained).
+# The first SHORT becomes the Slurm drain reason.
 PORT_REASON=""
 port_fault() {
     [ -n "$PORT_REASON" ] || PORT_REASON=$3
     if [ "$CHECK" = 1 ]; then
-        DIFFS=$((DIFFS + 1))
+        PORTS=$((PORTS + 1))
         say "differs: $1: $2"
     else
         warn "$1: $2"
@@ -571,7 +629,17 @@ rail_port() {
 a cable, optic or lane trained lower, or the leaf port runs another speed)" \
             "$pt_ifc rate ${pt_have%% *} Gb/sec, plan $pt_rate"
     fi
-    if have_tool ibv_devinfo && pt_out=$(ibv_devinfo -d "$pt_rdma" -i 1 2>&1); then
+    pt_rc=1
+    if have_tool ibv_devinfo; then
+        pt_out=$(nic_tool ibv_devinfo -d "$pt_rdma" -i 1)
+        pt_rc=$?
+        # a wedged ibv_devinfo is a port that cannot be read, not one to guess from the netdev
+        if [ "$pt_rc" = 124 ]; then
+            unknown "$pt_ifc roce mtu" "$(first_line "$pt_out")"
+            return
+        fi
+    fi
+    if [ "$pt_rc" = 0 ]; then
         pt_have=$(printf '%s\n' "$pt_out" | sed -n 's/^[[:space:]]*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -n 1)
         pt_from="ibv_devinfo -d $pt_rdma -i 1"
     else
@@ -600,7 +668,8 @@ a cable, optic or lane trained lower, or the leaf port runs another speed)" \
 # notification point, rp_cnp_handled at the reaction point, out_of_sequence and packet_seq_err
 # for lost or reordered packets) and the netdev's PFC pause frames on the lossless priorities
 # (mlx5 `ethtool -S`: rx_prio<N>_pause / tx_prio<N>_pause, listed for PFC-enabled priorities).
-# A counter the driver does not have is left out.
+# A counter the driver does not have is left out; an ethtool that times out is a
+# "timeout: NETDEV WHY" line instead of its pause counters.
 HW_COUNTERS="np_cnp_sent rp_cnp_handled np_ecn_marked_roce_packets out_of_sequence packet_seq_err"
 counters_read() {
     for c_entry in $NICS; do
@@ -615,7 +684,12 @@ counters_read() {
             esac
         done
         if [ -z "$PFC_PRIOS" ] || ! have_tool ethtool; then continue; fi
-        c_stats=$(ethtool -S "$c_ifc" 2>/dev/null) || continue
+        c_stats=$(nic_tool ethtool -S "$c_ifc")
+        case $? in
+            0) ;;
+            124) say "timeout: $c_ifc $(first_line "$c_stats")"; continue ;;
+            *) continue ;;
+        esac
         for prio in $PFC_PRIOS; do
             printf '%s\n' "$c_stats" | awk -v i="$c_ifc" -v p="$prio" '
                 $1 == "rx_prio" p "_pause:" || $1 == "tx_prio" p "_pause:" { sub(":", "", $1); print i, $1, $2 }'
@@ -630,6 +704,7 @@ counters_read() {
 counters_climb() {
     { printf '%s\n' "$COUNTERS_1" | sed 's/^/1 /'; counters_read | sed 's/^/2 /'; } |
         awk -v t="$1" -v seq="$SEQ_ERR_PER_S" -v pause="$PAUSE_PER_S" '
+            $2 == "timeout:" { if ($1 == 2) print; next }
             $1 == 1 { was[$2 " " $3] = $4; next }
             !(($2 " " $3) in was) { next }
             { d = $4 - was[$2 " " $3]; if (d <= 0) next; r = d / t }
@@ -648,12 +723,31 @@ counters_climb() {
 
 if [ "$MODE" = counters ]; then
     say "at: $(date +%s)"
-    counters_read | sed 's/^/counter: /'
+    counters_read | sed 's/^timeout: /warning: /; t
+s/^/counter: /'
     say "summary: counters read"
     exit 0
 fi
 
+# counter_lines TEXT: say each line; "[2 ]timeout: NETDEV WHY" lines are pause counters that
+# could not be read, a health failure like any setting that cannot be read
+counter_lines() {
+    while IFS= read -r cl_line; do
+        case "$cl_line" in
+            '') ;;
+            timeout:* | "2 timeout:"*)
+                cl_line=${cl_line#2 }
+                cl_line=${cl_line#timeout: }
+                unknown "${cl_line%% *} pause counters" "${cl_line#* }" ;;
+            *) say "$cl_line" ;;
+        esac
+    done <<EOF
+$1
+EOF
+}
+
 lock
+[ "$MODE" != health ] || DEADLINE=$(($(date +%s) + HEALTH_TOOLS))
 COUNTERS_1="" COUNTERS_T=0
 case "$COUNTER_INTERVAL" in
     '' | *[!0-9]*) warn "FABRICGEN_COUNTER_INTERVAL must be a number of seconds, not '$COUNTER_INTERVAL': counters not read"
@@ -662,6 +756,7 @@ esac
 if [ "$MODE" = health ] && [ "$COUNTER_INTERVAL" -gt 0 ]; then
     COUNTERS_1=$(counters_read)
     COUNTERS_T=$(date +%s)
+    counter_lines "$(printf '%s\n' "$COUNTERS_1" | grep '^timeout: ')"
 fi
 for entry in $NICS; do
     ifc=${entry%%:*} rdma=${entry#*:}
@@ -686,34 +781,44 @@ if [ "$MODE" = health ] && [ "$COUNTER_INTERVAL" -gt 0 ]; then
         sleep $((COUNTER_INTERVAL - elapsed))
         elapsed=$COUNTER_INTERVAL
     fi
-    counters_climb "$elapsed"
+    counter_lines "$(counters_climb "$elapsed")"
 fi
 
 if [ "$CHECK" = 1 ]; then
-    if [ "$DIFFS" -eq 0 ]; then
+    found=""
+    [ "$DIFFS" -eq 0 ] || found="$DIFFS setting(s) differ"
+    [ "$PORTS" -eq 0 ] || found="${found:+$found, }$PORTS rail port(s) not as planned"
+    if [ -z "$found" ]; then
         say "summary: every setting in place"
         exit 0
     fi
     if [ "$MODE" = health ]; then
         # Slurm runs HealthCheckProgram as root on every node and leaves the action to it
         # (slurm.conf(5) HealthCheckProgram): drain, so running jobs finish and no new one lands.
-        reason="fabricgen-roce-qos: $DIFFS setting(s) differ${PORT_REASON:+ ($PORT_REASON)}"
+        reason="fabricgen-roce-qos: $found${PORT_REASON:+ ($PORT_REASON)}"
         if have_tool scontrol; then
             # slurmd exports SLURMD_NODENAME to the program: the node's Slurm name, which can
             # differ from the host name (slurm.conf(5) NodeName/NodeHostname, HealthCheckProgram)
             node=${SLURMD_NODENAME:-}
             [ -n "$node" ] || node=$(hostname -s 2>/dev/null) || node=""
             [ -n "$node" ] || { node=$(uname -n); node=${node%%.*}; }
-            if out=$(scontrol update NodeName="$node" State=DRAIN Reason="$reason" 2>&1); then
-                say "changed: slurm node $node: State=DRAIN Reason=\"$reason\""
-            else
-                say "error: scontrol update NodeName=$node State=DRAIN failed: $(first_line "$out")"
-            fi
+            # bounded too: a slurmctld that does not answer must not push the check past 60 s
+            out=$(timeout -k 1 "$TOOL_TIMEOUT" scontrol update NodeName="$node" State=DRAIN Reason="$reason" 2>&1)
+            case $? in
+                0) say "changed: slurm node $node: State=DRAIN Reason=\"$reason\"" ;;
+                124 | 137) say "error: scontrol update NodeName=$node State=DRAIN timed out after $TOOL_TIMEOUT s" ;;
+                *) say "error: scontrol update NodeName=$node State=DRAIN failed: $(first_line "$out")" ;;
+            esac
         else
             warn "scontrol not found: node not drained"
         fi
     fi
-    say "summary: $DIFFS setting(s) differ"
+    if [ "$DIFFS" -eq 0 ]; then
+        say "summary: every setting in place, $found"
+        [ "$MODE" = health ] && exit 1
+        exit 3
+    fi
+    say "summary: $found"
     exit 1
 fi
 if [ "$FAILED" -gt 0 ]; then

@@ -1,0 +1,149 @@
+"""`lab up --faults FILE`: what cabling cannot say, per switch and per port (DESIGN.md).
+
+    switches:
+      <switch>: {os_version: "5.9", ntp: unsynced, psu: [ok, failed], fans: [ok, ok, ok], temperature_c: 45}
+    ports:
+      "<switch>:<port>": {rx_power_dbm: -14.0, tx_power_dbm: 1.0, module_temperature_c: 50,
+                          fec_ber: 1.0e-5, link_flaps: 5}
+
+Validated strictly before anything is started: an unknown key, switch or port is one line naming
+FILE:line and the key path. The result is one dict per switch, stored as the `switch` and `ports`
+keys of that switch's runtime faults JSON (faults.py), which the simulated NOS reads at every
+command; anything not listed is healthy.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import yaml
+
+SWITCH_KEYS = {"os_version", "ntp", "psu", "fans", "temperature_c"}
+PORT_KEYS = {"rx_power_dbm", "tx_power_dbm", "module_temperature_c", "fec_ber", "link_flaps"}
+NTP_STATES = ("synced", "unsynced")
+PART_STATES = ("ok", "failed")
+
+
+class FaultFileError(ValueError):
+    """One line: FILE:line: key path: what is wrong and what to do."""
+
+
+def _scalar(node) -> object:
+    return yaml.safe_load(yaml.serialize(node)) if node is not None else None
+
+
+def load_fault_file(path: str | Path, switches: dict[str, set[str]]) -> dict[str, dict]:
+    """{switch: {"switch": {...}, "ports": {port: {...}}}} from FILE; switches: name -> its planned ports."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise FaultFileError(f"{path}: cannot read the faults file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise FaultFileError(f"{path}:1: not a text (YAML) file") from None
+    return parse_fault_file(text, str(path), switches)
+
+
+def parse_fault_file(text: str, source: str, switches: dict[str, set[str]]) -> dict[str, dict]:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        raise FaultFileError(f"{source}:{line}: not YAML: {getattr(exc, 'problem', None) or exc}") from None
+    out: dict[str, dict] = {}
+    if root is None:
+        return out
+
+    def fail(node, where: str, what: str):
+        raise FaultFileError(f"{source}:{node.start_mark.line + 1}: {where}: {what}")
+
+    def mapping(node, where: str) -> list:
+        if not isinstance(node, yaml.MappingNode):
+            fail(node, where, "give a mapping")
+        return node.value
+
+    for key_node, value in mapping(root, "the file"):
+        key = str(_scalar(key_node))
+        if key == "switches":
+            for name_node, body in mapping(value, "switches"):
+                name = str(_scalar(name_node))
+                if name not in switches:
+                    fail(name_node, f"switches.{name}", "not a switch of the plan; use a planned switch name")
+                out.setdefault(name, {"switch": {}, "ports": {}})["switch"] = _switch(body, f"switches.{name}", fail,
+                                                                                     mapping)
+        elif key == "ports":
+            for end_node, body in mapping(value, "ports"):
+                end = str(_scalar(end_node))
+                name, sep, port = end.partition(":")
+                if not sep or name not in switches:
+                    fail(end_node, f"ports.{end}", "give \"<switch>:<port>\" with a switch of the plan")
+                if port not in switches[name]:
+                    fail(end_node, f"ports.{end}", f"{port} is not a planned port of {name}")
+                out.setdefault(name, {"switch": {}, "ports": {}})["ports"][port] = _port(body, f"ports.{end}", fail,
+                                                                                       mapping)
+        else:
+            fail(key_node, key, "unknown key; the file has `switches:` and `ports:`")
+    return out
+
+
+def _number(node, where: str, fail, *, low: float | None = None, high: float | None = None,
+            whole: bool = False) -> float | int:
+    value = _scalar(node)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or (whole and not isinstance(value, int)):
+        fail(node, where, f"give a {'whole ' if whole else ''}number")
+    if (low is not None and value < low) or (high is not None and value > high):
+        fail(node, where, f"{value} is outside {low}..{high}")
+    return value
+
+
+def _states(node, where: str, fail) -> list[str]:
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        fail(node, where, f"give a list of {' or '.join(PART_STATES)}, one per unit")
+    states = [str(_scalar(item)) for item in node.value]
+    for item, state in zip(node.value, states, strict=True):
+        if state not in PART_STATES:
+            fail(item, where, f"{state!r}: use {' or '.join(PART_STATES)}")
+    return states
+
+
+def _switch(node, where: str, fail, mapping) -> dict:
+    out: dict = {}
+    for key_node, value in mapping(node, where):
+        key, at = str(_scalar(key_node)), f"{where}.{_scalar(key_node)}"
+        if key not in SWITCH_KEYS:
+            fail(key_node, at, f"unknown key; use {', '.join(sorted(SWITCH_KEYS))}")
+        if key == "os_version":
+            version = _scalar(value)
+            if isinstance(version, bool) or not str(version or "").strip() or isinstance(version, float):
+                fail(value, at, "give the release as a quoted string, e.g. \"5.9\" or \"202405\"")
+            out[key] = str(version)
+        elif key == "ntp":
+            state = str(_scalar(value))
+            if state not in NTP_STATES:
+                fail(value, at, f"{state!r}: use {' or '.join(NTP_STATES)}")
+            out[key] = state
+        elif key in ("psu", "fans"):
+            out[key] = _states(value, at, fail)
+        else:
+            out[key] = float(_number(value, at, fail, low=-40, high=150))
+    return out
+
+
+def _port(node, where: str, fail, mapping) -> dict:
+    out: dict = {}
+    for key_node, value in mapping(node, where):
+        key, at = str(_scalar(key_node)), f"{where}.{_scalar(key_node)}"
+        if key not in PORT_KEYS:
+            fail(key_node, at, f"unknown key; use {', '.join(sorted(PORT_KEYS))}")
+        if key in ("rx_power_dbm", "tx_power_dbm"):
+            out[key] = float(_number(value, at, fail, low=-40, high=10))
+        elif key == "module_temperature_c":
+            out[key] = float(_number(value, at, fail, low=-40, high=150))
+        elif key == "fec_ber":
+            out[key] = float(_number(value, at, fail, low=0, high=0.5))
+        else:
+            out[key] = int(_number(value, at, fail, low=0, high=1_000_000, whole=True))
+    return out
