@@ -167,7 +167,7 @@ def interfaces_json(name: str, config: dict, fabric: Fabric | None, faults=None,
                     qos_path: tuple[str, ...] = ("counters", "qos")) -> dict:
     """`nv show interface -o json`: every interface with its link state, speed and MTU, and, as the
     collection read prints each interface's whole object (NVUE-Object-Model page: a CLI path is an
-    object path), each switch port's `lldp` and `counters` subtrees with the QoS counters under
+    object path), each switch port's `lldp`, `counters` and `link phy-detail` subtrees with the QoS counters under
     `qos_path` (5.5+: counters qos; 5.4 and earlier: qos counters). These are the answers of the
     per-port commands below, built once from the world's state for the whole switch."""
     interfaces = config.get("interface") or {}
@@ -192,6 +192,7 @@ def interfaces_json(name: str, config: dict, fabric: Fabric | None, faults=None,
             link["speed"] = port.speed
         item = {"type": kind, "link": link}
         if kind == "swp" and faults is not None:
+            link["phy-detail"] = phy_detail_json(name, ifname, fabric, faults)
             item["lldp"] = lldp_json(name, ifname, fabric)
             item["counters"] = counters_json(name, ifname, fabric, faults)
             qos = item.setdefault(qos_path[0], {}).setdefault(qos_path[1], {})

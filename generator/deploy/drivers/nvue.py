@@ -362,8 +362,9 @@ class NVUEDriver(SSHCliDriver):
         (`counters`), per swp port."""
         out = {}
         for port in self._swp_ports(self._interfaces(), up_only=False):
-            phy = self._json(self.commands.show_phy_json.format(port=port))
-            counters = self._json(self.commands.show_counters_json.format(port=port))
+            # inside snapshot(): both from the one interface-tree read, as the other per-port getters
+            phy = self._port_json(self.commands.show_phy_json, port)
+            counters = self._port_json(self.commands.show_counters_json, port)
             out[port] = oper.phy_counters(fec_corrected=phy.get("fec-corrected-codewords"),
                                           fec_uncorrected=phy.get("fec-uncorrected-codewords"),
                                           pre_fec_ber=_number(phy.get("raw-ber")),
