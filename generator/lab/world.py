@@ -536,7 +536,8 @@ class Fabric:
         far_addresses = {str(ipaddress.ip_interface(p).ip) for p in self._ports(link.far_device)[link.far_port].addresses}
         return back if neighbor.id in far_addresses else None
 
-    def sessions(self, device: str) -> dict[str, Session]:
+    def _established(self) -> tuple[dict, frozenset]:
+        """(readiness, the (device, neighbor id) sessions established now: ready for SESSION_SETTLE_S)."""
         readiness = self._cached("readiness", self._readiness)
         now = self.clock()
         with self._lock:
@@ -547,6 +548,10 @@ class Fabric:
                     self._ready_since.pop(key, None)
             established = frozenset(k for k, (ready, *_r) in readiness.items()
                                     if ready and now - self._ready_since[k] >= SESSION_SETTLE_S)
+        return readiness, established
+
+    def sessions(self, device: str) -> dict[str, Session]:
+        readiness, established = self._established()
         counts = self._prefix_counts(readiness, established)
         bgp = self._bgp(device)
         if bgp is None:
@@ -572,36 +577,42 @@ class Fabric:
 
     def next_hops(self, device: str) -> dict[str, list[tuple[str, str | None]]]:
         """{other switch's loopback prefix: [(neighbor id, local port)]} of the BGP routes DEVICE installs."""
-        sessions = self.sessions(device)
+        readiness, established = self._established()
+        # the whole fabric's routing is one computation per world state and set of established
+        # sessions: every switch's `router rib` read of a verify run shares it (issue 26, item 4)
+        table = self._cached(("next_hops", established), lambda: self._next_hops_all(readiness, established))
+        return table.get(device, {})
+
+    def _next_hops_all(self, readiness: dict, established: frozenset) -> dict[str, dict]:
         configs = {n: self._bgp(n) for n in sorted(self.devices)}
         configs = {n: c for n, c in configs.items() if c is not None}
-        if device not in configs:
-            return {}
-        up = {nid: s for nid, s in sessions.items() if s.state == "established"}
-        readiness = self._cached("readiness", self._readiness)
-        established = [(n, nid) for n in configs for nid, s in self.sessions(n).items() if s.state == "established"]
+        asn = {n: c.asn for n, c in configs.items()}
         edges: dict[str, set[str]] = {n: set() for n in configs}
         for name, nid in established:
             far = readiness[(name, nid)][1]
-            if far in configs:
+            if name in configs and far in configs and nid in configs[name].neighbors:
                 edges[name].add(far)
-        out: dict[str, list[tuple[str, str | None]]] = {}
-        for origin in sorted(configs):
-            loopback = self._loopback(origin)
-            if origin == device or loopback is None:
-                continue
-            best = _shortest_paths(origin, edges, {n: c.asn for n, c in configs.items()})
-            offers = []
-            for nid, session in sorted(up.items()):
-                far = readiness[(device, nid)][1]
-                paths = [p for p in best.get(far, ()) if configs[device].asn not in p]
-                if paths:
-                    offers.append((min(paths), nid, session.port))
-            if not offers:
-                continue
-            length = min(len(p) for p, _nid, _port in offers)
-            chosen = min(p for p, _nid, _port in offers if len(p) == length)
-            out[loopback] = [(nid, port) for p, nid, port in offers if p == chosen]
+        loopbacks = {n: lo for n in sorted(configs) if (lo := self._loopback(n)) is not None}
+        best_of = {origin: _shortest_paths(origin, edges, asn) for origin in loopbacks}
+        out: dict[str, dict] = {}
+        for device in sorted(configs):
+            up = sorted((nid, readiness[(device, nid)]) for nid in configs[device].neighbors
+                        if (device, nid) in established)
+            routes: dict[str, list[tuple[str, str | None]]] = {}
+            for origin, best in best_of.items():
+                if origin == device:
+                    continue
+                offers = []
+                for nid, (_ready, far, port, _peer_as) in up:
+                    paths = [p for p in best.get(far, ()) if asn[device] not in p]
+                    if paths:
+                        offers.append((min(paths), nid, port))
+                if not offers:
+                    continue
+                length = min(len(p) for p, _nid, _port in offers)
+                chosen = min(p for p, _nid, _port in offers if len(p) == length)
+                routes[loopbacks[origin]] = [(nid, port) for p, nid, port in offers if p == chosen]
+            out[device] = routes
         return out
 
     def _loopback(self, name: str) -> str | None:
