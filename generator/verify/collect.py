@@ -23,7 +23,6 @@ complete (timeout, cut output, cut JSON) is retried once on a new session first
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 from collections.abc import Callable
 
@@ -181,20 +180,35 @@ def _missing(name: str):
 
 
 def read_switches(names: list[str], make_driver: Callable[[str], Callable], password: str | None, *,
-                  interval_s: float, settle_s: float, pending, workers: int) -> dict[str, SwitchReading]:
+                  interval_s: float, settle_s: float, pending, workers: int,
+                  streamed: Callable[[str, SwitchReading], list[str]] | None = None,
+                  console=None) -> dict[str, SwitchReading]:
+    """Both passes under one progress bar (2 steps per switch) on a terminal; as each switch's
+    pass 2 ends, the lines STREAMED gives for its reading (its failed checks) are printed above the
+    bar, so a person sees a broken switch while the others are still read. Not on a terminal (CI,
+    a log, a pipe): no bar and nothing streamed; the report has it all."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = console or Console(stderr=True)
+    live = console.is_terminal
     reads = {n: SwitchRead(n, make_driver(n), password) for n in names}
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
+                        console=console, transient=True, disable=not live)
+
+    def finished(name: str) -> None:
+        progress.advance(task)
+        if live and streamed is not None:
+            for line in streamed(name, reads[name].reading):
+                progress.console.print(line, markup=False, highlight=False)
+
     try:
         with progress:
-            first = progress.add_task("reading switches", total=len(names))
-            for_each(names, lambda n: read_switch(reads[n]), workers, lambda _: progress.advance(first))
-            second = progress.add_task("counters again, BGP settled", total=len(names))
+            task = progress.add_task("reading switches", total=2 * len(names))
+            for_each(names, lambda n: read_switch(reads[n]), workers, lambda _: progress.advance(task))
+            progress.update(task, description="counters again, BGP settled")
             for_each(names, lambda n: read_again(reads[n], interval_s=interval_s, settle_s=settle_s,
-                                                 pending=pending), workers, lambda _: progress.advance(second))
+                                                 pending=pending), workers, finished)
     finally:
         for read in reads.values():      # an interrupt between the passes leaves no session open
             read.session.close()

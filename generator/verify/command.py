@@ -14,6 +14,7 @@ import math
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -187,7 +188,8 @@ def _counters_outcome(H, host, reading, interval_s: float, pfc_threshold: float,
 
 
 def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expectations, *, interval_s: float,
-                     settle_s: float, concurrency: int, names: list[str]) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
+                     settle_s: float, concurrency: int, names: list[str],
+                     streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.deploy.credentials import CredentialsError, resolve_access
     from generator.deploy.drivers.factory import switch_driver
     from generator.devices.endpoints import split_listed
@@ -213,8 +215,29 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
     # the checks compare plan port names; a SONiC switch answers with Ethernet names (ports.py)
     # (BGP peers of SONiC fabrics are numbered: the settle loop's neighbor ids need no renaming)
     readings = read_switches(reachable, make_driver, access.password, interval_s=interval_s, settle_s=settle_s,
-                             pending=lambda r: C.pending_sessions(r, exp), workers=workers)
+                             pending=lambda r: C.pending_sessions(r, exp), workers=workers, streamed=streamed)
     return to_plan_names(readings, plan), unknown
+
+
+# checks that compare switches with each other (both ends of a cable, one release across the
+# fabric) wait for every reading; the others can be judged as soon as their switch is read
+FABRIC_WIDE = ("cabling", "os-version")
+
+
+def streamed_failures(plan, exp: Expectations, **thresholds) -> Callable[[str, C.SwitchReading], list[str]]:
+    """The failed per-switch checks of one switch's reading, one line each, shown on a terminal
+    while verify still reads the others (collect.read_switches); the report repeats them."""
+    from generator.verify.ports import to_plan_names
+
+    def lines(name: str, reading: C.SwitchReading) -> list[str]:
+        try:
+            outcomes = switch_outcomes(to_plan_names({name: reading}, plan), exp, **thresholds)
+        except Exception:  # noqa: BLE001 - a preview never stops the run; the report judges again
+            return []
+        return [for_terminal(f"{o.check}: {finding.line()}") for o in outcomes
+                if o.status == "failed" and o.check not in FABRIC_WIDE for finding in o.findings]
+
+    return lines
 
 
 def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | None = None, fmt: str = "table",
@@ -247,7 +270,10 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     if switches:
         readings, unknown = _switch_readings(plan, intent_path, endpoints, exp, interval_s=interval_s,
                                              settle_s=settle_s, concurrency=loaded.intent.deploy.concurrency,
-                                             names=switches)
+                                             names=switches,
+                                             streamed=streamed_failures(plan, exp, pfc_threshold=pfc_threshold,
+                                                                        ecn_threshold=ecn_threshold,
+                                                                        prefix_tolerance=prefix_tolerance))
         outcomes += unknown + switch_outcomes(readings, exp, pfc_threshold=pfc_threshold,
                                               ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance)
     if hosts:

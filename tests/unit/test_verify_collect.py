@@ -116,3 +116,38 @@ def test_bgp_still_connecting_after_the_settle_time_is_what_is_reported():
 def test_the_counter_reads_are_two_and_a_failed_second_read_leaves_errors_unknown():
     reading, _ = _read(_script(counters=[{"swp1": {"rx_errors": 1}}, ReadIncomplete("cut"), ReadIncomplete("cut")]))
     assert reading.counters is None and reading.errors["counters"] == "cut"
+
+
+def _read_all(console, streamed):
+    return collect.read_switches(["leaf1", "leaf2"], lambda n: (lambda: Scripted(_script())), "pw",
+                                 interval_s=0.0, settle_s=0.0, pending=lambda r: [], workers=2,
+                                 streamed=streamed, console=console)
+
+
+def test_on_a_terminal_each_switch_s_failures_are_shown_as_its_reads_end():
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    seen = []
+
+    def streamed(name, reading):
+        seen.append((name, reading.counters is not None and reading.bgp is not None))
+        return [f"bgp: {name}: expected established, observed idle"] if name == "leaf2" else []
+
+    readings = _read_all(Console(file=screen, force_terminal=True, width=100), streamed)
+    # called once per switch, after its second pass (both counter reads and BGP are in)
+    assert sorted(seen) == [("leaf1", True), ("leaf2", True)] and sorted(readings) == ["leaf1", "leaf2"]
+    assert "bgp: leaf2: expected established, observed idle" in screen.getvalue()
+
+
+def test_not_on_a_terminal_nothing_is_streamed_the_report_has_it_all():
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    calls = []
+    _read_all(Console(file=screen, force_terminal=False), lambda n, r: calls.append(n) or ["x"])
+    assert calls == [] and screen.getvalue() == ""
