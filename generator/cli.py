@@ -380,7 +380,7 @@ def acceptance(
     measured: Annotated[str | None, typer.Option("--measured", help="measured points JSON (default: beside the first log)")] = None,
 ) -> None:
     """nccl-tests after bring-up: -o DIR writes the runs and expected busbw; --results LOG... judges the logs
-    (exit 0 as expected, 3 below expectation or corrupt, 1 unreadable)."""
+    (exit 0 every planned run as expected, 3 below expectation, corrupt or not run, 1 unreadable)."""
     from generator.acceptance.command import parse_nccl_size, run_results, run_write
 
     intent, extra = paths[0], paths[1:]
