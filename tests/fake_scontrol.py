@@ -23,8 +23,12 @@ import json
 from pathlib import Path
 
 FAKE_SCONTROL = r'''#!/usr/bin/env python3
-import json, os, sys, time
+import fcntl, json, os, sys, time
 state_path = os.environ["FAKE_SLURM_STATE"]
+# slurmctld serialises every request; hosts in one Ansible batch call scontrol at the same moment,
+# so the whole read-modify-write holds one lock (released when the process exits).
+_lock = open(state_path + ".lock", "a")
+fcntl.flock(_lock, fcntl.LOCK_EX)
 with open(state_path) as fh:
     nodes = json.load(fh)
 argv = sys.argv[1:]
@@ -116,8 +120,11 @@ def node(state_file: Path, name: str) -> dict:
 # clears the cordon. `kubectl get node NODE -o jsonpath={.spec.unschedulable}` prints "true" for a
 # cordoned node and nothing for a schedulable one (the field is then absent). Same state file.
 FAKE_KUBECTL = r'''#!/usr/bin/env python3
-import json, os, sys, time
+import fcntl, json, os, sys, time
 state_path = os.environ["FAKE_SLURM_STATE"]
+# The API server serialises updates; the lock keeps concurrent calls from losing one another's.
+_lock = open(state_path + ".lock", "a")
+fcntl.flock(_lock, fcntl.LOCK_EX)
 with open(state_path) as fh:
     nodes = json.load(fh)
 argv = sys.argv[1:]
@@ -138,6 +145,7 @@ elif argv[0] == "drain":
     n["drain"] = True
     save()
     print(f"node/{name} cordoned")
+    fcntl.flock(_lock, fcntl.LOCK_UN)  # evictions on other nodes go on meanwhile
     time.sleep(n.get("evict", 0))
     print(f"node/{name} drained")
 elif argv[0] == "uncordon":
