@@ -39,6 +39,7 @@ from generator.deploy.candidate import build_candidate
 from generator.deploy.credentials import Access, CredentialsError, Target, resolve_access
 from generator.deploy.drivers.factory import switch_driver
 from generator.deploy.guard import GuardContext, check_diff, touches_access
+from generator.deploy.in_service import traffic_evidence
 from generator.deploy.interrupt import Interrupted, StopSignals
 from generator.deploy.lock import DeployLock, LockError, lock_path
 from generator.deploy.overrides import CONFIRM_ENV, confirm_timeout, ssh_timeout  # noqa: F401
@@ -62,6 +63,7 @@ from generator.devices.sessions import pool_size
 from generator.render.managed import ManagedSet, comparable, first_difference, for_plan
 from generator.render.nvue_document import DocumentError, load_tree
 from generator.render.sonic_managed import ProvisionError, SonicManaged, provision_config
+from generator.safe_text import for_terminal
 from generator.secrets_redact import redact_text
 
 BACKUP_ENV = "FABRICGEN_BACKUP_DIR"
@@ -97,6 +99,9 @@ class Job:
     notes: dict[str, list[str]] = field(default_factory=dict)
     kept: dict[str, tuple[str, ...]] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)
+    # What in each switch's running config shows it may carry traffic (in_service.py), None for a
+    # factory config; a switch missing here was not read and counts as carrying traffic.
+    traffic: dict[str, str | None] = field(default_factory=dict)
     # Concurrent first-contact logins would each rewrite known_hosts and lose the others' keys.
     known_hosts_lock: threading.Lock = field(default_factory=threading.Lock)
     run_id: str | None = None                 # names this run's files on the switches
@@ -106,6 +111,15 @@ class Job:
     # for the whole deploy unless the switch needs another (issue 26). Closed when not used.
     sessions: dict[str, object] = field(default_factory=dict)
     sessions_lock: threading.Lock = field(default_factory=threading.Lock)
+    _parsed: dict[str, dict] = field(default_factory=dict)
+
+    def rendered_db(self, name: str) -> dict:
+        """SONiC: the rendered config_db of a switch, parsed once for the backup phase and its wave
+        (callers do not modify it)."""
+        parsed = self._parsed.get(name)
+        if parsed is None:
+            parsed = self._parsed[name] = json.loads(self.rendered[name])
+        return parsed
 
     def keep_session(self, name: str, driver) -> None:
         with self.sessions_lock:
@@ -215,7 +229,7 @@ def _candidate(job: Job, name: str, driver, running: str | None = None) -> tuple
 def _sonic_candidate(job: Job, name: str, running_text: str) -> tuple[str, dict]:
     try:
         running = json.loads(running_text or "{}")
-        rendered = json.loads(job.rendered[name])
+        rendered = job.rendered_db(name)
     except json.JSONDecodeError as exc:
         raise DeviceFailed(f"the running config_db is unreadable: {exc}") from None
     if job.provision:
@@ -227,12 +241,23 @@ def _sonic_candidate(job: Job, name: str, running_text: str) -> tuple[str, dict]
         job.notes[name] = notes
     else:
         config = job.sonic_for(name, rendered).target(rendered, running)
+    if job.provision:
+        # the file `config reload` reads, uploaded to every switch of the wave: one line per table,
+        # not one per field (180 kB instead of 300 kB for an SN5600 leaf; a 128-switch day 0 went
+        # from 22.9 s to 21.8 s). The diff is printed from the tables, one field per line.
+        return _compact_db(config), running
     return json.dumps(config, indent=4, sort_keys=True) + "\n", running
 
 
-def _load(job: Job, driver, text: str) -> None:
+def _compact_db(config: dict) -> str:
+    rows = ",\n".join(f"{json.dumps(table)}: {json.dumps(rows, sort_keys=True, separators=(',', ':'))}"
+                      for table, rows in sorted(config.items()))
+    return "{\n" + rows + "\n}\n"
+
+
+def _load(job: Job, driver, text: str, running: dict | None = None) -> None:
     if job.provision:
-        driver.load_provision_candidate(config=text)
+        driver.load_provision_candidate(config=text, running=running)
     else:
         driver.load_replace_candidate(config=text)
 
@@ -244,7 +269,7 @@ def _guard(job: Job, name: str, driver, diff: str, running: dict | None) -> None
         return
     refusal = None
     if job.sonic is not None and job.provision:
-        refusal = provision_refusal(json.loads(job.rendered[name]), running or {})
+        refusal = provision_refusal(job.rendered_db(name), running or {})
     elif job.sonic is not None:
         # GCU's allow-list of the intent's release: the release gate refused any other release
         reasons = check_patch(driver.patch_ops, driver.staged_base or running or {},
@@ -298,7 +323,8 @@ def _prepare(job: Job, name: str) -> None:
         suffix = "yaml" if job.os_name == "cumulus" else "json"
         _write_backup(job.backup_dir / f"{name}.{suffix}", running)
         text, tree = _candidate(job, name, driver, running)
-        _load(job, driver, text)
+        job.traffic[name] = traffic_evidence(job.os_name, tree)
+        _load(job, driver, text, tree)
         diff = driver.compare_config()
         _guard(job, name, driver, diff, tree)
         driver.discard_config()
@@ -341,7 +367,7 @@ class WaveRun:
             _refuse_foreign_pending(driver)
             # Rebuilt from a fresh read: what the switch holds now is what the replace keeps.
             text, running = _candidate(job, name, driver)
-            _load(job, driver, text)
+            _load(job, driver, text, running)
             diff = driver.compare_config()
             if not diff:
                 driver.discard_config()
@@ -664,9 +690,13 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         # Keys are now recorded: every later login is checked strictly.
         job.accept_new_host_keys = False
 
+        carrying = {n: job.traffic.get(n, "not read") for n in names}
+        # Day 0 only when the whole fabric was read: switches a --limit leaves out may carry traffic.
+        day0 = len(names) == len(plan.switches) and not any(carrying.values())
         waves = plan_waves([WaveDevice(n, by_name[n].role, by_name[n].rail, by_name[n].unit, by_name[n].group)
                             for n in names], concurrency,
-                           prefer_canary=[n for n in names if job.results[n].status == WOULD_CHANGE])
+                           prefer_canary=[n for n in names if job.results[n].status == WOULD_CHANGE],
+                           carries_traffic=not day0)
         for wave in waves:
             for n in wave.devices:
                 job.results[n].wave, job.results[n].label = wave.index, wave.label
@@ -680,6 +710,8 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         if managed is not None and not managed.management and kept:
             out.print(f"kept the switches' own management ({', '.join(kept)}): the intent has no management section",
                       markup=False)
+        for line in _rollout_order_lines(names, carrying, day0, concurrency):
+            out.print(line, markup=False)
         notes = list(dict.fromkeys(note for n in names for note in job.notes.get(n, ())))
         if notes:
             out.print(f"provisioning {'; '.join(notes)}", markup=False)
@@ -748,6 +780,24 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         return 0
     finally:
         job.close_sessions()        # sessions of switches whose wave never came (a failure, a stop, no)
+
+
+def _rollout_order_lines(names: list[str], carrying: dict[str, str | None], day0: bool,
+                         concurrency: int) -> list[str]:
+    """Why the rollout goes rail by rail or not, when the fabric is (partly) fresh from the factory."""
+    if day0:
+        return [f"day 0: no switch carries traffic yet (factory configs): the canary, then up to {concurrency} "
+                "switch(es) per wave, rails and spine pairs together"]
+    fresh = [n for n in names if carrying[n] is None]
+    if not fresh:
+        return []
+    keep = "the waves keep one rail at a time and spine pairs apart"
+    busy = next((n for n in names if carrying[n] is not None), None)
+    if busy is None:        # all fresh, but --limit left switches unread
+        return [f"the {len(names)} switch(es) of --limit hold factory configs, but the fabric's others may carry "
+                f"traffic: {keep}"]
+    return [f"{len(fresh)} of {len(names)} switch(es) hold a factory config, but {busy} may carry traffic "
+            f"({for_terminal(carrying[busy][:80])}): {keep}"]
 
 
 def _refused_before_any_change(job: Job, failed: list[str], err: Console) -> int:

@@ -6,6 +6,8 @@ carries one NIC of many nodes, and NCCL survives one rail degrading, not two); t
 spines and super-spines in halves of every redundant set, so the two spines of a
 pair are never down together. No wave is larger than the concurrency limit, which
 also bounds how many commits can be pending when a wave has to be rolled back.
+A fabric where no switch carries traffic yet (day 0) has no rail to protect: the canary,
+then waves of the concurrency limit.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 LEAF = "leaf"
 SPINE = "spine"
 SUPER_SPINE = "super-spine"
+DAY0 = "day 0"        # the waves after the canary on a fabric that carries no traffic yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +67,13 @@ def _halves(devices: list[WaveDevice]) -> tuple[list[str], list[str]]:
 
 
 def plan_waves(devices: Iterable[WaveDevice], concurrency: int, *,
-               prefer_canary: Iterable[str] = ()) -> list[Wave]:
+               prefer_canary: Iterable[str] = (), carries_traffic: bool = True) -> list[Wave]:
     """Waves in rollout order; `prefer_canary` names devices that will really change,
-    so the canary proves something rather than being a no-op."""
+    so the canary proves something rather than being a no-op.
+
+    carries_traffic=False: no switch of the fabric forwards anything yet (day 0, in_service.py),
+    so there is no rail and no spine pair to keep up: after the canary, the rest in the same order
+    in waves of `concurrency`, which still bounds how many commits a failed wave rolls back."""
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     devices = list(devices)
@@ -97,4 +104,8 @@ def plan_waves(devices: Iterable[WaveDevice], concurrency: int, *,
             for chunk in _chunks(names, concurrency):
                 waves.append((f"{label} half {half}", chunk))
 
+    if not carries_traffic:
+        head = waves[:1] if waves and waves[0][0] == "canary" else []
+        rest = [name for _, names in waves[len(head):] for name in names]
+        waves = head + [(DAY0, chunk) for chunk in _chunks(rest, concurrency)]
     return [Wave(i, label, tuple(names)) for i, (label, names) in enumerate(waves, start=1)]

@@ -1,7 +1,9 @@
 """`fabricgen deploy` against the lab: real SSH, real napalm drivers, real confirm timers.
 
-The fabric is rail-optimized, 64 nodes x 2 rails: 4 leaves + 2 spines, so the waves are
+The fabric is rail-optimized, 64 nodes x 2 rails: 4 leaves + 2 spines. It is in service (every
+switch already runs BGP, as after an earlier deploy), so the waves are
 canary (su1-r0) | rail 0 (su2-r0) | rail 1 (su1-r1, su2-r1) | spine-1 | spine-2.
+From the factory (nothing routes yet) they are canary | day 0 (4 switches) | day 0 (1 switch).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -87,8 +90,29 @@ class DeployFabric:
         return code, captured.out, captured.err
 
 
+# An earlier deploy's BGP, with another AS than the plan's: the switch routes, so it carries traffic
+IN_SERVICE = "- set:\n    router:\n      bgp:\n        autonomous-system: 65999\n        enable: on\n"
+
+
+def put_in_service(lab, name: str) -> None:
+    device = lab.driver(name)
+    device.open()
+    try:
+        device.load_merge_candidate(config=IN_SERVICE)
+        device.commit_config()
+    finally:
+        device.close()
+
+
 @pytest.fixture
-def deploy_fabric(tmp_path, lab_start, monkeypatch) -> DeployFabric:
+def deploy_fabric(factory_fabric) -> DeployFabric:
+    for name in factory_fabric.names:
+        put_in_service(factory_fabric.lab, name)
+    return factory_fabric
+
+
+@pytest.fixture
+def factory_fabric(tmp_path, lab_start, monkeypatch) -> DeployFabric:
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT)
     plan = run_checks(load_intent(intent)).plan
@@ -438,3 +462,58 @@ def test_deploy_refuses_a_sonic_switch_on_another_release(tmp_path, lab_start, m
         [line] = [ln for ln in out.splitlines() if sw.name in ln and "refused" in ln]
         assert "runs SONiC 202405, the intent renders 202411" in line, line
         assert running(sw.name) == before[sw.name]
+
+
+def _dry_run_waves(out: str) -> dict[int, tuple[str, set[str]]]:
+    """wave number -> (label, switches) from the dry run's one line per switch."""
+    waves: dict[int, tuple[str, set[str]]] = {}
+    for line in out.splitlines():
+        match = re.match(r"\s+wave\s+(\d+)\s+(.+?)\s{2,}(dt-\S+)\s", line)
+        if match:
+            waves.setdefault(int(match[1]), (match[2], set()))[1].add(match[3])
+    return waves
+
+
+def test_day0_from_the_factory_is_the_canary_then_waves_of_the_concurrency(factory_fabric, capsys):
+    """Nothing routes yet, so no rail or spine pair carries a job: after the canary the rest goes
+    in waves of deploy.concurrency (4), spines with leaves. Once deployed, the fabric routes and a
+    later change goes rail by rail again."""
+    fab = factory_fabric
+    code, out, _ = fab.deploy(capsys, dry_run=True)
+    assert code == 0, out
+    assert "day 0: no switch carries traffic yet (factory configs): the canary, then up to 4 switch(es)" in out
+    assert _dry_run_waves(out) == {1: ("canary", {CANARY}),
+                                   2: ("day 0", {RAIL0, RAIL1_A, RAIL1_B, SPINES[0]}),
+                                   3: ("day 0", {SPINES[1]})}
+    code, out, err = fab.deploy(capsys)
+    assert code == 0, out + err
+    assert all(fab.deployed(n) for n in fab.names)
+
+    code, out, _ = fab.deploy(capsys, dry_run=True)      # every switch listed in its wave, unchanged
+    assert code == 0, out
+    assert "day 0" not in out
+    waves = _dry_run_waves(out)
+    assert [label for label, _ in waves.values()] == ["canary", "leaves rail 0", "leaves rail 1",
+                                                      "spines half 1", "spines half 2"], out
+
+
+def test_one_switch_in_service_keeps_the_rails(factory_fabric, capsys):
+    """A fabric partly in service (a retried day 0, a growth) is not day 0: one switch that routes
+    keeps the rail waves for all, and the run says which switch and why."""
+    fab = factory_fabric
+    put_in_service(fab.lab, SPINES[1])
+    code, out, _ = fab.deploy(capsys, dry_run=True)
+    assert code == 0, out
+    assert (f"5 of 6 switch(es) hold a factory config, but {SPINES[1]} may carry traffic (router): the waves "
+            "keep one rail at a time and spine pairs apart") in out
+    assert [label for label, _ in _dry_run_waves(out).values()] == [
+        "canary", "leaves rail 0", "leaves rail 1", "spines half 1", "spines half 2"]
+
+
+def test_day0_needs_the_whole_fabric(factory_fabric, capsys):
+    """--limit leaves switches unread that may carry traffic: the rails are kept."""
+    code, out, _ = factory_fabric.deploy(capsys, dry_run=True, limit="dt-leaf-*")
+    assert code == 0, out
+    assert "day 0" not in out
+    assert "the 4 switch(es) of --limit hold factory configs, but the fabric's others may carry traffic" in out
+    assert [label for label, _ in _dry_run_waves(out).values()] == ["canary", "leaves rail 0", "leaves rail 1"]

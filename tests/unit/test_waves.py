@@ -106,3 +106,26 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="roles"):
         plan_waves([WaveDevice("x", "router")], 1)
     assert plan_waves([], 4) == []
+
+
+def test_day0_is_the_canary_then_waves_of_the_concurrency(tmp_path):
+    """No switch carries traffic yet: no rail or spine pair to keep up, the waves only bound how many
+    commits a failure rolls back. 128 switches at concurrency 32: canary + 32 + 32 + 32 + 31."""
+    devices = plan_of(tmp_path, "rail-optimized", 120, 8, "  nodes_per_unit: 8\n")
+    assert len(devices) == 128
+    waves = plan_waves(devices, 32, carries_traffic=False)
+    assert [(w.label, len(w.devices)) for w in waves] == [
+        ("canary", 1), ("day 0", 32), ("day 0", 32), ("day 0", 32), ("day 0", 31)]
+    assert sorted(n for w in waves for n in w.devices) == sorted(d.name for d in devices)
+    in_service = plan_waves(devices, 32)
+    assert waves[0] == in_service[0], "the same canary"
+    # the same order as the in-service rollout, only cut by the concurrency
+    assert [n for w in waves for n in w.devices] == [n for w in in_service for n in w.devices]
+    assert len(in_service) == 11
+
+
+def test_day0_without_leaves_has_no_canary():
+    spines = [WaveDevice(f"s-{i}", "spine", unit=1) for i in range(1, 6)]
+    waves = plan_waves(spines, 2, carries_traffic=False)
+    assert [(w.label, w.devices) for w in waves] == [
+        ("day 0", ("s-1", "s-3")), ("day 0", ("s-5", "s-2")), ("day 0", ("s-4",))]
