@@ -45,7 +45,16 @@ from generator.device_data import DeviceDataError, checked_text, parse_json
 PATCH = "patch"
 RELOAD = "reload"
 RELOAD_WAIT = 600.0                 # s: a reload without a confirm timer must be over by then
-RECONNECT_FIRST, RECONNECT_MAX = 1.0, 8.0   # s: backoff between logins while a reload runs
+# s: the first login when the session that started a reload is gone, then the backoff between
+# logins while it runs: by x1.5 up to 8 s (a minute-long reload of a real switch costs it ~15
+# refused logins). A reload restarts eth0 only at its end (config/main.py reload: services first,
+# then _restart_services), so the session that started it watches the unit until then.
+RECONNECT_FIRST, RECONNECT_GROWTH, RECONNECT_MAX = 0.5, 1.5, 8.0
+# Once the watching session drops, eth0 is restarting: "device lost network for 10 seconds"
+# (config/main.py _restart_services). For that long logins are tried every EYE_ON_ETH0 s, so the
+# wave goes on the moment eth0 is back; a refused connection costs the switch nothing.
+ETH0_OUTAGE, EYE_ON_ETH0 = 15.0, 0.25
+RELOAD_PROBE_TIMEOUT = 5.0          # s: `systemctl show` answers at once; silence is a dead session
 RELOAD_POLL = 0.5                   # s: between two looks at the reload unit over a working login
 ROLLBACK = "rollback"
 # The Description the deploy gives its timer names what the timer will run (systemctl show reads it back)
@@ -82,12 +91,18 @@ class SonicDriver(SSHCliDriver):
                 target.setdefault(key, {}).update(fields)
         self._stage_patch(merged, MergeConfigException)
 
-    def load_provision_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        """Day 0: a complete config_db for `config reload` (see the module docstring)."""
+    def load_provision_candidate(self, filename: str | None = None, config: str | None = None,
+                                 running: dict | None = None) -> None:
+        """Day 0: a complete config_db for `config reload` (see the module docstring). running: the
+        config_db the caller has just read over this session and built the file from (the diff's
+        left side), so the switch is not asked for it twice; kept as given, never modified."""
         target = self._parse(filename, config, ReplaceConfigException)
+        # The file goes up as given once it parsed as tables (what `config reload` reads is what was
+        # checked); re-printing 300 kB per switch cost a wave of 32 a fifth of a second of CPU.
+        text = config if config is not None else self._read_source(filename, None)
         try:
-            self._base = self._running()
-            self._upload(_dump(target), self.remote_path(self.commands.candidate_path))
+            self._base = running if running is not None else self._running()
+            self._upload(text, self.remote_path(self.commands.candidate_path))
         except (OSError, CommandFailed, ValueError) as exc:
             raise ReplaceConfigException(f"{self.where}: staging the day-0 config failed: "
                                          f"{self._scrub(str(exc))}") from None
@@ -211,27 +226,44 @@ class SonicDriver(SSHCliDriver):
         return float(max(revert_in - max(5, revert_in // 4), 5))
 
     def _await_reload(self, within: float) -> None:
-        """Close this session (the reload restarts eth0 under it) and log in again, with backoff,
-        until `systemctl show` says the reload unit has ended; raise one line if it failed or the
-        switch is not back within `within` seconds."""
+        """Watch the reload unit over this session until the reload restarts eth0 under it (the
+        session drops, or stays silent past RELOAD_PROBE_TIMEOUT when its TCP connection was left in
+        the old VRF), then log in again, with backoff, until `systemctl show` says the unit has
+        ended; raise one line if it failed or the switch is not back within `within` seconds."""
         unit = f"{self.commands.reload_unit}.service"
-        self.close()
         started = time.monotonic()
-        delay, last = RECONNECT_FIRST, "no answer yet"
+        watching = self.device is not None
+        delay, last, dropped = RELOAD_POLL if watching else RECONNECT_FIRST, "no answer yet", None
+        refusals = 0
         while True:
             time.sleep(min(delay, max(0.0, started + within - time.monotonic())))
             try:
                 if self.device is None:
                     self.open()
                     self.reconnects += 1
-                state = self._units(unit)[unit]
+                state = self._units(unit, read_timeout=RELOAD_PROBE_TIMEOUT)[unit]
             except ConnectAuthError as exc:
-                raise CommandFailed(f"after the reload the switch refuses the login: {exc}") from None
+                # paramiko reports a connection that drops during authentication as "Authentication
+                # failed" (auth_handler.wait_for_response): eth0 restarting under a login looks like a
+                # refusal once. A refusal on the next login too is the switch's answer.
+                refusals += 1
+                if refusals > 1:
+                    raise CommandFailed(f"after the reload the switch refuses the login: {exc}") from None
+                last, delay, watching = str(exc), EYE_ON_ETH0, False
+                self.close()
             except (ConnectionException, CommandFailed) as exc:
+                refusals = 0
                 last = " ".join(str(exc).split())[:160]
                 self.close()
-                delay = min(delay * 2, RECONNECT_MAX)    # not back yet: log in less and less often
+                if watching:                    # the session that watched the reload dropped
+                    dropped = time.monotonic()
+                if dropped is not None and time.monotonic() - dropped < ETH0_OUTAGE:
+                    delay = EYE_ON_ETH0         # eth0 restarts: back in seconds
+                else:                           # not back yet: log in less and less often
+                    delay = min(delay * RECONNECT_GROWTH, RECONNECT_MAX)
+                watching = False
             else:
+                refusals = 0
                 active = state.get("ActiveState")
                 if state.get("LoadState") == "not-found" or active == "inactive":
                     return                      # ended with status 0: systemd collected the unit
@@ -243,7 +275,7 @@ class SonicDriver(SSHCliDriver):
                 last = f"{unit} is still {active} ({state.get('SubState', '')})"
                 # the switch answers and the reload still runs: one `systemctl show` over this login
                 # costs the switch little, and the wave waits for the moment it ends (issue 26)
-                delay = RELOAD_POLL
+                delay, watching = RELOAD_POLL, True
             if time.monotonic() - started >= within:
                 raise CommandFailed(f"the switch did not come back within {within:.0f}s of its config reload "
                                     f"(last: {last})")
@@ -270,9 +302,9 @@ class SonicDriver(SSHCliDriver):
         self._systemd_run(self.commands.run_timer, self.commands.confirm_unit, "timer", command,
                           self.commands.confirm_description.format(command=command), seconds=int(seconds))
 
-    def _units(self, *names: str) -> dict[str, dict[str, str]]:
+    def _units(self, *names: str, read_timeout: float | None = None) -> dict[str, dict[str, str]]:
         """`systemctl show` of units: {Id: {property: value}} (Key=Value lines, a blank line between units)."""
-        output = self._check(self.commands.show_units.format(units=" ".join(names)))
+        output = self._check(self.commands.show_units.format(units=" ".join(names)), read_timeout=read_timeout)
         units: dict[str, dict[str, str]] = {}
         for block in re.split(r"\n\s*\n", output.strip()):
             props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
