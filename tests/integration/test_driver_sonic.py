@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
 import napalm
+import paramiko
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
@@ -229,3 +231,29 @@ def test_day0_commit_and_confirm_with_a_detached_reload(lab_sonic, factory, CONF
     finally:
         device.close()
 
+
+
+def test_a_staged_file_is_sent_again_only_when_the_switch_no_longer_holds_it(lab_sonic, lab_switch, CONFIG_DB,
+                                                                              monkeypatch):
+    """A deploy stages each day-0 file in its backup phase and again in its wave: the second time the
+    switch's own sha256sum shows the same bytes and nothing is sent; when the file there was changed
+    (here by another login over SFTP) it is sent again, and the reload reads what was checked."""
+    sent = []
+    real = paramiko.SFTPClient.from_transport
+    monkeypatch.setattr(paramiko.SFTPClient, "from_transport",
+                        staticmethod(lambda transport: sent.append(1) or real(transport)))
+    text = json.dumps(CONFIG_DB)
+    lab_switch.load_provision_candidate(config=text)
+    lab_switch.load_provision_candidate(config=text)
+    assert len(sent) == 1
+    path = lab_switch.remote_path(lab_switch.commands.candidate_path)
+    other = lab_sonic.driver("sonic01", "sonic_fabric")
+    other.open()
+    try:
+        other._upload('{"tampered": {}}\n', path)
+    finally:
+        other.close()
+    lab_switch.load_provision_candidate(config=text)
+    assert len(sent) == 3, "the other login's upload, then ours again"
+    assert lab_switch.device.send_command(f"sha256sum {path}").split()[0] == hashlib.sha256(text.encode()).hexdigest()
+    lab_switch.discard_config()
