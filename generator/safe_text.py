@@ -58,8 +58,12 @@ def terminal_text(value: object, style: str = ""):
 # links, images, strikethrough and headings. `&`, `<`, `>` become entities so no raw HTML
 # (GitHub renders some of it) and no autolink survives; a backtick and `|` become entities so
 # a code span cannot open and a GFM table row cannot gain a cell (GFM spec 4.10: the row is
-# split on unescaped pipes before inline parsing).
-_MARKDOWN = {"\\": "\\\\", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]", "~": "\\~", "#": "\\#",
+# split on unescaped pipes before inline parsing). GitHub turns `@name` into a mention (a
+# notification to that user or team) and `#123` into a link to an issue after rendering, on the
+# text itself, where a backslash escape is gone; a zero-width space (U+200B, as an entity) after
+# `@` and `#` keeps the text as shown and stops both, as Dependabot writes `@&#8203;user`.
+_MARKDOWN = {"\\": "\\\\", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]", "~": "\\~",
+             "#": "\\#&#8203;", "@": "@&#8203;",
              "&": "&amp;", "<": "&lt;", ">": "&gt;", "`": "&#96;", "|": "&#124;"}
 _MARKDOWN_RE = re.compile("[" + re.escape("".join(_MARKDOWN)) + "]")
 

@@ -48,7 +48,9 @@ def test_terminal_text_is_never_markup():
     ("a|b", "a&#124;b"),
     ("`x`", "&#96;x&#96;"),
     ("<script>&amp;", "&lt;script&gt;&amp;amp;"),
-    ("*b* _i_ ~s~ [l](http://x) #1", "\\*b\\* \\_i\\_ \\~s\\~ \\[l\\](http://x) \\#1"),
+    ("*b* _i_ ~s~ [l](http://x) #1", "\\*b\\* \\_i\\_ \\~s\\~ \\[l\\](http://x) \\#&#8203;1"),
+    # GitHub: no mention of a user or team, no link to issue 123 from a device's text
+    ("ask @octocat or @org/team about #123", "ask @&#8203;octocat or @&#8203;org/team about \\#&#8203;123"),
     ("c:\\path", "c:\\\\path"),
     ("two\nlines", "two\\\\x0alines"),        # newline shown as \x0a, its backslash escaped for markdown
 ])
