@@ -17,9 +17,10 @@ from __future__ import annotations
 
 # Cumulus Linux NVUE: the factory startup.yaml holds `interface eth0` (DHCP or a static address in
 # VRF mgmt) and `system` (hostname, accounts, control-plane ACLs, API/SSH server); NTP, DNS and
-# syslog live under `service` (Cumulus Linux user guide, Quick Start Guide / NVUE). Anything else
-# at the top level (router, bridge, qos, evpn, nve, vrf default with BGP...) is a configured switch.
-NVUE_FACTORY_KEYS = frozenset({"header", "system", "service", "interface", "vrf"})
+# syslog live under `service` (Cumulus Linux user guide, Quick Start Guide / NVUE); the default
+# control-plane ACLs it references may be listed under `acl` (they filter, they forward nothing).
+# Anything else at the top level (router, bridge, qos, evpn, nve...) is a configured switch.
+NVUE_FACTORY_KEYS = frozenset({"header", "system", "service", "interface", "vrf", "acl"})
 # SONiC CONFIG_DB tables that make the switch route or bridge (sonic-yang-models doc/Configuration.md).
 SONIC_FORWARDING_TABLES = ("INTERFACE", "LOOPBACK_INTERFACE", "PORTCHANNEL", "PORTCHANNEL_INTERFACE",
                            "VLAN", "VLAN_MEMBER", "VLAN_INTERFACE", "VLAN_SUB_INTERFACE", "STATIC_ROUTE",

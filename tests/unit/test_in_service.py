@@ -60,10 +60,11 @@ def test_cumulus_anything_beyond_the_factory_counts(extra, evidence):
     assert traffic_evidence("cumulus", tree) == evidence
 
 
-def test_cumulus_bare_loopback_and_mgmt_vrf_are_factory():
+def test_cumulus_bare_loopback_mgmt_vrf_and_the_default_acls_are_factory():
     tree = factory.factory_config("5.11", "sw1", lease_for(3), {})
     tree["interface"]["lo"] = {"type": "loopback"}
     tree["vrf"] = {"mgmt": {}}
+    tree["acl"] = {"acl-default-dos": {"type": "ipv4"}, "acl-default-whitelist": {"type": "ipv4"}}
     assert traffic_evidence("cumulus", tree) is None
 
 
