@@ -257,3 +257,15 @@ def test_a_staged_file_is_sent_again_only_when_the_switch_no_longer_holds_it(lab
     assert len(sent) == 3, "the other login's upload, then ours again"
     assert lab_switch.device.send_command(f"sha256sum {path}").split()[0] == hashlib.sha256(text.encode()).hexdigest()
     lab_switch.discard_config()
+
+
+def test_day0_with_a_taken_confirm_unit_starts_no_reload(lab_switch, factory, CONFIG_DB):
+    """Checkpoint, confirm timer and reload go in one `&&` list: when systemd refuses the timer's
+    name (a failed revert left fabricgen-confirm.service loaded), the reload never starts."""
+    lab_switch._run("sudo systemd-run --unit fabricgen-confirm config rollback fabricgen-gone")
+    lab_switch.load_provision_candidate(config=json.dumps(CONFIG_DB))
+    with pytest.raises(CommitError, match="fabricgen-confirm.timer cannot be started.*reset-failed"):
+        lab_switch.commit_config(revert_in=30)
+    assert running(lab_switch) == factory
+    shown = lab_switch._check("systemctl show fabricgen-reload.service")
+    assert "LoadState=not-found" in shown, shown

@@ -62,6 +62,10 @@ _DESCRIPTION = re.compile(r"^fabricgen commit-confirm: config (?:rollback (\S+)|
 _RUNNING = "Running {what}as unit: {unit}"          # systemd-run's line once the unit is started
 
 
+def _started_line(unit: str, kind: str) -> str:
+    return _RUNNING.format(what="timer " if kind == "timer" else "", unit=f"{unit}.{kind}")
+
+
 class SonicDriver(SSHCliDriver):
     platform = "sonic_fabric"
     netmiko_device_type = "linux"
@@ -172,10 +176,13 @@ class SonicDriver(SSHCliDriver):
         self.discard_config()
 
     def _checkpoint(self) -> str:
-        checkpoint = self.commands.checkpoint_prefix + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+        checkpoint = self._checkpoint_name()
         self._check(self.commands.checkpoint.format(name=checkpoint))
         self._last_checkpoint = checkpoint
         return checkpoint
+
+    def _checkpoint_name(self) -> str:
+        return self.commands.checkpoint_prefix + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
 
     def _commit_patch(self, revert_in: int | None) -> None:
         if not self._ops:
@@ -190,26 +197,39 @@ class SonicDriver(SSHCliDriver):
             self._check(self.commands.save)
 
     def _commit_reload(self, revert_in: int | None) -> None:
-        # A checkpoint of the config before day 0, for the operator (`config rollback <name>` of
-        # the same SKU); the undo the deploy itself uses is reloading the untouched startup file.
-        self._checkpoint()
-        # The timer first: if the switch does not come back, it goes back to its saved startup
-        # config on its own.
-        if revert_in is not None:
-            self._arm(revert_in, self.commands.revert_reload)
+        """Day 0 in one shell line, each step only once the one before succeeded (bash `&&`): a
+        checkpoint of the config before day 0, for the operator (`config rollback <name>` of the
+        same SKU; the deploy's own undo is reloading the untouched startup file); the confirm
+        timer, so that a switch that does not come back goes back to its saved startup config on
+        its own; then the detached reload. One round trip instead of three, so the reloads of a
+        wave of 32 start together (issue 26); what started is read from systemd-run's own lines."""
+        checkpoint = self._checkpoint_name()
         command = self.commands.reload.format(path=self.remote_path(self.commands.candidate_path))
+        steps = [self.commands.checkpoint.format(name=checkpoint)]
+        if revert_in is not None:
+            steps.append(self._timer_command(revert_in, self.commands.revert_reload))
+        steps.append(self._detached_command(command, "day 0"))
+        output, status = self._run(" && ".join(steps))
+        output = self._scrub(output)
+        armed = revert_in is None or _started_line(self.commands.confirm_unit, "timer") in output
+        started = _started_line(self.commands.reload_unit, "service") in output
+        # systemd-run's line is its proof that the unit runs; a status that never came back (the
+        # answer cut short) does not make a running reload a failed one
+        if armed and started and status in (0, None):
+            self._last_checkpoint = checkpoint
+            self._await_reload(self._reload_window(revert_in))
+            if revert_in is None:
+                self._check(self.commands.save)
+            return
+        if not armed:
+            # the checkpoint or the timer failed: nothing runs on the switch, nothing to undo
+            self._not_started(self.commands.confirm_unit, "timer", output, status,
+                              what="day 0 did not start (checkpoint, confirm timer, reload)")
         try:
-            self._reload_detached(command, "day 0")
+            self._stop_timer()      # the reload never started: nothing to undo
         except CommandFailed:
-            if revert_in is not None:
-                try:
-                    self._stop_timer()      # the reload never started: nothing to undo
-                except CommandFailed:
-                    pass                    # then the timer reloads the startup file: the same config
-            raise
-        self._await_reload(self._reload_window(revert_in))
-        if revert_in is None:
-            self._check(self.commands.save)
+            pass                    # then the timer reloads the startup file: the same config
+        self._not_started(self.commands.reload_unit, "service", output, status)
 
     # --- a reload beyond this session ---------------------------------------------------------
     def _reload_detached(self, command: str, why: str) -> None:
@@ -287,16 +307,30 @@ class SonicDriver(SSHCliDriver):
         output, status = self._run(template.format(unit=unit, description=shlex.quote(description),
                                                    command=command, **fields))
         output = self._scrub(output)
-        started = _RUNNING.format(what="timer " if kind == "timer" else "", unit=f"{unit}.{kind}")
-        if status == 0 and started in output:
+        if status == 0 and _started_line(unit, kind) in output:
             return
+        self._not_started(unit, kind, output, status)
+
+    def _not_started(self, unit: str, kind: str, output: str, status: int | None, *, what: str = "") -> None:
+        """Raise the one line for a unit systemd-run did not start (its own words, the exit status)."""
         said = " ".join(output.split())[:200] or "nothing"
         said += "" if status == 0 else f" (exit status {status})" if status is not None else " (no exit status)"
         if "already loaded" in output or "already exists" in output:
             raise CommandFailed(f"{unit}.{kind} cannot be started, a unit of that name is already on the switch "
                                 f"(another run's timer, or a revert that failed: `systemctl status {unit}.service`, "
                                 f"then `sudo systemctl reset-failed {unit}.service`); systemd-run said: {said}")
-        raise CommandFailed(f"systemd-run did not start {unit}.{kind}: {said}")
+        raise CommandFailed(f"{what}: {said}" if what else f"systemd-run did not start {unit}.{kind}: {said}")
+
+    def _timer_command(self, seconds: int, command: str) -> str:
+        unit = self.commands.confirm_unit
+        description = shlex.quote(self.commands.confirm_description.format(command=command))
+        return self.commands.run_timer.format(unit=unit, description=description, command=command,
+                                              seconds=int(seconds))
+
+    def _detached_command(self, command: str, why: str) -> str:
+        description = shlex.quote(self.commands.reload_description.format(why=why, command=command))
+        return self.commands.run_detached.format(unit=self.commands.reload_unit, description=description,
+                                                 command=command)
 
     def _arm(self, seconds: int, command: str) -> None:
         self._systemd_run(self.commands.run_timer, self.commands.confirm_unit, "timer", command,
