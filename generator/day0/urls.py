@@ -5,6 +5,12 @@ ztp.json, so they are held to what all three carry unchanged: http or https, a h
 whitespace, quotes, backslashes or commas (Kea reads option data as comma-separated values,
 Kea ARM "Standard DHCPv4 Options": a comma in a string option must be escaped), and at most
 255 bytes (a DHCP option's length is one octet, RFC 2132 §2).
+
+No user:password@ either: the URL is copied into kea-dhcp4.json, the served scripts, DHCP
+options (clear text on the wire) and the switch's syslog, so a credential in it is published.
+A `?` or `#`, even empty, would swallow the file paths appended to the base (RFC 3986 §3.4/3.5:
+everything after them is query or fragment, never path), and a port outside 1-65535 names no
+server (RFC 3986 §3.2.3, TCP's 16-bit port).
 """
 
 from __future__ import annotations
@@ -26,11 +32,23 @@ def check_base_url(url: str) -> str:
         raise UrlError(f"--url {url!r}: spaces, quotes, backslashes, commas and non-ASCII characters cannot "
                        "travel in a DHCP option; give e.g. http://192.168.0.2:8080")
     parts = urlsplit(url)
+    if "@" in parts.netloc:
+        # the URL itself is never echoed: it holds the credential
+        raise UrlError("--url: a user or password in the URL (user:pass@host) would be copied in clear text into "
+                       "kea-dhcp4.json, the scripts, DHCP options and switch syslog; serve DIR/http/ without "
+                       "authentication on the management network (it holds no secret), e.g. http://192.168.0.2:8080")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UrlError(f"--url {url!r}: give an http:// or https:// URL with a host, e.g. http://192.168.0.2:8080 "
                        "(where DIR/http/ is served)")
-    if parts.query or parts.fragment:
-        raise UrlError(f"--url {url!r}: no ?query or #fragment: file paths are appended to it")
+    if "?" in url or "#" in url:
+        raise UrlError(f"--url {url!r}: no ? or # (even empty): file paths are appended to the URL and would "
+                       "become part of a query or fragment")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise UrlError(f"--url {url!r}: the port must be a number from 1 to 65535")
     return url.rstrip("/")
 
 

@@ -34,6 +34,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 KEA_FILE = "kea-dhcp4.json"
 HTTP_DIR = "http"
@@ -243,10 +244,17 @@ class KitServer:
 
     def path_of(self, url: str, base: str) -> Path | None:
         """DAY0DIR/http/<relpath> for URL under BASE, or None (a 404)."""
-        prefix = base.rstrip("/") + "/"
-        if not url.startswith(prefix):
+        # as the switch's HTTP client: it sends the path alone (a fragment never leaves the client,
+        # RFC 3986 §3.5; a query is not part of the path a static server maps to a file). A base
+        # ending in "?" or "#" puts every appended path into the query or fragment: a 404 on the
+        # switch, so here too.
+        got, root = _request(url), _request(base)
+        if got is None or root is None or got[0] != root[0]:
             return None
-        rel = url[len(prefix):].split("?", 1)[0].split("#", 1)[0]
+        prefix = root[1].rstrip("/") + "/"
+        if not got[1].startswith(prefix):
+            return None
+        rel = got[1][len(prefix):]
         if not rel or rel.startswith("/") or "\\" in rel or "\0" in rel:
             return None
         parts = rel.split("/")
@@ -276,6 +284,19 @@ class KitServer:
         if path is None:
             return None
         return read_capped(path, MAX_HTTP_BYTES, "a kit file")
+
+
+def _request(url: str) -> tuple[str, str] | None:
+    """(scheme://host:port, path) that a client fetching URL connects to and asks for; None when
+    no client can fetch it (a port out of range, no host)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or (port is not None and not 1 <= port <= 65535):
+        return None
+    return f"{parts.scheme}://{parts.hostname}:{port or (443 if parts.scheme == 'https' else 80)}", parts.path
 
 
 def sha256(data: bytes) -> str:

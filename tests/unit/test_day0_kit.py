@@ -196,3 +196,32 @@ def test_address_outside_the_subnet_is_one_line() -> None:
         build_kit(moved, text, inventory(plan, switches=1), URL, "eth0")
     assert str(info.value) == (f"inventory.csv:2: {plan.switches[0].name}'s management address {plan.switches[0].mgmt_ip} "
                                "is outside addressing.management 10.0.0.0/24; fix the intent's addressing")
+
+
+# Issue 34, findings 4 and 6: each of these exited 0 with a kit (the password copied into
+# kea-dhcp4.json, the scripts and DHCP options; a base whose appended paths land in a query or
+# fragment; a port no server listens on).
+@pytest.mark.parametrize(("url", "reason"), [
+    ("http://ztp:s3cret-pw@192.168.0.2:8080", "user or password"),
+    ("http://:s3cret-pw@192.168.0.2", "user or password"),
+    ("http://192.168.0.2:8080/kit?", "no ? or #"),
+    ("http://192.168.0.2:8080/kit#", "no ? or #"),
+    ("http://192.168.0.2:99999", "1 to 65535"),
+    ("http://192.168.0.2:0", "1 to 65535"),
+    ("ftp://192.168.0.2/kit", "http:// or https://"),
+])
+def test_probe_urls_are_refused_with_the_reason(url: str, reason: str) -> None:
+    text, plan = compiled("medium")
+    with pytest.raises(KitError) as info:
+        build_kit(plan, text, inventory(plan), url, "eth0")
+    assert reason in str(info.value) and "\n" not in str(info.value)
+    assert "s3cret-pw" not in str(info.value)
+
+
+def test_cli_url_with_a_password_writes_nothing_and_never_echoes_it(tmp_path: Path) -> None:
+    out = tmp_path / "kit"
+    r = subprocess.run([*FABRICGEN, "day0", str(example("medium")), "-o", str(out),
+                        "--url", "http://ztp:s3cret-pw@192.168.0.2:8080"], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "without authentication" in r.stderr
+    assert "s3cret-pw" not in r.stderr + r.stdout
+    assert not out.exists()

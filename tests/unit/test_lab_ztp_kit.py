@@ -145,6 +145,20 @@ def test_urls_under_the_base_map_to_kit_files_and_nothing_else(kit):
                                       f"{BASE}/switches/leaf-1/startup.yaml", f"{BASE}/manifest.json"}
 
 
+@pytest.mark.parametrize("base", [f"{BASE}?", f"{BASE}#", f"{BASE}/x?", "http://10.0.0.2:99999"])
+def test_a_base_url_a_switch_cannot_fetch_under_serves_nothing(kit, base):
+    # issue 34 finding 6: the lab stripped the empty ?/# itself and called such a kit provisioned;
+    # a switch's client sends base + "?/ztp/..." as the path of the base alone, a 404
+    url = f"{base}/ztp/cumulus-ztp.sh"
+    assert kit.base_of(url) == base
+    assert kit.fetch(url, base) is None
+    assert kit.url_map(base) == {}
+
+
+def test_a_fragment_is_not_sent_by_the_switch(kit):
+    assert kit.fetch(f"{BASE}/ztp/cumulus-ztp.sh#x", BASE).startswith(b"#!/bin/bash")
+
+
 def test_a_kit_without_a_manifest_is_refused(tmp_path):
     (tmp_path / "http").mkdir()
     with pytest.raises(KitError, match="no such file"):
