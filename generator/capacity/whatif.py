@@ -10,11 +10,11 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from generator.capacity.analyze import Analysis, analyze
 from generator.capacity.gpus import UnknownGpu
+from generator.common.bounded_yaml import load_bounded
 from generator.intent.loader import format_path
 from generator.intent.model import Intent
 from generator.plan.topology import CompileError
@@ -140,5 +140,5 @@ def run_what_if(base_data: dict, spec: str, message_bytes: int | None, naive_gui
 
 
 def load_base_data(text: str) -> dict:
-    data = yaml.safe_load(text)
+    data = load_bounded(text)     # the intent's text, already read within the same bounds
     return data if isinstance(data, dict) else {}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
+from generator.common.bounded_read import ReadRefused, read_bounded_text
+from generator.common.bounded_yaml import MAX_DEPTH, MAX_NODES, BoundedLoader, TooDeep
 from generator.intent.model import Intent
 from generator.intent.spelling import choices_at, did_you_mean, keys_at
 from generator.intent.units import UNQUOTED_NUMBER
@@ -77,13 +78,8 @@ def format_path(loc: tuple[Any, ...]) -> str:
 # minutes, gigabytes or a RecursionError traceback (issue 15, finding 6).
 MAX_INTENT_BYTES_ENV = "FABRICGEN_MAX_INTENT_BYTES"
 DEFAULT_MAX_INTENT_BYTES = 4 * 1024 * 1024   # the large example is ~3 KB; 4 MiB is three orders of headroom
-# Keys and values counted while aliases are expanded ("billion laughs"). A plain intent has a
-# few hundred; the budget is what a 4 MiB file of one-character list items could hold.
-MAX_NODES = 1_000_000
-# Nesting of mappings and sequences. The deepest key of the schema is 4 levels down
-# (management.users[0].ssh_keys[0]); PyYAML's composer recurses per level and ends in a
-# RecursionError near 330 levels, so this stays far below it.
-MAX_DEPTH = 64
+# Alias-expansion budget and nesting limit: the common YAML loader's (generator/common/bounded_yaml.py),
+# so that every YAML file fabricgen reads is held to the same bounds.
 
 
 def max_intent_bytes() -> int:
@@ -102,28 +98,6 @@ def _too_large(file: str, size: int, limit: int) -> IntentError:
         f"the intent is {'more than ' if size > limit else ''}{size} bytes, above the {limit}-byte limit "
         f"({limit / 1048576:g} MiB): an intent is a few KB; if this one really is larger, raise the limit "
         f"with the environment variable {MAX_INTENT_BYTES_ENV}=<bytes>"))])
-
-
-class _TooDeep(Exception):
-    def __init__(self, mark: yaml.Mark):
-        super().__init__("too deep")
-        self.mark = mark
-
-
-class _IntentYamlLoader(yaml.SafeLoader):
-    """SafeLoader that stops composing past MAX_DEPTH levels instead of recursing until
-    Python's recursion limit (the composer calls compose_node once per nesting level)."""
-
-    _depth = 0
-
-    def compose_node(self, parent, index):
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise _TooDeep(self.peek_event().start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
 
 
 class KeyLines(dict):
@@ -186,7 +160,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
     limit = max_intent_bytes()
     if len(text) > limit:       # characters: a lower bound of the bytes, and what parsing costs
         raise _too_large(file, len(text), limit)
-    loader = _IntentYamlLoader(text)
+    loader = BoundedLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -197,7 +171,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
         if problems:
             raise IntentError(problems)
         data = loader.construct_document(node)
-    except _TooDeep as exc:
+    except TooDeep as exc:
         raise IntentError([Problem(file, exc.mark.line + 1, "", (
             f"mappings and lists nest more than {MAX_DEPTH} levels deep: an intent needs at most 5; "
             "check the indentation or unbalanced [ {"))]) from None
@@ -329,32 +303,21 @@ def validate_data(data: Any, lines: dict[str, int], file: str) -> Intent:
 
 def _read_intent(p: Path, file: str) -> str:
     """The file's text, read only when it is a regular file within the size limit: the size is
-    known before parsing, and a FIFO or device (/dev/zero) is never opened, so nothing blocks."""
+    known before parsing, and a FIFO or device (/dev/zero) is never waited on (common/bounded_read.py)."""
     limit = max_intent_bytes()
     try:
-        st = p.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise IntentError([Problem(file, None, "", "not a regular file: pass the path of a fabric.yaml")])
-        if st.st_size > limit:
-            raise _too_large(file, st.st_size, limit)
-        # O_NONBLOCK: if the path was swapped for a FIFO since stat(), open() must not wait for a writer
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
-        with open(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise IntentError([Problem(file, None, "", "not a regular file: pass the path of a fabric.yaml")])
-            raw = fh.read(limit + 1)
+        # universal newlines, as Path.read_text gives: the text is hashed into the manifest
+        return read_bounded_text(p, limit)
     except FileNotFoundError:
         raise IntentError([Problem(file, None, "", "file not found: pass the path of a fabric.yaml")]) from None
+    except ReadRefused as exc:
+        if exc.kind == "size":
+            raise _too_large(file, exc.size or limit + 1, limit) from None
+        if exc.kind == "type":
+            raise IntentError([Problem(file, None, "", "not a regular file: pass the path of a fabric.yaml")]) from None
+        raise IntentError([Problem(file, None, "", f"cannot read the intent: {exc.message}")]) from None
     except OSError as exc:
         raise IntentError([Problem(file, None, "", f"cannot read the intent: {exc.strerror or exc}")]) from None
-    if len(raw) > limit:
-        raise _too_large(file, len(raw), limit)
-    try:
-        # universal newlines, as Path.read_text gives: the text is hashed into the manifest
-        return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-    except UnicodeDecodeError as exc:
-        raise IntentError([Problem(file, None, "", f"cannot read the intent: not UTF-8 text ({exc.reason} at byte "
-                                                   f"{exc.start})")]) from None
 
 
 def load_intent(path: str | Path) -> LoadedIntent:

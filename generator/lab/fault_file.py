@@ -19,10 +19,14 @@ from pathlib import Path
 
 import yaml
 
+from generator.common.bounded_read import ReadRefused, read_bounded_text
+from generator.common.bounded_yaml import YamlRefused, compose_bounded
+
 SWITCH_KEYS = {"os_version", "ntp", "psu", "fans", "temperature_c"}
 PORT_KEYS = {"rx_power_dbm", "tx_power_dbm", "module_temperature_c", "fec_ber", "link_flaps"}
 NTP_STATES = ("synced", "unsynced")
 PART_STATES = ("ok", "failed")
+MAX_FAULT_FILE_BYTES = 4 * 1024 * 1024     # a fault per port of a 10k-port fabric is well under 1 MiB
 
 
 class FaultFileError(ValueError):
@@ -37,21 +41,23 @@ def load_fault_file(path: str | Path, switches: dict[str, set[str]]) -> dict[str
     """{switch: {"switch": {...}, "ports": {port: {...}}}} from FILE; switches: name -> its planned ports."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = read_bounded_text(path, MAX_FAULT_FILE_BYTES)
+    except ReadRefused as exc:
+        if exc.kind == "text":
+            raise FaultFileError(f"{path}:1: not a text (YAML) file") from None
+        raise FaultFileError(f"{path}: the faults file: {exc.message}") from None
     except OSError as exc:
         raise FaultFileError(f"{path}: cannot read the faults file: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise FaultFileError(f"{path}:1: not a text (YAML) file") from None
     return parse_fault_file(text, str(path), switches)
 
 
 def parse_fault_file(text: str, source: str, switches: dict[str, set[str]]) -> dict[str, dict]:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else 1
-        raise FaultFileError(f"{source}:{line}: not YAML: {getattr(exc, 'problem', None) or exc}") from None
+        # bounded: a 600-byte alias bomb stood for gigabytes once serialised (issue 34 finding 3)
+        root = compose_bounded(text, max_bytes=MAX_FAULT_FILE_BYTES)
+    except YamlRefused as exc:
+        what = exc.message.replace("YAML syntax: ", "not YAML: ", 1)
+        raise FaultFileError(f"{source}:{exc.line or 1}: {what}") from None
     out: dict[str, dict] = {}
     if root is None:
         return out
