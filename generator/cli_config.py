@@ -14,6 +14,12 @@ Relative paths of the top-level keys are relative to the file; [defaults] values
 if typed on the command line. Precedence is click's (typer keeps it): command line > environment variable
 (FABRICGEN_ENDPOINTS, FABRICGEN_STATE_DIR, ...) > this file (a context's default_map) > the
 built-in default. An unknown key is one error line naming the file, its line and the key.
+
+The file chooses where secrets come from and go (endpoints, state_dir, backup_dir, and every
+[defaults] value), so it is obeyed only when it is the user's or root's and not writable by
+group or others (common/trusted_file.py): a fabricgen.toml planted beside an intent in a shared
+directory is refused with the fix (issue 34 finding 1). Every command that applies one says
+which on stderr.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import typer
 from typer.core import TyperCommand
 
 from generator.cli_options import CONFIG_CHECK
+from generator.common.bounded_read import ReadRefused
+from generator.common.trusted_file import read_trusted
 
 CONFIG_ENV = "FABRICGEN_CONFIG"
 CONFIG_NAME = "fabricgen.toml"
@@ -58,29 +66,33 @@ def _unknown(path: Path, text: str, key_path: str, key: str, known: list[str]) -
     return ConfigError(f"{_where(path, text, key)}: unknown key {key_path}: {hint}; fix or remove it")
 
 
-def config_path(intent: str | None) -> Path | None:
-    """$FABRICGEN_CONFIG, else fabricgen.toml beside INTENT when there is one, else None."""
+def config_path(intent: str | None) -> tuple[Path, bool] | None:
+    """($FABRICGEN_CONFIG, True), else (fabricgen.toml beside INTENT, False) when there is one
+    (lexists: a planted link is found, and then refused), else None."""
     named = os.environ.get(CONFIG_ENV, "").strip()
     if named:
         if not Path(named).is_file():
             raise ConfigError(f"{CONFIG_ENV}={named}: no such file; unset it or point it at a {CONFIG_NAME}")
-        return Path(named)
+        return Path(named), True
     if intent:
         beside = Path(intent).parent / CONFIG_NAME
-        if beside.is_file():
-            return beside
+        if os.path.lexists(beside):
+            return beside, False
     return None
 
 
-def read_config(path: Path) -> tuple[dict[str, Any], str]:
-    """(document, text) of PATH: TOML, at most CONFIG_LIMIT bytes, known top-level keys only."""
+def read_config(path: Path, *, named: bool = False) -> tuple[dict[str, Any], str]:
+    """(document, text) of PATH: TOML, at most CONFIG_LIMIT bytes, known top-level keys only.
+    NAMED: the user named it in $FABRICGEN_CONFIG (a link is then theirs to follow); the file found
+    beside an intent is opened O_NOFOLLOW, so a link planted there is refused."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(CONFIG_LIMIT + 1)
+        raw = read_trusted(path, CONFIG_LIMIT, follow_symlinks=named)
+    except ReadRefused as exc:
+        if exc.kind == "size":
+            raise ConfigError(f"{path}: larger than {CONFIG_LIMIT} bytes: not a {CONFIG_NAME}") from None
+        raise ConfigError(f"{path}: refused: {exc.message}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(raw) > CONFIG_LIMIT:
-        raise ConfigError(f"{path}: larger than {CONFIG_LIMIT} bytes: not a {CONFIG_NAME}")
     try:
         text = raw.decode("utf-8")
         doc = tomllib.loads(text)
@@ -137,13 +149,14 @@ def _check_defaults(path: Path, text: str, table: dict, group, key_path: str, ct
             del ctx.meta[CONFIG_CHECK]
 
 
-def defaults_for(ctx: typer.Context, intent: str | None) -> dict[str, Any]:
-    """The default_map of CTX's command from the config file that applies (empty without one);
-    exports state_dir/backup_dir to the environment unless it sets them already."""
-    path = config_path(intent)
-    if path is None:
-        return {}
-    doc, text = read_config(path)
+def defaults_for(ctx: typer.Context, intent: str | None) -> tuple[Path | None, dict[str, Any]]:
+    """(the config file that applies or None, the default_map of CTX's command from it); exports
+    state_dir/backup_dir to the environment unless it sets them already."""
+    found_path = config_path(intent)
+    if found_path is None:
+        return None, {}
+    path, named = found_path
+    doc, text = read_config(path, named=named)
     root = ctx.find_root().command
     _check_defaults(path, text, doc.get("defaults", {}), root, "defaults", ctx)
     base = path.resolve().parent
@@ -163,7 +176,7 @@ def defaults_for(ctx: typer.Context, intent: str | None) -> dict[str, Any]:
         found[options["endpoints"].name] = str(base / doc["endpoints"])
     for name, value in section.items():
         found[options[name].name] = value
-    return found
+    return path, found
 
 
 class ConfigCommand(TyperCommand):
@@ -173,10 +186,13 @@ class ConfigCommand(TyperCommand):
         given = args[: args.index("--")] if "--" in args else args
         if args and not any(a in ctx.help_option_names for a in given) and not ctx.resilient_parsing:
             try:
-                found = defaults_for(ctx, _first_argument(self, ctx, args))
+                path, found = defaults_for(ctx, _first_argument(self, ctx, args))
             except ConfigError as exc:
                 typer.echo(f"error: {exc}", err=True)
                 ctx.exit(2)
+            if path is not None:
+                # one line, so that a config nobody meant to apply is seen (stdout stays the command's)
+                typer.echo(f"fabricgen: using config {path}", err=True)
             if found:
                 ctx.default_map = {**found, **(ctx.default_map or {})}
         return super().parse_args(ctx, args)

@@ -11,14 +11,19 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.devices.endpoints import (
+    PASSWORD_ENV_ALLOW,
+    PASSWORD_ENV_DEFAULT,
+    EndpointsError,
+    load_endpoints,
+    password_env_allowed,
+)
 
 PASSWORD_ENV = "FABRICGEN_PASSWORD"
 # A login password is a line; 4 KiB is far above any switch's limit and keeps /dev/zero-sized
 # mistakes from being read at all (issue 15, finding 6)
 MAX_PASSWORD_FILE_BYTES = 4096
-# An endpoints file lists a few thousand switches at most
-MAX_ENDPOINTS_FILE_BYTES = 4 * 1024 * 1024
 
 
 class CredentialsError(RuntimeError):
@@ -45,29 +50,23 @@ def _read_regular(path: Path, limit: int, where: str, what: str, private: bool) 
     """Text of `path` if it is a regular file of at most `limit` bytes (and, when `private`, mode
     0600 or stricter). Devices and FIFOs are refused before they are read, and the open is
     non-blocking, so a pipe swapped in after the check cannot hang a run that holds the deploy lock."""
+    def mode_0600(st: os.stat_result) -> str | None:
+        if private and st.st_mode & 0o7177:
+            return f"has mode {stat.S_IMODE(st.st_mode):04o}, it must be 0600 or stricter; chmod 600 {path}"
+        return None
+
     try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise CredentialsError(f"{where}: {what} {path} is not a regular file: point it at a file")
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        raw = read_bounded(path, limit, check=mode_0600)
+    except ReadRefused as exc:
+        if exc.kind == "type":
+            raise CredentialsError(f"{where}: {what} {path} is not a regular file: point it at a file") from None
+        if exc.kind == "size":
+            raise CredentialsError(f"{where}: {what} {path} is {exc.size} bytes, more than the {limit} a "
+                                   f"{what} can be; point it at the right file") from None
+        raise CredentialsError(f"{where}: {what} {path} {exc.message}" if exc.kind == "trust" else
+                               f"{where}: cannot read {what} {path}: {exc.message}") from None
     except OSError as exc:
         raise CredentialsError(f"{where}: cannot read {what} {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise CredentialsError(f"{where}: {what} {path} is not a regular file: point it at a file")
-        if private and st.st_mode & 0o7177:
-            raise CredentialsError(f"{where}: {what} {path} has mode {stat.S_IMODE(st.st_mode):04o}, it must be "
-                                   f"0600 or stricter; chmod 600 {path}")
-        if st.st_size > limit:
-            raise CredentialsError(f"{where}: {what} {path} is {st.st_size} bytes, more than the {limit} a "
-                                   f"{what} can be; point it at the right file")
-        try:
-            raw = fh.read(limit + 1)
-        except OSError as exc:
-            raise CredentialsError(f"{where}: cannot read {what} {path}: {exc.strerror}") from None
-    if len(raw) > limit:
-        raise CredentialsError(f"{where}: {what} {path} is more than {limit} bytes; point it at the right file")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -88,6 +87,10 @@ def _port(value: object, where: str) -> int:
 def _password(endpoints: dict, base: Path, where: str) -> str:
     env_name = endpoints.get("password_env")
     if env_name:
+        if not password_env_allowed(str(env_name)):
+            raise CredentialsError(f"{where}: password_env names {env_name}, which is not a variable an endpoints file "
+                                   f"may name ({PASSWORD_ENV_DEFAULT}); rename it, or allow it in your environment: "
+                                   f"{PASSWORD_ENV_ALLOW}={PASSWORD_ENV_DEFAULT},{env_name}")
         value = os.environ.get(str(env_name))
         if not value:
             raise CredentialsError(f"{where}: password_env names {env_name}, which is not set; export it")
@@ -117,11 +120,10 @@ def resolve_access(plan, names: list[str], intent_path: str | Path, endpoints_pa
         return Access(targets, base / "known_hosts", password, hosts_listed=True)
 
     path = Path(endpoints_path)
-    text = _read_regular(path, MAX_ENDPOINTS_FILE_BYTES, str(path), "endpoints file", private=False)
     try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise CredentialsError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        data = load_endpoints(path) or {}
+    except EndpointsError as exc:
+        raise CredentialsError(str(exc)) from None
     switches = data.get("switches") if isinstance(data, dict) else None
     if not isinstance(switches, dict):
         raise CredentialsError(f"{path}: needs a `switches: {{<name>: {{host, port, username}}}}` map")

@@ -295,10 +295,12 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
         return 1
     section = None
     if endpoints is not None:
+        from generator.devices.endpoints import EndpointsError, load_endpoints
+
         try:
-            data = yaml.safe_load(Path(endpoints).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            print(f"error: cannot read {endpoints}: {exc}", file=err)
+            data = load_endpoints(endpoints) or {}
+        except EndpointsError as exc:
+            print(f"error: {exc}", file=err)
             return 1
         if not isinstance(data, dict) or "hosts" not in data:
             print(f"error: {endpoints} lists no hosts: add a `hosts:` section (user, ssh_key, extravars)", file=err)

@@ -845,15 +845,12 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
         out.print("hosts: none in the plan", markup=False)
         return 0
     if endpoints is not None:
-        import yaml
+        from generator.devices.endpoints import hosts_section
 
-        try:
-            listed = "hosts" in (yaml.safe_load(Path(endpoints).read_text()) or {})
-        except (OSError, yaml.YAMLError):
-            listed = False
-        if not listed:
+        section, reason = hosts_section(endpoints)
+        if section is None:
             # An endpoints file that only lists switches (the lab) has no route to the GPU servers.
-            line = f"hosts: skipped: {endpoints} lists no hosts"
+            line = f"hosts: skipped: {reason}"
             if only == "hosts":
                 err.print("error: " + line, markup=False)
                 return 1

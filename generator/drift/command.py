@@ -29,8 +29,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 from generator.drift.compare import FeatureResult, compare_device
 from generator.drift.normalize import (
     ConfigParseError,
@@ -177,13 +175,11 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
 
     section = None
     if endpoints is not None:
-        try:
-            data = yaml.safe_load(Path(endpoints).read_text()) or {}
-        except (OSError, yaml.YAMLError):
-            data = {}
-        if not isinstance(data, dict) or "hosts" not in data:
-            return all_unknown(f"{endpoints} lists no hosts")
-        section = data["hosts"]
+        from generator.devices.endpoints import hosts_section
+
+        section, reason = hosts_section(endpoints)
+        if section is None:
+            return all_unknown(reason)
     from generator.deploy.credentials import endpoint_host_access
 
     extravars, ssh_key = endpoint_host_access(section, endpoints)

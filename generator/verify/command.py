@@ -17,8 +17,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
 from generator.safe_text import for_terminal
 from generator.verify import checks as C
 from generator.verify import control_plane as CP
@@ -111,15 +109,9 @@ def _ecn_uncounted(reading: C.SwitchReading) -> bool:
 
 def _host_section(endpoints: str | None):
     """(section, reason): the endpoints file's `hosts:` value, or why hosts cannot be reached."""
-    if endpoints is None:
-        return None, "no --endpoints file names the hosts"
-    try:
-        data = yaml.safe_load(Path(endpoints).read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        data = {}
-    if not isinstance(data, dict) or "hosts" not in data:
-        return None, f"{endpoints} lists no hosts"
-    return data["hosts"] or {}, ""
+    from generator.devices.endpoints import hosts_section
+
+    return hosts_section(endpoints)
 
 
 def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str | None, *,

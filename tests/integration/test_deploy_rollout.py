@@ -166,10 +166,10 @@ def test_deploy_dry_run_changes_nothing(deploy_fabric, capsys, monkeypatch, tmp_
     # The password from the environment this time (password_env), not from the lab's file.
     endpoints = yaml.safe_load(Path(deploy_fabric.endpoints).read_text())
     del endpoints["password_file"]
-    endpoints["password_env"] = "DT_SWITCH_PASSWORD"
+    endpoints["password_env"] = "FABRICGEN_DT_SWITCH_PASSWORD"
     by_env = deploy_fabric.lab.directory / "endpoints-env.yml"
     by_env.write_text(yaml.safe_dump(endpoints))
-    monkeypatch.setenv("DT_SWITCH_PASSWORD", deploy_fabric.lab.password)
+    monkeypatch.setenv("FABRICGEN_DT_SWITCH_PASSWORD", deploy_fabric.lab.password)
     code, out, _ = deploy_fabric.deploy(capsys, dry_run=True, yes=False, endpoints=str(by_env))
     assert code == 0, out
     assert "6 to change" in out and "nothing was committed; --diff prints each switch's diff" in out
