@@ -53,6 +53,7 @@ import re
 import sys
 from pathlib import Path
 
+from generator import __version__
 from generator.capacity.analyze import Analysis, analyze
 from generator.capacity.bom import bom_csv
 from generator.capacity.gpus import UnknownGpu
@@ -62,6 +63,7 @@ from generator.capacity.whatif import Variant, WhatIfError, load_base_data, run_
 from generator.intent.loader import IntentError, LoadedIntent, load_intent
 from generator.intent.units import parse_size
 from generator.plan.topology import CompileError
+from generator.render.output import OutputError, check_target
 
 FORMATS = ("text", "json", "markdown")
 
@@ -119,21 +121,35 @@ def build(loaded: LoadedIntent, message_size: str | None, what_if: list[str], na
     return analysis, rows
 
 
-def _write_outputs(analysis: Analysis, rows: list[list[Variant]], output_dir: str) -> list[str]:
-    from generator.capacity.plots import save_what_if
+def _write_outputs(loaded: LoadedIntent, analysis: Analysis, rows: list[list[Variant]], output_dir: str) -> list[str]:
+    """Write -o DIR as render writes its output (render/output.py): DIR new, empty or an earlier
+    `capacity -o` output (its manifest.json lists what it wrote), replaced whole; a directory
+    holding anything else (a vendor's bom.csv) is refused untouched (issue 34 finding 7)."""
+    import hashlib
 
-    out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bom.csv").write_text(bom_csv(analysis.bom), encoding="utf-8")
-    written = [str(out / "bom.csv")]
-    if analysis.build_out is not None:
-        (out / "bom-build-out.csv").write_text(bom_csv(analysis.build_out.bom), encoding="utf-8")
-        written.append(str(out / "bom-build-out.csv"))
-    for variants in rows:
-        if variants and any(v.analysis is not None for v in variants):
-            stem = "what-if-" + re.sub(r"[^a-z0-9]+", "-", variants[0].key.lower()).strip("-")
-            written += [str(p) for p in save_what_if(variants, out, stem)]
-    return written
+    from generator.capacity.plots import save_what_if
+    from generator.render.output import MANIFEST, _replace_atomically
+
+    names: list[str] = []
+
+    def fill(tmp: Path) -> None:
+        (tmp / "bom.csv").write_text(bom_csv(analysis.bom), encoding="utf-8")
+        names.append("bom.csv")
+        if analysis.build_out is not None:
+            (tmp / "bom-build-out.csv").write_text(bom_csv(analysis.build_out.bom), encoding="utf-8")
+            names.append("bom-build-out.csv")
+        for variants in rows:
+            if variants and any(v.analysis is not None for v in variants):
+                stem = "what-if-" + re.sub(r"[^a-z0-9]+", "-", variants[0].key.lower()).strip("-")
+                names.extend(p.name for p in save_what_if(variants, tmp, stem))
+        hashes = {name: hashlib.sha256((tmp / name).read_bytes()).hexdigest() for name in names}
+        manifest = {"command": "capacity", "fabric": loaded.intent.fabric.name, "files": hashes,
+                    "generator": f"fabricgen {__version__}",
+                    "intent_sha256": hashlib.sha256(loaded.text.encode()).hexdigest()}
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+    _replace_atomically(output_dir, fill, command="capacity")
+    return [str(Path(output_dir) / name) for name in names]
 
 
 def run_capacity(intent_path: str, *, message_size: str | None, what_if: list[str], fmt: str, naive: bool,
@@ -141,13 +157,25 @@ def run_capacity(intent_path: str, *, message_size: str | None, what_if: list[st
     try:
         if fmt not in FORMATS:
             raise CapacityInputError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+        if output_dir:
+            check_target(output_dir, "capacity")     # before any work: a wrong -o is one line, nothing touched
         loaded = _load(intent_path)
         analysis, rows = build(loaded, message_size, list(what_if or []), naive)
     except CapacityInputError as exc:
         for line in exc.lines:
             print(line, file=sys.stderr)
         return 1
-    written = _write_outputs(analysis, rows, output_dir) if output_dir else []
+    except OutputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if output_dir:
+        try:
+            written = _write_outputs(loaded, analysis, rows, output_dir)
+        except OutputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    else:
+        written = []
     if fmt == "json":
         sys.stdout.write(json.dumps(capacity_json(analysis, rows, written), indent=2, sort_keys=False) + "\n")
     else:

@@ -53,6 +53,8 @@ from generator.secrets_redact import redact_change, redact_text
 
 FABRIC = "fabric"
 SKIPPED_FILES = {"manifest.json"}
+# One rendered file of --against DIR: the largest is a 98k-GPU fabric's cabling.csv, ~15 MB
+MAX_RENDERED_FILE_BYTES = 256 * 1024 * 1024
 FORMATS = ("text", "markdown", "json")
 # a GitHub comment holds 65,536 characters; keep room for the header and the cut notice
 MARKDOWN_LIMIT = 60_000
@@ -358,7 +360,7 @@ def read_tree(directory: Path, skip: dict[str, str] | None = None) -> dict[str, 
     render_files wrote, and only the files that manifest lists (no links), so --against can never
     print a file that is not a render's. SKIP: path -> sha256 of files not to read when the
     manifest records that same hash (they are unchanged)."""
-    import stat
+    from generator.common.bounded_read import ReadRefused, read_bounded
 
     manifest = _render_manifest(directory)
     skip = skip or {}
@@ -371,13 +373,13 @@ def read_tree(directory: Path, skip: dict[str, str] | None = None) -> dict[str, 
         try:
             if any((directory / Path(*Path(rel).parts[:i])).is_symlink() for i in range(1, len(Path(rel).parts))):
                 raise OSError(f"{rel} lies under a link")
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    raise OSError(f"{rel} is not a regular file")
-                files[rel] = fh.read().decode("utf-8")
+            # a FIFO planted at a listed path hung forever, a 3 GB sparse file was read whole
+            # (issue 34 finding 8): both refused from fstat, before a byte is read
+            files[rel] = read_bounded(path, MAX_RENDERED_FILE_BYTES, follow_symlinks=False).decode("utf-8")
         except FileNotFoundError:
             continue                # deleted since: the device reads as removed, as before
+        except ReadRefused as exc:
+            raise PlanError(f"--against {directory}: cannot read {rel}: {exc.message}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise PlanError(f"--against {directory}: cannot read {rel}: {exc}") from None
     if not files and not skip:

@@ -9,12 +9,12 @@ import json
 import os
 import re
 import shutil
-import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from generator import __version__
+from generator.common.bounded_read import read_bounded
 from generator.plan.model import FabricPlan
 from generator.render import leftovers
 from generator.render.cabling import render_cabling
@@ -133,12 +133,7 @@ def read_manifest(directory: Path) -> dict | None:
     generator key, the intent hash and a sha256 per file); None otherwise."""
     path = Path(directory) / MANIFEST
     try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_LIMIT:
-            return None
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as fh:
-            doc = json.loads(fh.read(MANIFEST_LIMIT + 1))
+        doc = json.loads(read_bounded(path, MANIFEST_LIMIT, follow_symlinks=False))
     except (OSError, ValueError):
         return None
     if not (isinstance(doc, dict) and isinstance(doc.get("generator"), str)
@@ -153,8 +148,11 @@ def read_manifest(directory: Path) -> dict | None:
     return doc
 
 
-# Per-device directories belong to the render whole: a switch or host that left the plan leaves
-# files there that a re-render removes. Anything else unlisted is someone's file and stops it.
+# The render's own top-level directories. Inside them, as everywhere, only the files the manifest
+# lists are the render's: a file a user put in switches/<name>/ (NOTES.txt) stops a re-render
+# like one at the top (issue 34 finding 5; refused rather than kept: a kept file would sit among
+# rendered configs that deploy and drift read, unrecorded by the manifest). A device that left the
+# plan leaves only listed files, which the re-render removes.
 OWNED_TREES = ("switches/", "hosts/")
 
 
@@ -169,14 +167,14 @@ def _foreign_entry(directory: Path, manifest: dict) -> str | None:
             rel = path.relative_to(directory).as_posix()
             if path.is_symlink():
                 return rel
-            if name in names and rel not in listed and not rel.startswith(OWNED_TREES):
+            if name in names and rel not in listed:
                 return rel
             if name in dirs and "/" not in rel and rel not in top_dirs:
                 return rel
     return None
 
 
-def check_target(out_dir: str | Path) -> Path:
+def check_target(out_dir: str | Path, command: str | None = None) -> Path:
     """The resolved OUTPUT if render may replace it: it does not exist, is an empty directory, or is
     an earlier fabricgen output (manifest.json plus only the files it lists). Else OutputError."""
     text = str(out_dir)
@@ -215,6 +213,11 @@ def check_target(out_dir: str | Path) -> Path:
         if manifest is None:
             raise OutputError(f"-o {text}: {out} is not empty and not an earlier fabricgen output (no "
                               f"fabricgen {MANIFEST}); nothing written: give a new or empty directory")
+        if manifest.get("command") != command:
+            # an earlier output of the same command only: `capacity -o` must not replace a render
+            raise OutputError(f"-o {text}: {out} is an earlier output of `fabricgen "
+                              f"{manifest.get('command') or 'render'}`, not of `fabricgen {command or 'render'}`; "
+                              "nothing written: give a new or empty directory")
         foreign = _foreign_entry(out, manifest)
         if foreign is not None:
             raise OutputError(f"-o {text}: {out / foreign} is not part of the fabricgen output its "
@@ -283,11 +286,11 @@ def write_render(plan: FabricPlan, intent_text: str, out_dir: str | Path,
     return _replace_atomically(out_dir, fill), count
 
 
-def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None]) -> Path:
+def _replace_atomically(out_dir: str | Path, fill: Callable[[Path], None], command: str | None = None) -> Path:
     """FILL a temporary sibling of OUTPUT, then swap it in with renames (check_target's rule).
     Both temporary trees are claimed (leftovers.py) for this render's lifetime, and the trees
     earlier killed renders left beside OUTPUT are removed first."""
-    out = check_target(out_dir)
+    out = check_target(out_dir, command)
     locks: list[int | None] = []
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -223,7 +223,7 @@ def test_unwritable_parent_is_one_line_even_as_root(monkeypatch):
         pytest.skip("/proc/sys is writable here")
     assert "permission" in refused(run("render", SMALL, "-o", str(parent / "fabricgen-out")))
     with pytest.raises(OutputError, match="cannot write"):       # past the check: still one line
-        monkeypatch.setattr(output, "check_target", lambda out_dir: Path(out_dir))
+        monkeypatch.setattr(output, "check_target", lambda out_dir, command=None: Path(out_dir))
         output.write_tree({"manifest.json": "{}\n"}, parent / "fabricgen-out")
     assert not (parent / "fabricgen-out").exists()
 
