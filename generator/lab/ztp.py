@@ -25,7 +25,9 @@ LANG, USER only; never FABRICGEN_PASSWORD or anything else of the caller's), a p
 directory per switch (its TMPDIR lasts for all sections of that switch), a timeout for the
 whole switch, and capped output. PATH holds the switch tools of the contract (shims acting on
 THAT switch through the lab server, ztp_client.py) and an allow-list of coreutils; a tool the
-real switch does not offer a script (jq, python on Cumulus) is not there.
+real switch does not offer a script (jq, python on Cumulus) is not there. Each script runs in
+its own user, mount, PID and network namespaces (ztp_sandbox.py): its private directory is the
+only place it can write, and nothing it started outlives it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.lab import ztp_sandbox
 from generator.lab.ztp_channel import SOCKET_FILE, request
 from generator.lab.ztp_kit import KitError, KitServer, dhcp_answer, load_kea, option_name
 
@@ -98,6 +101,10 @@ def lab_ztp(directory: Path, day0: Path, *, timeout: float = SWITCH_TIMEOUT, wor
                        "`fabricgen lab up INTENT --dir DIR --ztp --inventory CSV`")
     if not day0.is_dir():
         raise ZtpError(f"--day0 {day0}: no such directory; give the directory `fabricgen day0 -o` wrote")
+    try:
+        ztp_sandbox.check()          # before any switch moves: a kit never runs uncontained
+    except ztp_sandbox.SandboxError as exc:
+        raise ZtpError(str(exc)) from None
     try:
         dhcp4 = load_kea(day0)
         kit = KitServer(day0)
@@ -399,7 +406,9 @@ class SwitchZtp:
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             return 124, "", "", True
-        process = subprocess.Popen([*interpreter, str(path), *(args or [])], stdin=subprocess.DEVNULL,
+        # contained: only self.dir writable, no network, every process gone when it ends (ztp_sandbox.py)
+        process = subprocess.Popen(ztp_sandbox.command([*interpreter, str(path), *(args or [])], self.dir),
+                                   stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=env["PWD"],
                                    start_new_session=True)
         out, err = _Capped(process.stdout), _Capped(process.stderr)
