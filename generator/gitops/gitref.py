@@ -27,6 +27,26 @@ def repo_root(path: Path) -> Path:
     return Path(done.stdout.strip()).resolve()
 
 
+def config_change(intent_path: str | Path, ref: str, name: str) -> str | None:
+    """"added", "changed" or "removed" when NAME beside the intent differs between REF and the work
+    tree, else None. A config file chooses endpoints, passwords and backups without touching a
+    rendered file, so a change to it alone must still show in the plan (issue 34 finding 1)."""
+    intent = Path(intent_path).resolve()
+    root = repo_root(intent)
+    beside = intent.parent / name
+    rel = beside.relative_to(root).as_posix()
+    done = subprocess.run(["git", "-C", str(root), "show", f"{ref}:{rel}"], capture_output=True, timeout=60,
+                          check=False)
+    before = done.stdout if done.returncode == 0 else None
+    try:
+        now: bytes | None = beside.read_bytes() if beside.is_file() else None
+    except OSError:
+        now = b""               # unreadable now: say it changed rather than nothing
+    if before == now:
+        return None
+    return "added" if before is None else "removed" if now is None else "changed"
+
+
 def show_at_ref(intent_path: str | Path, ref: str) -> tuple[str | None, str]:
     """(text of the intent at `ref` or None if the file did not exist there, "REF:relpath")."""
     intent = Path(intent_path).resolve()

@@ -36,7 +36,8 @@ from typing import Any
 
 import yaml
 
-from generator.gitops.gitref import GitRefError, show_at_ref
+from generator.cli_config import CONFIG_NAME
+from generator.gitops.gitref import GitRefError, config_change, show_at_ref
 from generator.gitops.review import (
     PLAN_JSON,
     RISK_LABELS,
@@ -436,14 +437,17 @@ def make_plan(intent_path: str, against: str) -> PlanResult:
     if Path(against).is_dir():
         old_files, new_files, skipped = _against_render(Path(against), new_files)
         label = against
+        config = None           # a render directory does not record the config file it was made with
     else:
         text, label = show_at_ref(intent_path, against)
         old_files = _render_text(text, label) if text is not None else {}
+        config = config_change(intent_path, against, CONFIG_NAME)
     # _against_render drops a cabling.csv the old manifest records unchanged: its cables are all kept
     same_cabling = all_new.get(CABLING) if CABLING not in old_files and CABLING not in new_files else None
     result = compare_renders(old_files, new_files, fabric=fabric, against=label, same_cabling=same_cabling)
     result.unchanged += skipped
     result.findings = findings
+    result.risk.config = config
     return result
 
 
@@ -580,6 +584,9 @@ def risk_lines(risk: Risk) -> list[tuple[str, list[str]]]:
         out.append((f"{risk.cables_moved} cable(s) moved, {risk.cables_removed} removed", []))
     if risk.devices_removed:
         out.append((f"{risk.devices_removed} device(s) removed", []))
+    if risk.config:
+        out.append((f"{CONFIG_NAME} {risk.config}: it chooses endpoints, password sources, state and backup "
+                    "directories and command defaults; review it", []))
     return out
 
 

@@ -44,16 +44,19 @@ class Risk:
     cables_moved: int = 0
     cables_removed: int = 0
     devices_removed: int = 0
+    config: str | None = None     # the fabricgen.toml beside the intent: "added", "changed" or "removed"
 
     @property
     def any(self) -> bool:
-        return bool(any(self.devices.values()) or self.cables_moved or self.cables_removed or self.devices_removed)
+        return bool(any(self.devices.values()) or self.cables_moved or self.cables_removed or self.devices_removed
+                    or self.config)
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: {"count": len(v), "devices": v} for k, v in self.devices.items()}
         out["users"]["accounts"] = self.users
         out["cables"] = {"moved": self.cables_moved, "removed": self.cables_removed}
         out["devices_removed"] = self.devices_removed
+        out["config"] = self.config
         return out
 
 
