@@ -79,7 +79,7 @@ def printed_to(output: str | None) -> Iterator[None]:
     if output is None:
         yield
         return
-    from generator.drift.report import write_atomic
+    from generator.common.atomic_write import write_atomic
 
     buffer = io.StringIO()
     try:

@@ -24,7 +24,8 @@ from generator.acceptance.nccl_log import LogError, parse_log
 from generator.acceptance.report import format_tables, measured_doc, measured_json
 from generator.acceptance.runs import RunSet, plan_runs
 from generator.acceptance.scripts import script_files
-from generator.acceptance.writer import OutputRefused, sha256, write_atomic, write_output
+from generator.acceptance.writer import OutputRefused, sha256, write_output
+from generator.common.atomic_write import write_atomic
 from generator.safe_text import for_terminal
 
 GENERATOR = f"fabricgen {__version__}"

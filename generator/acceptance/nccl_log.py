@@ -30,11 +30,12 @@ does not have the columns its header names is an error: the log was cut or inter
 from __future__ import annotations
 
 import math
-import os
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from generator.common.bounded_read import ReadRefused, read_bounded
 
 # The leading "#" is optional: logs pasted through Markdown (issue trackers, wikis) lose it.
 _VERSION = re.compile(r"^\s*#?\s*nccl-tests version\s+(\S+)")
@@ -263,25 +264,16 @@ def parse_log(path: str | Path) -> NcclLog:
     elsewhere, and reading through it writes nothing."""
     name = str(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        data = read_bounded(path, MAX_LOG_BYTES)
+    except ReadRefused as exc:
+        if exc.kind == "type":
+            raise LogError(f"{name}: {_kind(exc.mode or 0)}, not a regular file: give the file all_reduce_perf's "
+                           "output was saved to") from None
+        if exc.kind == "size":
+            raise LogError(_too_large(name, exc.size or MAX_LOG_BYTES + 1)) from None
+        raise LogError(f"{name}: {exc.message}") from None
     except OSError as exc:
         raise LogError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise LogError(f"{name}: {_kind(st.st_mode)}, not a regular file: give the file all_reduce_perf's "
-                           "output was saved to")
-        if st.st_size > MAX_LOG_BYTES:
-            raise LogError(_too_large(name, st.st_size))
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_LOG_BYTES + 1)       # the file may grow between fstat and read
-    except OSError as exc:
-        raise LogError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_LOG_BYTES:
-        raise LogError(_too_large(name, len(data)))
     if b"\0" in data[:4096]:
         raise LogError(f"{name}: not an nccl-tests log (binary data): give the standard output of all_reduce_perf")
     return parse_text(data.decode("utf-8", errors="replace"), name)

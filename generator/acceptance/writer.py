@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from generator.acceptance.expected import EXPECTED_FILE, SCHEMA
+from generator.common.atomic_write import write_atomic
 
 EXPECTED = EXPECTED_FILE
 EXECUTABLE = (".sh", ".sbatch")
@@ -59,7 +58,7 @@ def write_output(files: dict[str, str], out_dir: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     order = sorted(rel for rel in files if rel != EXPECTED) + [EXPECTED]
     for rel in order:
-        write_atomic(out / rel, files[rel], executable=rel.endswith(EXECUTABLE))
+        write_atomic(out / rel, files[rel], mode=0o755 if rel.endswith(EXECUTABLE) else 0o644)
     for rel, digest in sorted(old.items()):
         if rel in files or rel != Path(rel).name or rel.startswith("."):
             continue        # ours are plain names in DIR: never follow a path out of it
@@ -76,18 +75,3 @@ def _digest(path: Path) -> str | None:
         return None
 
 
-def write_atomic(path: Path, text: str, *, executable: bool = False) -> None:
-    """PATH holds TEXT whole or keeps what it had. The temporary file is mkstemp's (a new,
-    unpredictable name opened O_CREAT|O_EXCL, so a link planted at a guessable name is never
-    written through) in PATH's directory, renamed over PATH: a link at PATH itself is
-    replaced, not followed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.chmod(tmp, 0o755 if executable else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -5,8 +5,6 @@ validation findings. Opens from a USB stick on an air-gapped bastion."""
 from __future__ import annotations
 
 import html
-import os
-import tempfile
 from pathlib import Path
 
 from generator.capacity.analyze import Analysis
@@ -14,6 +12,7 @@ from generator.capacity.diagram import topology_svg
 from generator.capacity.plots import what_if_svg
 from generator.capacity.text import fmt_time, sections
 from generator.capacity.whatif import Variant
+from generator.common.atomic_write import write_atomic
 from generator.intent.loader import LoadedIntent
 
 _CSS = """
@@ -118,11 +117,5 @@ def _svg_body(svg: str) -> str:
 
 def write_report(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]], output: str) -> Path:
     path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = render_html(loaded, a, what_ifs)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    write_atomic(path, render_html(loaded, a, what_ifs))
     return path

@@ -9,6 +9,7 @@ the last component where a link would let someone else choose what is read.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -19,9 +20,9 @@ class ReadRefused(OSError):
     """Why a file was not read, as one line without the path (callers say where). KIND: "type",
     "size", "link", "read" or "text"; SIZE: the size found when KIND is "size"."""
 
-    def __init__(self, message: str, kind: str = "read", size: int | None = None):
+    def __init__(self, message: str, kind: str = "read", size: int | None = None, mode: int | None = None):
         super().__init__(message)
-        self.message, self.kind, self.size = message, kind, size
+        self.message, self.kind, self.size, self.mode = message, kind, size, mode
 
     def __str__(self) -> str:
         return self.message
@@ -39,19 +40,24 @@ def read_bounded(path: str | Path, limit: int, *, follow_symlinks: bool = True, 
     except FileNotFoundError:
         raise
     except OSError as exc:
-        if not follow_symlinks and exc.errno == 40:       # ELOOP: O_NOFOLLOW met a symbolic link
+        if not follow_symlinks and exc.errno == errno.ELOOP:     # O_NOFOLLOW met a symbolic link
             raise ReadRefused("a symbolic link, not a file: give the file itself", "link") from None
         raise ReadRefused(f"cannot read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
+    try:
+        st = os.fstat(fd)           # before fdopen, which refuses a directory with its own error
         if not stat.S_ISREG(st.st_mode):
-            raise ReadRefused("not a regular file (a FIFO, device or directory): give a file", "type")
+            raise ReadRefused("not a regular file (a FIFO, device or directory): give a file", "type",
+                              mode=st.st_mode)
         problem = check(st) if check is not None else None
         if problem:
             raise ReadRefused(problem, "trust")
         if st.st_size > limit:
             raise ReadRefused(f"{st.st_size} bytes, more than the {limit}-byte limit", "size", st.st_size)
-        data = fh.read(limit + 1)          # a file that grew since fstat is still cut at the limit
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)          # a file that grew since fstat is still cut at the limit
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise ReadRefused(f"more than the {limit}-byte limit", "size", len(data))
     return data

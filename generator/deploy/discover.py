@@ -281,8 +281,8 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
                  stdout=None, stderr=None) -> int:
     """Exit 0: every host read and the file written; 1: a host could not be read (the file is still
     written with what was read and kept), or nothing could be run."""
+    from generator.common.atomic_write import write_atomic
     from generator.deploy.credentials import endpoint_host_access
-    from generator.drift.report import write_atomic
     from generator.render.inventory import render_inventory
 
     out_stream = stdout or sys.stdout

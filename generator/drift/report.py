@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from generator.common.atomic_write import write_atomic
 from generator.drift.compare import FEATURES, FeatureResult
 from generator.safe_text import (
     for_terminal,
@@ -223,22 +221,6 @@ def format_prometheus(report: DriftReport) -> str:
 
 RENDERERS = {"table": format_table, "json": format_json, "markdown": format_markdown,
              "prometheus": format_prometheus}
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)       # node_exporter runs as its own user
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_report(report: DriftReport, fmt: str, output: str | None) -> None:

@@ -29,12 +29,12 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from generator.common.bounded_read import ReadRefused, read_bounded
 
 KEA_FILE = "kea-dhcp4.json"
 HTTP_DIR = "http"
@@ -77,19 +77,17 @@ def normal_mac(mac: str) -> str:
 def read_capped(path: Path, limit: int, what: str) -> bytes:
     """A regular file's bytes, refused above LIMIT; never follows a FIFO or device."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return read_bounded(path, limit)
     except FileNotFoundError:
         raise KitError(f"{path}: no such file; give the directory `fabricgen day0 -o` wrote ({what})") from None
+    except ReadRefused as exc:
+        if exc.kind == "type":
+            raise KitError(f"{path}: {what} is not a regular file") from None
+        if exc.kind == "size":
+            raise KitError(f"{path}: {what} is larger than {limit >> 20} MB; is this a day-0 kit?") from None
+        raise KitError(f"{path}: cannot read {what}: {exc.message}") from None
     except OSError as exc:
         raise KitError(f"{path}: cannot read {what}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise KitError(f"{path}: {what} is not a regular file")
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise KitError(f"{path}: {what} is larger than {limit >> 20} MB; is this a day-0 kit?")
-    return data
 
 
 def load_kea(day0: Path) -> dict:

@@ -132,7 +132,7 @@ RENDERERS = {"table": format_table, "json": format_json, "junit": format_junit, 
 
 
 def write_report(report: VerifyReport, fmt: str, output: str | None) -> None:
-    from generator.drift.report import write_atomic
+    from generator.common.atomic_write import write_atomic
 
     text = RENDERERS[fmt](report)
     if output:

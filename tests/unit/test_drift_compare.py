@@ -7,10 +7,11 @@ import os
 
 import pytest
 
+from generator.common.atomic_write import write_atomic
 from generator.drift.command import compare_texts
 from generator.drift.compare import compare_device, split_features
 from generator.drift.normalize import canonical, parse_nvue, parse_sonic, strip_unmanaged
-from generator.drift.report import DriftReport, format_markdown, format_prometheus, format_table, write_atomic
+from generator.drift.report import DriftReport, format_markdown, format_prometheus, format_table
 
 INTENDED = """\
 - header:

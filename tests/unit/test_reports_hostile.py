@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from generator.common.atomic_write import write_atomic
 from generator.drift.compare import FeatureResult
 from generator.drift.report import RENDERERS as DRIFT_RENDERERS
-from generator.drift.report import DeviceResult, DriftReport, write_atomic, write_report
+from generator.drift.report import DeviceResult, DriftReport, write_report
 from generator.verify.model import Finding, Outcome, VerifyReport, outcome
 from generator.verify.report import RENDERERS as VERIFY_RENDERERS
 from generator.verify.report import write_report as write_verify
