@@ -48,8 +48,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from generator.device_data import DeviceDataError, parse_json
 
 HEADER = ("# Written by `fabricgen hosts discover`: the rail NICs each host reported "
@@ -172,9 +170,14 @@ def discovery_text(hosts: dict[str, dict], stale: frozenset[str] | set[str] = fr
 
 def previous_entries(path: Path) -> dict[str, dict]:
     """Entries of an existing discovery file at `path` ({} when there is none or it is not one)."""
+    from generator.common.bounded_read import read_bounded_text
+    from generator.intent.discovery import DiscoveryFormatError, max_discovered_bytes, plain_document
+    from generator.intent.loader import IntentError
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        # the file -o names, read as the intent reads it: bounded, no aliases; a FIFO or a bomb there is "none"
+        data = plain_document(read_bounded_text(path, max_discovered_bytes()))
+    except (OSError, DiscoveryFormatError, IntentError):
         return {}
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("hosts"), dict):
         return {}

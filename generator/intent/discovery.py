@@ -186,6 +186,19 @@ class _Bad(Exception):
         self.line, self.path, self.message = line, path, message
 
 
+class DiscoveryFormatError(ValueError):
+    """The text is not a plain discovery document (plain_document)."""
+
+
+def plain_document(text: str) -> Any:
+    """The document of TEXT as the discovery reader builds it (no aliases or tags, at most
+    MAX_DEPTH levels), without the schema check; DiscoveryFormatError otherwise."""
+    try:
+        return _build(text)[0]
+    except (_Bad, yaml.YAMLError) as exc:
+        raise DiscoveryFormatError(str(exc)) from None
+
+
 def _events(text: str):
     """The parser's events, straight from libyaml's parser when PyYAML has it (yaml.parse adds a
     Python generator frame per event: ~20% of the read)."""

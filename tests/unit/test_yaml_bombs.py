@@ -99,3 +99,17 @@ def test_discovery(tmp_path, bomb):
     (tmp_path / "fabric.yaml").write_text(medium.replace("\nhosts:\n", "\nhosts:\n  discovered: discovered.yaml\n", 1))
     (tmp_path / "discovered.yaml").write_text(text)
     _one_line(run("validate", "fabric.yaml", cwd=tmp_path), "discovered.yaml", "")
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_hosts_discover_reads_its_earlier_file_bounded(tmp_path, bomb):
+    # `hosts discover -o FILE` reads what FILE held before (to keep stale entries): a bomb there is
+    # no earlier entries, in the discovery reader's bounds, never a MemoryError
+    from generator.deploy.discover import previous_entries
+
+    path = tmp_path / "discovered.yaml"
+    path.write_text("version: 1\nhosts:\n" + "".join(f"  {line}\n" for line in BOMBS[bomb][0].splitlines()[:20]))
+    assert previous_entries(path) == {}
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    assert previous_entries(fifo) == {}         # no writer ever comes: refused at once, not waited on
