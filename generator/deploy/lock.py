@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.common.bounded_read import ReadRefused, read_bounded
+
 STATE_ENV = "FABRICGEN_STATE_DIR"
 SHARED_STATE_DIR = Path("/var/lib/fabricgen")
 LOCK_NAME = "deploy.lock"
@@ -116,13 +118,15 @@ class Holder:
 def read_holder(path: Path, fabric: str) -> Holder | None:
     """The lock's holder, None when there is no lock. An unreadable lock is still a lock."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        raw = read_bounded(path, MAX_LOCK_BYTES, follow_symlinks=False).decode("utf-8", "replace")
     except FileNotFoundError:
         return None
+    except ReadRefused as exc:
+        if exc.kind not in ("type", "size"):
+            raise LockError(f"cannot read the deploy lock {path}: {exc.message}") from None
+        raw = ""            # not a lock file fabricgen wrote, but something holds the name: still a lock
     except OSError as exc:
         raise LockError(f"cannot read the deploy lock {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        raw = fh.read(MAX_LOCK_BYTES).decode("utf-8", "replace")
     try:
         data = json.loads(raw)
     except json.JSONDecodeError:

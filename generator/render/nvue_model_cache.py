@@ -34,6 +34,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from generator.common.bounded_read import read_bounded
 from generator.render import nvue_model
 from generator.render.nvue_model import MODELS_PACKAGE, ModelProblem, model_release, validate_nvue
 
@@ -195,20 +196,11 @@ def _mac(key: bytes, name: str, rows: list) -> str:
 def _read(dir_fd: int, key: bytes, name: str) -> list[ModelProblem] | None:
     """The problems stored under NAME; None when there is no entry or it is not one we wrote."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(ENTRY_LIMIT + 1)
-        doc = json.loads(data) if len(data) <= ENTRY_LIMIT else None
+        # a link, FIFO or oversized entry is not one we wrote (ReadRefused is an OSError)
+        doc = json.loads(read_bounded(name, ENTRY_LIMIT, follow_symlinks=False, dir_fd=dir_fd))
         rows, mac = doc["problems"], doc["hmac"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    finally:
-        os.close(fd)
     if type(rows) is not list or not all(
             type(r) is list and len(r) == 3 and type(r[0]) is list and all(type(k) is str for k in r[0])
             and type(r[1]) is str and r[2] in _KINDS for r in rows):

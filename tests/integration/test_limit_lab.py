@@ -39,7 +39,8 @@ def test_limit_filters_drift_and_verify(tmp_path, lab_start) -> None:
     leaf = fabricgen("drift", str(intent), "--limit", "tiny-leaf-*", "--format", "json")
     assert leaf.returncode == 0, leaf.stdout + leaf.stderr
     assert set(json.loads(leaf.stdout)["devices"]) == {"tiny-leaf-1"}
-    assert leaf.stderr == ""
+    config_line = f"fabricgen: using config {tmp_path / 'fabricgen.toml'}\n"     # the config applied, named
+    assert leaf.stderr == config_line
 
     spines = fabricgen("drift", str(intent), "--only", "switches", "--limit", "tiny-spine-*", "--format", "json")
     assert spines.returncode == 3, spines.stdout + spines.stderr
@@ -48,7 +49,7 @@ def test_limit_filters_drift_and_verify(tmp_path, lab_start) -> None:
 
     nothing = fabricgen("drift", str(intent), "--only", "switches", "--limit", "gpu*")
     assert nothing.returncode == 1 and nothing.stdout == ""
-    assert nothing.stderr == "error: --limit 'gpu*' matches no switches of fabric tiny\n"
+    assert nothing.stderr == config_line + "error: --limit 'gpu*' matches no switches of fabric tiny\n"
 
     verify = fabricgen("verify", str(intent), "--only", "switches", "--limit", "tiny-spine-1", "--interval", "1",
                        "--settle", "0", "--format", "json")
