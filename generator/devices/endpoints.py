@@ -1,5 +1,6 @@
 """Which switches an endpoints file lists: a switch it does not list cannot be reached, and is
-`unknown` in drift and verify while the others are still checked."""
+`unknown` in drift, `not installed` in verify (verify/installed.py), while the others are still
+checked."""
 
 from __future__ import annotations
 
