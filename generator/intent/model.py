@@ -653,6 +653,10 @@ def _extra_tree(value: object, path: str, depth: int = 0, budget: list[int] | No
         if not isinstance(key, str) or not key or len(key) > EXTRA_MAX_TEXT:
             raise ValueError(f"{path}: key {str(key)[:40]!r} must be non-empty text (quote numeric ids: '3')")
         where = f"{path}.{key}"
+        if depth == 0 and not (isinstance(child, dict) and child):
+            # an entry owns what it sets from the second key down (render/extra.py): a bare
+            # `system: {}` would claim the whole `system` tree, the switch's own settings with it
+            raise ValueError(f"{where}: give the subtree to set below it, e.g. {key}: {{<name>: {{...}}}}")
         if isinstance(child, dict):
             _extra_tree(child, where, depth + 1, budget)
         elif isinstance(child, bool | int | float) or (isinstance(child, str) and len(child) <= EXTRA_MAX_TEXT):

@@ -116,9 +116,10 @@ extra:
 
 
 @pytest.mark.parametrize("extra, message", [
-    ("{nvue: {a: [1, 2]}}", "expected text, a number, a boolean or a map"),
+    ("{nvue: {a: {b: [1, 2]}}}", "expected text, a number, a boolean or a map"),
     ("{nvue: {'3': {}, 4: {}}}", "Input should be a valid string (got 4)"),
-    ("{nvue: {'': x}}", "must be non-empty text"),
+    ("{nvue: {'': {a: x}}}", "must be non-empty text"),
+    ("{nvue: {system: {}}}", "nvue.system: give the subtree to set below it"),
     ("{nvue: " + "{a: " * 20 + "x" + "}" * 21, "deeper than 16 levels"),
 ])
 def test_hostile_entries_are_one_line(tmp_path, extra, message):
