@@ -30,8 +30,10 @@ def _nvue_derived(plan, sw) -> list[tuple[tuple[str, ...], str]]:
     ports = plan.ports_of(sw.name)
     names = {"lo"} | {p.port for p in ports} | {p.physical for p in ports if p.breakout}
     derived += [(("interface", name), f"interface {name} (addresses, MTU, PFC the plan sets)") for name in sorted(names)]
-    if plan.management is not None:
-        derived += [(path, f"the management plane ({label}, from `management:`)") for path, label in MANAGEMENT]
+    # the way in: from `management:`, or the switch's own that every deploy carries over; an entry
+    # owning it would replace the switch's accounts, eth0 or sshd (DESIGN: never cut a switch off)
+    source = "from `management:`" if plan.management is not None else "the switch's own, kept by every deploy"
+    derived += [(path, f"the management plane ({label}, {source})") for path, label in MANAGEMENT]
     return derived
 
 
@@ -65,7 +67,8 @@ def extra_overwrites_plan(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     """An `extra:` entry is merged last into the rendered config, so anything it sets wins. Where
     that is config the plan derives - QoS and buffers (`qos`), BGP and routing policy (`router`,
     `vrf default`), the interfaces the plan configures (their addresses, MTU, PFC), the hostname,
-    and with `management:` the management plane; on SONiC the tables fabricgen owns (BUFFER_*,
+    and the management plane (eth0, VRF mgmt, accounts, NTP/DNS/syslog, sshd, the NVUE API: from
+    `management:`, or the switch's own that every deploy carries over); on SONiC the tables fabricgen owns (BUFFER_*,
     *_MAP, BGP_*, INTERFACE, PORT, DEVICE_METADATA, ...) - the rendered value would be silently
     replaced by one that no other check judged (headroom, ECN, ECMP, addressing).
 

@@ -83,6 +83,7 @@ extra:
     ("{router: {bgp: {autonomous-system: 1}}}", "extra[0].nvue.router"),
     ("{interface: {swp1: {link: {mtu: 1500}}}}", "extra[0].nvue.interface.swp1"),
     ("{vrf: {default: {router: {bgp: {enable: off}}}}}", "extra[0].nvue.vrf.default"),
+    ("{system: {aaa: {user: {ops: {role: system-admin}}}}}", "extra[0].nvue.system.aaa.user"),
 ])
 def test_touching_what_the_plan_derives_is_refused_without_override(tmp_path, nvue, path):
     text = CUMULUS + f"extra:\n  - match: {{role: leaf}}\n    nvue: {nvue}\n"
