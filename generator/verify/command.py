@@ -188,7 +188,7 @@ def _counters_outcome(H, host, reading, interval_s: float, pfc_threshold: float,
 
 
 def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expectations, *, interval_s: float,
-                     settle_s: float, concurrency: int, names: list[str], reachable: list[str],
+                     settle_s: float, concurrency: int, reachable: list[str],
                      planned_absent: dict[str, dict[str, str]],
                      streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.deploy.credentials import CredentialsError, resolve_access
@@ -341,7 +341,7 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
                      for c in SWITCH_CHECKS]
         readings, unknown = _switch_readings(plan, intent_path, endpoints, exp, interval_s=interval_s,
                                              settle_s=settle_s, concurrency=loaded.intent.deploy.concurrency,
-                                             names=switches, reachable=reachable, planned_absent=planned_absent,
+                                             reachable=reachable, planned_absent=planned_absent,
                                              streamed=streamed_failures(plan, exp, absent,
                                                                         pfc_threshold=pfc_threshold,
                                                                         ecn_threshold=ecn_threshold,
