@@ -107,16 +107,19 @@ def shape_groups(plan) -> list[list]:
     """The switches grouped by shape_key(switch_context(...)), groups and members in plan
     order. Switches are first grouped by input_key (finer); one context per input group is
     built and walked, and input groups of equal shape are merged."""
+    from generator.plan.extra import extras_for
     from generator.render.nvue import switch_context
 
     stripped: dict[str, str] = {}
     by_input: dict[object, list[int]] = {}
     for i, sw in enumerate(plan.switches):
-        by_input.setdefault(input_key(plan, sw, stripped), []).append(i)
+        # the `extra:` entries a switch gets are part of its document's shape
+        extras = tuple(e.index for e in extras_for(plan, sw)) if plan.extra else ()
+        by_input.setdefault((extras, input_key(plan, sw, stripped)), []).append(i)
     by_shape: dict[object, list[int]] = {}
-    for members in by_input.values():
+    for (extras, _key), members in by_input.items():
         shape = shape_key(switch_context(plan, plan.switches[members[0]]))
-        by_shape.setdefault(shape, []).extend(members)
+        by_shape.setdefault((extras, shape), []).extend(members)
     groups = sorted((sorted(m) for m in by_shape.values()), key=lambda m: m[0])
     return [[plan.switches[i] for i in m] for m in groups]
 
@@ -162,7 +165,31 @@ def nvue_values_rejected(ctx: CheckContext) -> Finding:
         sw = members[0]
         others = f" (and {len(members) - 1} switch(es) of the same shape)" if len(members) > 1 else ""
         for problem in validate_nvue_cached(render_switch(plan, sw), version):
+            entry = _extra_behind(plan, sw, problem.path)
+            if entry is not None:
+                yield (f"extra[{entry}].nvue.{'.'.join(problem.path)}",
+                       f"{sw.name}{others}: {problem.line()} [{checked}]; NVUE refuses the whole file: fix this key "
+                       "of the `extra:` entry (NVUE's reference names the keys and values each release takes)")
+                continue
             yield ("switch_os.version",
                    f"{sw.name}{others}: startup.yaml {problem.line()} [{checked}]; "
                    "NVUE refuses the whole file: change the intent value behind this key, or report a "
                    "fabricgen template bug")
+
+
+def _extra_behind(plan, sw, path: tuple[str, ...]) -> int | None:
+    """The last `extra:` entry of SW that holds PATH: its value won the merge."""
+    if not plan.extra or not path:
+        return None
+    from generator.plan.extra import extras_for
+
+    found = None
+    for entry in extras_for(plan, sw):
+        node = entry.nvue or {}
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                break
+            node = node[key]
+        else:
+            found = entry.index
+    return found

@@ -92,6 +92,9 @@ class Job:
     # switch, what must survive an apply.
     managed: ManagedSet | None = None
     guards: dict[str, GuardContext] = field(default_factory=dict)
+    # what the intent's `extra:` sets per switch (render/extra.py): NVUE key paths / config_db rows
+    extra_owned: dict[str, tuple] = field(default_factory=dict)
+    extra_rows: dict[str, tuple] = field(default_factory=dict)
     # SONiC: what fabricgen owns in config_db (generator/render/sonic_managed.py), and whether
     # this is a day-0 provisioning (full config_db + `config reload`) instead of a day-2 patch.
     sonic: SonicManaged | None = None
@@ -153,7 +156,12 @@ class Job:
         """What fabricgen owns on this SONiC switch (its rendered file decides the seeded fields)."""
         if rendered is None:
             rendered = json.loads(self.rendered[name])
-        return SonicManaged.of(rendered, self.sonic.management)
+        return SonicManaged.of(rendered, self.sonic.management, self.extra_rows.get(name, ()))
+
+    def managed_of(self, name: str) -> ManagedSet | None:
+        """Cumulus: what fabricgen manages on this switch: the plan's set plus its `extra:` subtrees."""
+        paths = self.extra_owned.get(name)
+        return self.managed.with_owned(paths) if self.managed is not None and paths else self.managed
 
     def scrub(self, text: str) -> str:
         password = self.access.password
@@ -184,9 +192,10 @@ def _close(driver) -> None:
         pass
 
 
-def _config_mismatch(job: Job, running: str, rendered: str) -> str | None:
+def _config_mismatch(job: Job, running: str, rendered: str, name: str = "") -> str | None:
     """None when the running config is what the deploy wanted, else where it is not."""
-    if job.managed is not None:
+    managed = job.managed_of(name)
+    if managed is not None:
         # Only the managed subtrees: the switch keeps its own eth0, users, LLDP ... and NVUE
         # prints defaults and newer-release keys nobody set (generator/render/managed.py).
         try:
@@ -194,8 +203,8 @@ def _config_mismatch(job: Job, running: str, rendered: str) -> str | None:
             _, have = load_tree(running)
         except DocumentError as exc:
             return f"the running config is unreadable: {exc}"
-        want = job.managed.managed(want)
-        have = comparable(have, job.managed, version=job.os_version, intended=want)
+        want = managed.managed(want)
+        have = comparable(have, managed, version=job.os_version, intended=want)
         if have == want:
             return None
         return f"the running config differs from the rendered file at {first_difference(want, have)}"
@@ -205,8 +214,8 @@ def _config_mismatch(job: Job, running: str, rendered: str) -> str | None:
         return f"the running config is unreadable: {exc}"
     if job.sonic is not None:
         # Only fabricgen's tables and fields: the switch keeps its MAC, FEATURE, AAA, ...
-        managed = SonicManaged.of(want, job.sonic.management)
-        have, want = managed.owned(have), managed.owned(want)
+        owned = job.sonic_for(name, want)
+        have, want = owned.owned(have), owned.owned(want)
     if have == want:
         return None
     tables = sorted(t for t in set(have) | set(want) if have.get(t) != want.get(t))
@@ -221,7 +230,7 @@ def _candidate(job: Job, name: str, driver, running: str | None = None) -> tuple
         running = driver.get_config(retrieve="running")["running"]
     if job.sonic is not None:
         return _sonic_candidate(job, name, running)
-    candidate = build_candidate(job.rendered[name], running, job.managed)
+    candidate = build_candidate(job.rendered[name], running, job.managed_of(name))
     job.kept[name] = candidate.kept_management
     return candidate.text, candidate.running
 
@@ -423,7 +432,7 @@ class WaveRun:
                 raise DeviceFailed("the commit is no longer pending confirmation (timer expired, or "
                                    "someone else confirmed or rolled it back)")
             running = driver.get_config(retrieve="running")["running"]
-            mismatch = _config_mismatch(self.job, running, self.job.rendered[name])
+            mismatch = _config_mismatch(self.job, running, self.job.rendered[name], name)
             if mismatch:
                 raise DeviceFailed(mismatch)
         except BaseException:
@@ -647,6 +656,18 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
     return status
 
 
+def _extra_ownership(plan, names) -> dict[str, dict[str, tuple]]:
+    """Job's extra_owned / extra_rows: what the intent's `extra:` sets on each switch to deploy."""
+    if not plan.extra:
+        return {}
+    from generator.render.extra import nvue_owned, sonic_owned
+
+    by_name = {sw.name: sw for sw in plan.switches}
+    if plan.switch_os == "cumulus":
+        return {"extra_owned": {n: nvue_owned(plan, by_name[n]) for n in names if n in by_name}}
+    return {"extra_rows": {n: sonic_owned(plan, by_name[n]) for n in names if n in by_name}}
+
+
 def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoints, dry_run, yes,
                      accept_new_host_keys, provision=False, stop: StopSignals | None = None,
                      run_id: str | None = None, show_diff: bool = False) -> int:
@@ -676,7 +697,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
               concurrency=concurrency, results={n: DeviceResult(n) for n in names},
               managed=managed, guards=guards or {},
               sonic=SonicManaged(plan.management is not None) if plan.switch_os == "sonic" else None,
-              provision=provision, run_id=run_id, stop=stop.event)
+              provision=provision, run_id=run_id, stop=stop.event, **_extra_ownership(plan, names))
     try:
         started = time.monotonic()
         with _progress(err) as progress, stop.deferred():

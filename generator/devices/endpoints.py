@@ -6,7 +6,8 @@ not writable by group or others (common/trusted_file.py), within the common YAML
 `password_env` may only name an allowed variable (issue 34 finding 1).
 
 Which switches it lists also decides reachability: a switch it does not list cannot be reached,
-and is `unknown` in drift and verify while the others are still checked.
+and is `unknown` in drift, `not installed` in verify (verify/installed.py), while the others are
+still checked.
 """
 
 from __future__ import annotations

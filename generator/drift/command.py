@@ -86,12 +86,13 @@ def check_switch(plan, name: str, intended_text: str, target, access) -> DeviceR
         running, pending = fetch_state(plan, target, access)
     except Exception as exc:  # noqa: BLE001 - any failure to read a device makes it unknown, never in sync
         return DeviceResult(name, "switch", "unknown", error=_one_line(exc, access.password))
-    from generator.render.managed import for_plan
+    from generator.render.managed import for_switch
 
     try:
-        result = compare_texts(plan.switch_os, name, intended_text, running, managed=for_plan(plan),
+        result = compare_texts(plan.switch_os, name, intended_text, running, managed=for_switch(plan, name),
                                version=".".join(map(str, plan.switch_os_version)),
-                               sonic_management=plan.management is not None)
+                               sonic_management=plan.management is not None,
+                               sonic_extra=_sonic_extra(plan, name))
     except Exception as exc:  # noqa: BLE001 - a running config no parser foresaw: this switch is unknown, the run goes on
         return DeviceResult(name, "switch", "unknown",
                             error=f"running config could not be compared: {_one_line(exc, access.password)}")
@@ -103,9 +104,19 @@ def check_switch(plan, name: str, intended_text: str, target, access) -> DeviceR
     return result
 
 
+def _sonic_extra(plan, name: str) -> tuple[tuple[str, str], ...]:
+    """config_db rows the intent's `extra:` sets on switch NAME (render/extra.py)."""
+    if not plan.extra or plan.switch_os != "sonic":
+        return ()
+    from generator.render.extra import sonic_owned
+
+    sw = next((s for s in plan.switches if s.name == name), None)
+    return () if sw is None else sonic_owned(plan, sw)
+
+
 def compare_texts(os_name: str, name: str, intended_text: str, running_text: str, *,
                   managed: ManagedSet | None = None, version: str | None = None,
-                  sonic_management: bool | None = None) -> DeviceResult:
+                  sonic_management: bool | None = None, sonic_extra: tuple = ()) -> DeviceResult:
     """NVUE: `managed` is the plan's managed set (default: the one the rendered file implies),
     `version` the intent's release (keys it does not document are not compared). SONiC:
     `sonic_management`: the intent has `management:` (default: inferred from the rendered config_db)."""
@@ -116,7 +127,7 @@ def compare_texts(os_name: str, name: str, intended_text: str, running_text: str
             managed = managed or nvue_managed_set(intended)
             intended = managed.managed(intended)
         else:
-            sonic = sonic_managed_set(intended, sonic_management)
+            sonic = sonic_managed_set(intended, sonic_management, sonic_extra)
             intended = sonic.owned(intended)
         actual = strip_unmanaged(os_name, intended, parse_config(os_name, running_text), managed=managed,
                                  version=version, sonic=sonic)

@@ -104,13 +104,13 @@ def nvue_managed_set(intended: dict) -> ManagedSet:
     return managed_set(isinstance(intended.get("interface"), dict) and "eth0" in intended["interface"], users=users)
 
 
-def sonic_managed_set(intended: dict, management: bool | None = None) -> SonicManaged:
+def sonic_managed_set(intended: dict, management: bool | None = None, extra: tuple = ()) -> SonicManaged:
     """The managed set of a rendered config_db; `management` (the intent has `management:`)
     is inferred from the file when not given: it has NTP/syslog/DNS servers or a timezone."""
     if management is None:
         meta = (intended.get("DEVICE_METADATA") or {}).get("localhost") or {}
         management = any(intended.get(t) for t in MANAGEMENT_TABLES) or "timezone" in meta
-    return SonicManaged.of(intended, management)
+    return SonicManaged.of(intended, management, extra)
 
 
 def strip_unmanaged(os_name: str, intended: dict, actual: dict, *, managed: ManagedSet | None = None,

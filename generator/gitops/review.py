@@ -10,7 +10,10 @@ both sides (an added device has nothing to lose, a removed one is counted as rem
 - ASN: a switch's `asn` in plan.json (every BGP session of the switch resets);
 - users: a switch config change under `system.aaa.user` (NVUE; generator/render/managed.py USERS),
   the accounts a deploy logs in with;
-- cables moved / removed (plan.py's cable accounting) and devices removed.
+- cables moved / removed (plan.py's cable accounting) and devices removed;
+- `extra:` (the escape hatch, plan.json `extra`): switches added or changed that carry an entry
+  (config the model's rules did not derive or judge), and among them those where an entry has
+  `override: true` (it replaces what the plan derives).
 
 Groups: devices whose whole diff (status and every file's changes) is equal form one group, so an
 ECN change on 80 leaves is one block "8 changes x 80 devices"; every device is in exactly one group.
@@ -32,7 +35,9 @@ USERS_PATH = "system.aaa.user"
 # plan.json record key -> risk item name, and what a person calls it
 PLAN_KEYS = {"mgmt_ip": "management_address", "loopback": "loopback", "asn": "asn"}
 RISK_LABELS = {"management_address": "management address(es)", "loopback": "loopback/router-id(s)",
-               "asn": "ASN(s)", "users": "switch(es) with user account changes"}
+               "asn": "ASN(s)", "users": "switch(es) with user account changes",
+               "extra": "switch(es) changed that carry `extra:` config",
+               "override": "switch(es) where `extra:` overrides what the plan derives"}
 # order a reviewer reads groups in: existing devices changing first, the derived fabric files last
 _STATUS_ORDER = {"changed": 0, "removed": 1, "added": 2}
 
@@ -107,7 +112,26 @@ def risk_of(old_plan: str | None, new_plan: str | None, devices: dict[str, Devic
             risk.devices["users"].append(name)
     risk.devices["users"].sort(key=natural)
     risk.users = sorted(accounts)
+    for entry in _extra_entries(new_plan):
+        for name in entry["switches"]:
+            if name in devices and devices[name].status in ("added", "changed"):
+                for item in ("extra", "override") if entry.get("override") is True else ("extra",):
+                    if name not in risk.devices[item]:
+                        risk.devices[item].append(name)
+    risk.devices["extra"].sort(key=natural)
+    risk.devices["override"].sort(key=natural)
     return risk
+
+
+def _extra_entries(text: str | None) -> list[dict[str, Any]]:
+    """plan.json's `extra` list (render/plan_json.py), well-formed entries only."""
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:
+        return []
+    entries = data.get("extra") if isinstance(data, dict) else None
+    return [e for e in entries if isinstance(e, dict) and isinstance(e.get("switches"), list)
+            and all(isinstance(n, str) for n in e["switches"])] if isinstance(entries, list) else []
 
 
 def _first_key(path: str) -> str:

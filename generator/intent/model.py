@@ -633,6 +633,86 @@ class Routing(_Strict):
     """NVIDIA adaptive routing (Spectrum-4 at 200G/400G only; needs NICs that reorder)"""
 
 
+# Bounds of an `extra:` subtree (hostile input is bounded): NVUE documents nest about 10 deep
+EXTRA_MAX_DEPTH = 16
+EXTRA_MAX_NODES = 5000
+EXTRA_MAX_TEXT = 1024
+
+
+def _extra_tree(value: object, path: str, depth: int = 0, budget: list[int] | None = None) -> None:
+    """An NVUE subtree: maps with string keys, scalars (text, numbers, booleans) as leaves."""
+    budget = [EXTRA_MAX_NODES] if budget is None else budget
+    if depth > EXTRA_MAX_DEPTH:
+        raise ValueError(f"{path}: deeper than {EXTRA_MAX_DEPTH} levels")
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: expected a map of NVUE keys")
+    for key, child in value.items():
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ValueError(f"more than {EXTRA_MAX_NODES} keys: split it, or render it in the model")
+        if not isinstance(key, str) or not key or len(key) > EXTRA_MAX_TEXT:
+            raise ValueError(f"{path}: key {str(key)[:40]!r} must be non-empty text (quote numeric ids: '3')")
+        where = f"{path}.{key}"
+        if depth == 0 and not (isinstance(child, dict) and child):
+            # an entry owns what it sets from the second key down (render/extra.py): a bare
+            # `system: {}` would claim the whole `system` tree, the switch's own settings with it
+            raise ValueError(f"{where}: give the subtree to set below it, e.g. {key}: {{<name>: {{...}}}}")
+        if isinstance(child, dict):
+            _extra_tree(child, where, depth + 1, budget)
+        elif isinstance(child, bool | int | float) or (isinstance(child, str) and len(child) <= EXTRA_MAX_TEXT):
+            continue
+        else:
+            raise ValueError(f"{where}: expected text, a number, a boolean or a map, not {type(child).__name__}")
+
+
+class ExtraMatch(_Strict):
+    """which switches an `extra:` entry applies to: every key given must match (none: every switch)"""
+    role: Literal["leaf", "spine", "super-spine"] | None = None
+    """switch role"""
+    unit: Annotated[int, Field(ge=1)] | None = None
+    """scalable unit (rail-optimized) or pod (three-tier), 1-based as in plan.json"""
+    group: Annotated[int, Field(ge=1)] | None = None
+    """dragonfly+ group, 1-based as in plan.json"""
+    rail: Annotated[int, Field(ge=0)] | None = None
+    """rail of a rail-aligned leaf, 0-based as in plan.json"""
+    device: Annotated[str, Field(min_length=1, max_length=253)] | None = None
+    """switch name or glob, e.g. \"*-leaf-1*\""""
+
+
+class Extra(_Strict):
+    """config the model does not know (SNMP, an extra ACL), merged last into matching switches' configs"""
+    match: ExtraMatch = ExtraMatch()
+    """which switches: role, unit, group, rail, device (glob); all given must match"""
+    nvue: dict[str, typing.Any] | None = None
+    """NVUE subtree merged into startup.yaml's `set` (Cumulus), checked against the release's object model"""
+    sonic: dict[str, dict[str, dict[str, str | list[str]]]] | None = None
+    """config_db tables {TABLE: {row: {field: value}}} merged into config_db.json (SONiC), checked against the YANG"""
+    override: bool = False
+    """true is required to touch what the plan derives (QoS, buffers, addressing, BGP, planned interfaces)"""
+
+    @field_validator("nvue")
+    @classmethod
+    def _nvue_tree(cls, value):
+        if value is not None:
+            _extra_tree(value, "nvue")
+        return value
+
+    @field_validator("sonic")
+    @classmethod
+    def _sonic_size(cls, value):
+        if value is not None:
+            fields = sum(len(row) for rows in value.values() for row in rows.values())
+            if fields > EXTRA_MAX_NODES:
+                raise ValueError(f"more than {EXTRA_MAX_NODES} fields: split it, or render it in the model")
+            for table, rows in value.items():
+                for row, data in rows.items():
+                    for name, v in data.items():
+                        if max(len(table), len(row), len(name)) > EXTRA_MAX_TEXT or \
+                                sum(len(x) for x in ([v] if isinstance(v, str) else v)) > EXTRA_MAX_TEXT * 16:
+                            raise ValueError(f"{table}.{row}.{name}: longer than {EXTRA_MAX_TEXT} characters")
+        return value
+
+
 class Intent(_Strict):
     fabric: FabricSection
     """the fabric's name and description"""
@@ -656,6 +736,8 @@ class Intent(_Strict):
     """optional: the switch management plane (eth0 in the mgmt VRF, NTP, DNS, syslog, users)"""
     routing: Routing = Routing()
     """BGP knobs: multipath width, BFD, adaptive routing"""
+    extra: Annotated[list[Extra], Field(max_length=256)] = []
+    """escape hatch: NVUE subtrees / config_db tables per role, unit, group, rail or device, merged last"""
 
     def rail_nics(self) -> list[HostRail]:
         """hosts.rails, or the ConnectX naming of a typical 8-rail server when omitted."""

@@ -12,6 +12,7 @@ from itertools import chain
 from generator.intent.discovery import Discovery
 from generator.intent.model import Intent
 from generator.plan import addressing
+from generator.plan.extra import build_extras
 from generator.plan.headroom import lanes_for, port_headroom
 from generator.plan.hosts import discovered_rdma, gpu_rail_nics, host_nccl_plans, host_rollout
 from generator.plan.management import build_management, build_routing
@@ -224,6 +225,7 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
         discovery=discovery,
         host_nccl={} if discovery is None else host_nccl_plans(intent, qos, hosts, nccl),
         _ports_by_device=ports_by_device,
+        extra=build_extras(intent),
     )
     return plan
 

@@ -244,6 +244,8 @@ class FabricPlan:
     host_nccl: dict[str, NcclPlan] = field(default_factory=dict, hash=False, repr=False)
     # device name -> indexes, filled by compile for O(1) lookups in renderers
     _ports_by_device: dict[str, tuple[Port, ...]] = field(default_factory=dict, compare=False, repr=False)
+    # the intent's `extra:` entries (generator/plan/extra.py ExtraPlan), merged last into the configs
+    extra: tuple = field(default=(), hash=False)
 
     def nccl_of(self, host: Host) -> NcclPlan | None:
         """The NCCL settings of HOST's nccl.conf / nccl.env (per host only when discovery gave it

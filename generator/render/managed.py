@@ -138,6 +138,11 @@ class ManagedSet:
                 theirs[key] = value
         return mine, theirs
 
+    def with_owned(self, paths: tuple[KeyPath, ...]) -> ManagedSet:
+        """This set plus PATHS (a switch's `extra:` subtrees, render/extra.py)."""
+        return ManagedSet(self.owned + tuple(p for p in paths if p not in self.owned), self.carved_out,
+                          self.management) if paths else self
+
     def managed(self, tree: dict) -> dict:
         return self.split(tree)[0]
 
@@ -177,6 +182,18 @@ def for_plan(plan) -> ManagedSet:
     """The managed set of a compiled plan: `plan.management` None keeps the switch's own."""
     m = plan.management
     return managed_set(m is not None, users=bool(m and m.users))
+
+
+def for_switch(plan, name: str) -> ManagedSet:
+    """The managed set of one switch: the plan's, plus what the intent's `extra:` entries set on
+    it (render/extra.py), so deploy replaces those subtrees and drift compares them."""
+    managed = for_plan(plan)
+    if not plan.extra:
+        return managed
+    from generator.render.extra import nvue_owned
+
+    sw = next((s for s in plan.switches if s.name == name), None)
+    return managed if sw is None else managed.with_owned(nvue_owned(plan, sw))
 
 
 def _has(tree: dict, path: KeyPath) -> bool:

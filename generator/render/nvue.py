@@ -185,4 +185,9 @@ def _watchdog_timers(plan: FabricPlan) -> dict[str, int] | None:
 
 
 def render_switch(plan: FabricPlan, sw: Switch) -> str:
-    return template("nvue/startup.yaml.j2").render(switch_context(plan, sw))
+    text = template("nvue/startup.yaml.j2").render(switch_context(plan, sw))
+    if plan.extra:
+        from generator.render.extra import nvue_item
+
+        text += nvue_item(plan, sw)            # the intent's `extra:`, merged last
+    return text

@@ -31,6 +31,7 @@ def plan_to_dict(plan: FabricPlan) -> dict[str, Any]:
         "kind": plan.kind,
         "switch_os": {"name": plan.switch_os, "version": ".".join(map(str, plan.switch_os_version))},
         **_build_out(plan),
+        **_extra(plan),
         "switches": [{"name": s.name, "role": s.role, "model": s.model, "asn": s.asn, "loopback": s.loopback,
                       "mgmt_ip": s.mgmt_ip, "rail": s.rail, "unit": s.unit, "group": s.group}
                      for s in plan.switches],
@@ -56,6 +57,20 @@ def _build_out(plan: FabricPlan) -> dict[str, Any]:
     if plan.build_out_nodes is None:
         return {}
     return {"build_out": {"nodes": plan.build_out_nodes, "installed_nodes": len(plan.hosts)}}
+
+
+def _extra(plan: FabricPlan) -> dict[str, Any]:
+    """{"extra": [...]} for an intent with `extra:` entries (absent otherwise: no byte changes):
+    each entry's position, whether it overrides what the plan derives, and the switches it
+    applies to, for the plan's review (gitops/review.py) and anyone auditing the escape hatch."""
+    if not plan.extra:
+        return {}
+    from generator.plan.extra import ExtraPlan
+
+    def switches(entry: ExtraPlan) -> list[str]:
+        return [s.name for s in plan.switches if entry.matches(s)]
+
+    return {"extra": [{"entry": e.index, "override": e.override, "switches": switches(e)} for e in plan.extra]}
 
 
 def _qos_dict(plan: FabricPlan) -> dict[str, Any]:
@@ -142,7 +157,7 @@ def iter_plan_json(plan: FabricPlan) -> Iterator[str]:
     version = ".".join(map(str, plan.switch_os_version))
     yield (f'{{\n "fabric": {_s(plan.fabric)},\n "kind": {_s(plan.kind)},\n "switch_os": '
            + _nested({"name": plan.switch_os, "version": version}, 1) + ",\n")
-    for key, value in _build_out(plan).items():
+    for key, value in (_build_out(plan) | _extra(plan)).items():
         yield f" {_s(key)}: " + _nested(value, 1) + ",\n"
     yield from _records("switches", plan.switches, _switch)
     yield ",\n"

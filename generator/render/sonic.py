@@ -483,7 +483,12 @@ def switch_config(plan: FabricPlan, sw: Switch) -> dict[str, dict[str, dict[str,
 
 
 def render_config_db(plan: FabricPlan, sw: Switch) -> str:
-    return json.dumps(switch_config(plan, sw), indent=4, sort_keys=True) + "\n"
+    config = switch_config(plan, sw)
+    if plan.extra:
+        from generator.render.extra import merge_sonic
+
+        merge_sonic(config, plan, sw)          # the intent's `extra:`, merged last
+    return json.dumps(config, indent=4, sort_keys=True) + "\n"
 
 
 __all__ = ["SonicDataError", "classification", "lossless_profile_name", "render_config_db", "sonic_models",

@@ -67,6 +67,13 @@ DEVICE_TABLES_KEPT: tuple[str, ...] = ("VERSIONS",)
 DEVICE_ROWS_WIN: tuple[str, ...] = ("FEATURE",)
 
 META = "DEVICE_METADATA"
+
+
+class _AllFields(tuple):
+    """Every field of a row (an `extra:` row is owned whole)."""
+
+
+ALL_FIELDS = _AllFields()
 LOCALHOST = "localhost"
 
 
@@ -79,9 +86,11 @@ class SonicManaged:
     management: bool
     # (table, row) -> fields of init_cfg-seeded rows that the rendered file sets (see SEEDED)
     seeded: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # (table, row) the intent's `extra:` sets on this switch (render/extra.py): owned whole
+    extra: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, rendered: dict, management: bool) -> SonicManaged:
+    def of(cls, rendered: dict, management: bool, extra: tuple[tuple[str, str], ...] = ()) -> SonicManaged:
         """The managed set for one switch's rendered config_db."""
         seeded = []
         if management:
@@ -89,7 +98,7 @@ class SonicManaged:
                 have = ((rendered.get(table) or {}).get(row) or {})
                 if any(f in have for f in fields):
                     seeded.append((table, row, fields))
-        return cls(management, tuple(seeded))
+        return cls(management, tuple(seeded), tuple(extra))
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -98,6 +107,7 @@ class SonicManaged:
     def _rows(self) -> list[tuple[str, str, tuple[str, ...]]]:
         """Rows owned field by field (PORT: every row, "*")."""
         rows = [("PORT", "*", PORT_LIVE + PORT_LAYOUT), (META, LOCALHOST, METADATA_LIVE + METADATA_RELOAD)]
+        rows += [(table, row, ALL_FIELDS) for table, row in self.extra if table not in self.tables]
         for table, row, fields in self.seeded:
             if table == META and row == LOCALHOST:
                 rows[1] = (META, LOCALHOST, rows[1][2] + fields)
@@ -116,7 +126,7 @@ class SonicManaged:
             for name in (rows if row == "*" else [row] if row in rows else []):
                 if not isinstance(rows[name], dict):
                     continue
-                picked = {f: copy.deepcopy(v) for f, v in rows[name].items() if f in fields}
+                picked = {f: copy.deepcopy(v) for f, v in rows[name].items() if fields is ALL_FIELDS or f in fields}
                 if picked:
                     out.setdefault(table, {})[name] = picked
         return out
@@ -141,8 +151,9 @@ class SonicManaged:
                 names = [row]
                 rows = {k: v for k, v in have.items() if k != row}
             for name in names:
-                kept = {f: v for f, v in (have.get(name) or {}).items() if f not in fields}
-                mine = {f: copy.deepcopy(v) for f, v in (want.get(name) or {}).items() if f in fields}
+                kept = {f: v for f, v in (have.get(name) or {}).items() if fields is not ALL_FIELDS and f not in fields}
+                mine = {f: copy.deepcopy(v) for f, v in (want.get(name) or {}).items()
+                        if fields is ALL_FIELDS or f in fields}
                 if kept or mine:
                     rows[name] = {**kept, **mine}
             if rows:

@@ -22,7 +22,7 @@ from generator.verify import checks as C
 from generator.verify import control_plane as CP
 from generator.verify import physical as P
 from generator.verify.expected import PREFIX_TOLERANCE, Expectations, expectations
-from generator.verify.model import HOST_CHECKS, SWITCH_CHECKS, Outcome, VerifyReport, outcome
+from generator.verify.model import HOST_CHECKS, NOT_INSTALLED, SWITCH_CHECKS, Outcome, VerifyReport, outcome
 from generator.verify.report import FORMATS, write_report
 
 DEFAULT_INTERVAL_S = 5.0
@@ -180,15 +180,14 @@ def _counters_outcome(H, host, reading, interval_s: float, pfc_threshold: float,
 
 
 def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expectations, *, interval_s: float,
-                     settle_s: float, concurrency: int, names: list[str],
+                     settle_s: float, concurrency: int, reachable: list[str],
+                     planned_absent: dict[str, dict[str, str]],
                      streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.deploy.credentials import CredentialsError, resolve_access
     from generator.deploy.drivers.factory import switch_driver
-    from generator.devices.endpoints import split_listed
     from generator.devices.sessions import pool_size
 
-    reachable, unlisted = split_listed(names, endpoints)
-    unknown = [o for n in unlisted for o in _unknown_all(n, f"not listed in {endpoints}")]
+    unknown: list[Outcome] = []
     try:
         access = resolve_access(plan, reachable, intent_path, endpoints)
         workers = pool_size(len(reachable), concurrency)
@@ -207,8 +206,57 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
     # the checks compare plan port names; a SONiC switch answers with Ethernet names (ports.py)
     # (BGP peers of SONiC fabrics are numbered: the settle loop's neighbor ids need no renaming)
     readings = read_switches(reachable, make_driver, access.password, interval_s=interval_s, settle_s=settle_s,
-                             pending=lambda r: C.pending_sessions(r, exp), workers=workers, streamed=streamed)
+                             pending=_pending(plan, exp, planned_absent), workers=workers, streamed=streamed)
     return to_plan_names(readings, plan), unknown
+
+
+def _pending(plan, exp: Expectations, planned_absent: dict[str, dict[str, str]]):
+    """The settle loop's planned sessions not yet established, without those on dark ports toward
+    switches not installed (installed.py): they stay idle however long verify waits."""
+    from generator.verify.installed import dark
+    from generator.verify.ports import sonic_names
+
+    names = sonic_names(plan) if planned_absent else {}
+
+    def pending(reading: C.SwitchReading) -> list[str]:
+        waiting = C.pending_sessions(reading, exp)
+        toward = planned_absent.get(reading.name)
+        if not waiting or not toward:
+            return waiting
+        sessions = exp.sessions.get(reading.name, {})
+        return [n for n in waiting if not (sessions[n].port in toward
+                                           and dark(reading, sessions[n].port, names.get(reading.name)))]
+
+    return pending
+
+
+def _installed_expectations(plan, exp: Expectations, absent_ports: list[tuple[str, str, str]],
+                            absent: dict[str, str]) -> Expectations:
+    """The expectations of the fabric as installed: without the dark ports toward switches not
+    installed (both ends), and without ECMP toward a not-installed leaf none of whose ports is live."""
+    ends: set[tuple[str, str]] = set()
+    for device, port, _why in absent_ports:
+        planned = exp.peer_port(device, port)
+        ends.add((device, port))
+        if planned is not None:
+            ends.add((planned.peer_device, planned.peer_port))
+    live = {p.peer_device for p in plan.ports
+            if p.peer_device in absent and p.device not in absent and (p.device, p.port) not in ends}
+    present = {sw.name for sw in plan.switches if sw.name not in absent or sw.name in live}
+    return expectations(plan, frozenset(ends), present=present)
+
+
+def _not_installed(plan, switches: list[str], endpoints: str | None, limit: str | None) -> dict[str, str]:
+    """{switch of the plan: why it counts as not installed}: not listed in the endpoints file, or
+    left out by --limit (installed.py)."""
+    from generator.devices.endpoints import split_listed
+
+    _listed, unlisted = split_listed([sw.name for sw in plan.switches], endpoints)
+    out = {name: f"not listed in {endpoints}" for name in unlisted}
+    if limit:
+        out |= {sw.name: f"left out by --limit {limit}" for sw in plan.switches
+                if sw.name not in switches and sw.name not in out}
+    return out
 
 
 # checks that compare switches with each other (both ends of a cable, one release across the
@@ -216,10 +264,24 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
 FABRIC_WIDE = ("cabling", "os-version")
 
 
-def streamed_failures(plan, exp: Expectations, **thresholds) -> Callable[[str, C.SwitchReading], list[str]]:
+def streamed_failures(plan, exp: Expectations, absent: dict[str, str] | None = None,
+                      **thresholds) -> Callable[[str, C.SwitchReading], list[str]]:
     """The failed per-switch checks of one switch's reading, one line each, shown on a terminal
-    while verify still reads the others (collect.read_switches); the report repeats them."""
+    while verify still reads the others (collect.read_switches); the report repeats them. Ports
+    toward switches not installed, and ECMP toward them, are left to the report (installed.py)."""
     from generator.verify.ports import to_plan_names
+
+    absent = absent or {}
+    planned_absent: dict[str, dict[str, str]] = {}
+    if absent:
+        from generator.verify.installed import toward
+
+        planned_absent = toward(plan, absent)
+
+    def shown(name: str, check: str, finding) -> bool:
+        if check == "ecmp":
+            return exp.ecmp.get(name, {}).get(finding.port, (0, ""))[1] not in absent
+        return finding.port not in planned_absent.get(name, {})
 
     def lines(name: str, reading: C.SwitchReading) -> list[str]:
         try:
@@ -227,7 +289,8 @@ def streamed_failures(plan, exp: Expectations, **thresholds) -> Callable[[str, C
         except Exception:  # noqa: BLE001 - a preview never stops the run; the report judges again
             return []
         return [for_terminal(f"{o.check}: {finding.line()}") for o in outcomes
-                if o.status == "failed" and o.check not in FABRIC_WIDE for finding in o.findings]
+                if o.status == "failed" and o.check not in FABRIC_WIDE for finding in o.findings
+                if shown(name, o.check, finding)]
 
     return lines
 
@@ -259,13 +322,27 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     exp = expectations(plan)
     outcomes: list[Outcome] = []
     notes: list[str] = []
+    absent_ports: list[tuple[str, str, str]] = []
     if switches:
+        from generator.verify import installed
+
+        absent = _not_installed(plan, switches, endpoints, limit)
+        planned_absent = installed.toward(plan, absent)
+        reachable = [n for n in switches if n not in absent]
+        outcomes += [Outcome(c, n, NOT_INSTALLED, reason=absent[n]) for n in switches if n in absent
+                     for c in SWITCH_CHECKS]
         readings, unknown = _switch_readings(plan, intent_path, endpoints, exp, interval_s=interval_s,
                                              settle_s=settle_s, concurrency=loaded.intent.deploy.concurrency,
-                                             names=switches,
-                                             streamed=streamed_failures(plan, exp, pfc_threshold=pfc_threshold,
+                                             reachable=reachable, planned_absent=planned_absent,
+                                             streamed=streamed_failures(plan, exp, absent,
+                                                                        pfc_threshold=pfc_threshold,
                                                                         ecn_threshold=ecn_threshold,
                                                                         prefix_tolerance=prefix_tolerance))
+        absent_ports = installed.absent_ports(readings, planned_absent, absent)
+        if absent_ports:
+            # nothing is expected of a dark port toward a switch not racked yet, and no prefix or
+            # ECMP path runs over it: the expectations are those of the fabric as installed
+            exp = _installed_expectations(plan, exp, absent_ports, absent)
         outcomes += unknown + switch_outcomes(readings, exp, pfc_threshold=pfc_threshold,
                                               ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance)
     if hosts:
@@ -277,7 +354,10 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
             notes.append(note)
     order = {c: i for i, c in enumerate(SWITCH_CHECKS + HOST_CHECKS)}
     outcomes.sort(key=lambda o: (order[o.check], o.device))
-    report = VerifyReport(plan.fabric, outcomes, started, time.time(), notes)
+    report = VerifyReport(plan.fabric, outcomes, started, time.time(), notes, absent_ports=absent_ports)
+    from generator.verify.root_cause import root_causes
+
+    report.caused_by = root_causes(report.findings(), exp)
     try:
         write_report(report, fmt, output)
     except OSError as exc:

@@ -50,27 +50,47 @@ def _targets(leaves: list[str]) -> list[str]:
     return [leaves[int(i * step)] for i in range(MAX_TARGETS)]
 
 
-def expected_widths(plan) -> dict[str, dict[str, tuple[int, str]]]:
-    """{switch: {leaf loopback prefix: (next hops, that leaf's name)}} for every derivable pair."""
+def session_graph(plan, absent_ports: frozenset = frozenset()) -> dict[str, list[str]]:
+    """switch -> the peer of each of its planned eBGP sessions (parallel links: repeated), without
+    the sessions on ABSENT_PORTS ((device, port) ends not installed yet)."""
+    sessions: dict[str, list[str]] = {sw.name: [] for sw in plan.switches}
+    for p in plan.ports:
+        if p.device in sessions and p.peer_device in sessions and p.peer_asn is not None and not (
+                absent_ports and ((p.device, p.port) in absent_ports or (p.peer_device, p.peer_port) in absent_ports)):
+            sessions[p.device].append(p.peer_device)
+    return sessions
+
+
+def widths_toward(origin: str, sessions: dict[str, list[str]], asn: dict[str, int],
+                  max_paths: int | None) -> dict[str, int]:
+    """{switch: ECMP next hops toward ORIGIN's loopback} for every switch where it is derivable
+    and not zero, over the session graph SESSIONS (session_graph)."""
+    best = _shortest_paths(origin, {name: set(fars) for name, fars in sessions.items()}, asn)
+    out = {}
+    for name in sessions:
+        if name == origin:
+            continue
+        width = _width(best, sessions[name], asn[name])
+        if width is _AMBIGUOUS or not width:
+            continue
+        out[name] = min(width, max_paths) if max_paths else width
+    return out
+
+
+def expected_widths(plan, absent_ports: frozenset = frozenset(),
+                    present: set[str] | None = None) -> dict[str, dict[str, tuple[int, str]]]:
+    """{switch: {leaf loopback prefix: (next hops, that leaf's name)}} for every derivable pair;
+    the targets are the leaves of PRESENT (default: every leaf of the plan)."""
     switches = {sw.name: sw for sw in plan.switches}
     asn = {name: sw.asn for name, sw in switches.items()}
-    sessions: dict[str, list[str]] = {name: [] for name in switches}     # one entry per planned session
-    for p in plan.ports:
-        if p.device in switches and p.peer_device in switches and p.peer_asn is not None:
-            sessions[p.device].append(p.peer_device)
-    edges = {name: set(fars) for name, fars in sessions.items()}
+    sessions = session_graph(plan, absent_ports)
     max_paths = plan.routing.max_paths if plan.routing is not None else None
     out: dict[str, dict[str, tuple[int, str]]] = {name: {} for name in switches}
-    for origin in _targets(sorted(n for n, sw in switches.items() if sw.role == "leaf")):
-        best = _shortest_paths(origin, edges, asn)
+    leaves = sorted(n for n, sw in switches.items() if sw.role == "leaf" and (present is None or n in present))
+    for origin in _targets(leaves):
         prefix = f"{switches[origin].loopback}/32"
-        for name in switches:
-            if name == origin:
-                continue
-            width = _width(best, sessions[name], asn[name])
-            if width is _AMBIGUOUS or not width:
-                continue
-            out[name][prefix] = (min(width, max_paths) if max_paths else width, origin)
+        for name, width in widths_toward(origin, sessions, asn, max_paths).items():
+            out[name][prefix] = (width, origin)
     return out
 
 

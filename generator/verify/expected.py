@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from generator.verify.ecmp import expected_widths
+from generator.verify.ecmp import expected_widths, session_graph
 
 PREFIX_TOLERANCE = 0.10     # fraction of the expected count
 PREFIX_SLACK_MIN = 2        # at least this many either side
@@ -59,18 +59,26 @@ class Expectations:
     ntp_servers: tuple[str, ...] = ()             # management.ntp; empty: any synchronised source
     # switch -> {remote leaf loopback prefix: (ECMP next hops, leaf name)} (ecmp.py)
     ecmp: dict[str, dict[str, tuple[int, str]]] = field(default_factory=dict)
+    # what the ECMP widths were derived from, so a finding can be explained by sessions that are
+    # down (root_cause.py): switch -> peer per session, switch -> ASN, routing.max_paths
+    graph: dict[str, list[str]] = field(default_factory=dict)
+    asn: dict[str, int] = field(default_factory=dict)
+    max_paths: int | None = None
 
     def peer_port(self, device: str, port: str) -> PlannedPort | None:
         return self.ports.get(device, {}).get(port)
 
 
-def expectations(plan) -> Expectations:
+def expectations(plan, absent_ports: frozenset = frozenset(), present: set[str] | None = None) -> Expectations:
+    """What PLAN's fabric shows, without ABSENT_PORTS ((device, port) ends toward devices not
+    installed yet: nothing is expected of them, and no prefix or ECMP path runs over them);
+    the ECMP targets are the leaves of PRESENT (default: all)."""
     switches = {sw.name: sw for sw in plan.switches}
     ports: dict[str, dict[str, PlannedPort]] = {name: {} for name in switches}
     raw_sessions: list[tuple[str, str, object]] = []
     originated = {name: 1 for name in switches}            # the loopback /32
     for p in plan.ports:
-        if p.device not in switches:
+        if p.device not in switches or (p.device, p.port) in absent_ports or (p.peer_device, p.peer_port) in absent_ports:
             continue
         ports[p.device][p.port] = PlannedPort(p.device, p.port, p.peer_device, p.peer_port, p.speed_g,
                                               p.peer_device in switches)
@@ -98,12 +106,13 @@ def expectations(plan) -> Expectations:
     cables = {}
     for link in plan.links:
         for device, port in ((link.a_device, link.a_port), (link.b_device, link.b_port)):
-            if device in switches:
+            if device in switches and (device, port) not in absent_ports:
                 cables[(device, port)] = link.cable
     return Expectations(ports, sessions, plan.qos.switch_mtu, tuple(plan.qos.pfc_priorities), host_macs, cables,
                         plan.switch_os, tuple(plan.switch_os_version),
                         tuple(plan.management.ntp) if plan.management is not None else (),
-                        expected_widths(plan))
+                        expected_widths(plan, absent_ports, present), session_graph(plan, absent_ports), asn,
+                        plan.routing.max_paths if plan.routing is not None else None)
 
 
 def _received(edges: dict[str, list[str]], asn: dict[str, int], originated: dict[str, int]) -> dict:

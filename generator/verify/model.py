@@ -9,6 +9,7 @@ SWITCH_CHECKS = ("cabling", "link", "speed", "mtu", "bgp", "errors", "pfc", "ecn
 HOST_CHECKS = ("host-roce", "host-counters")
 CHECKS = SWITCH_CHECKS + HOST_CHECKS
 ERROR, WARNING = "error", "warning"
+NOT_INSTALLED = "not installed"
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,12 @@ class Finding:
     observed: str
     severity: str = ERROR
     message: str = ""          # the one line a person reads; json keeps the contract's keys only
+
+    @property
+    def id(self) -> str:
+        """How a consequence names its root (json `caused_by`): one finding per check, device and port
+        for every check root_cause.py groups."""
+        return f"{self.check}:{self.device}:{self.port}"
 
     def line(self) -> str:
         if self.message:
@@ -34,7 +41,8 @@ class Finding:
 
 @dataclass
 class Outcome:
-    """One check on one device: passed | failed | unknown (could not check) | skipped."""
+    """One check on one device: passed | failed | unknown (could not check) | skipped |
+    not installed (a switch of the plan the endpoints file does not list yet: issue 36)."""
 
     check: str
     device: str
@@ -50,9 +58,24 @@ class VerifyReport:
     started: float
     finished: float
     notes: list[str] = field(default_factory=list)
+    # root_cause.py: consequence finding id -> its root finding id
+    caused_by: dict[str, str] = field(default_factory=dict)
+    # planned ports toward devices not installed (nothing checked on them): (device, port, why)
+    absent_ports: list[tuple[str, str, str]] = field(default_factory=list)
 
     def counted(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status != "skipped"]
+        return [o for o in self.outcomes if o.status not in ("skipped", NOT_INSTALLED)]
+
+    def not_installed_devices(self) -> list[str]:
+        return sorted({o.device for o in self.outcomes if o.status == NOT_INSTALLED})
+
+    def consequences(self) -> dict[str, list[Finding]]:
+        """root finding id -> the findings that follow from it, in report order."""
+        out: dict[str, list[Finding]] = {}
+        for f in self.findings():
+            if f.id in self.caused_by:
+                out.setdefault(self.caused_by[f.id], []).append(f)
+        return out
 
     def summary(self) -> dict[str, int]:
         counted = self.counted()

@@ -239,6 +239,33 @@ def test_faults_file_gives_exactly_its_findings(rewired, tmp_path):
     assert doc["summary"] == {"checked": 44, "passed": 34, "failed": 10, "unknown": 0}
 
 
+def test_one_unplugged_uplink_is_one_root_finding_with_its_consequences(rewired):
+    """Issue 36: the cable leaf swp17 - spine-1 swp1 is unplugged (no row in the wiring). Every
+    check that looks at it fails, and verify names one root: the link, with its consequences
+    counted (the far end's link, the session from both sides, no module at either end, spine-1's
+    ECMP group to the leaf one narrower). The exit stays 3, every finding stays in the JSON."""
+    fabric = rewired
+    rows = [r for r in fabric.plan_wiring().splitlines() if not r.startswith(f"{LEAF},swp17,")]
+    set_wiring(fabric.lab, parse_wiring("\n".join(rows) + "\n", "unplugged.csv"))
+
+    result = fabric.verify("--only", "switches", "--format", "json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    root = f"link:{LEAF}:swp17"
+    assert doc["root_causes"] == [{"id": root, "check": "link", "device": LEAF, "port": "swp17", "consequences": 6,
+                                   "by_check": {"link": 1, "bgp": 2, "optics": 2, "ecmp": 1}}]
+    assert len(doc["findings"]) == 7
+    assert {f["id"]: f.get("caused_by") for f in doc["findings"]} == {
+        root: None, f"link:{SPINE1}:swp1": root, f"bgp:{LEAF}:swp17": root, f"bgp:{SPINE1}:swp1": root,
+        f"optics:{LEAF}:swp17": root, f"optics:{SPINE1}:swp1": root, f"ecmp:{SPINE1}:10.255.0.3/32": root}
+
+    table = fabric.verify("--only", "switches")
+    assert table.returncode == 3
+    assert "swp17 on vf-leaf-1 is down (planned up to vf-spine-1:swp1) (+6 consequences: link 1, bgp 2, " \
+        "optics 2, ecmp 1)" in " ".join(table.stdout.split())
+    assert "7 finding(s) from 1 root cause(s)" in table.stdout
+    assert "BGP swp17" not in table.stdout          # a consequence is not a row of its own
+
 def test_reports_survive_a_hostile_lldp_neighbour(rewired, tmp_path):
     """swp1's LLDP neighbour announces a system and port name full of markup, escape sequences,
     XML specials and a markdown table break (LLDP names are any octets): every format escapes

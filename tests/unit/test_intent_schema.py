@@ -157,7 +157,7 @@ def test_the_readme_key_table_is_the_models(schema):
         "README's key table differs from the model: python -m generator.intent.key_reference --write README.md"
     # every key the schema has is a row, routing's among them
     for path, _ in _properties(schema, schema):
-        assert f"| `{path.replace('users.', 'users[].').replace('rails.', 'rails[].')}` |" in readme, path
+        assert f"| `{path.replace('users.', 'users[].').replace('rails.', 'rails[].').replace('extra.', 'extra[].')}` |" in readme, path
     assert "| `routing.bfd` |" in readme and "| `routing.adaptive_routing` |" in readme
 
 

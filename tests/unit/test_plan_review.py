@@ -74,7 +74,8 @@ def test_risk_counts_devices_on_both_sides_only():
     result = compare_renders(old, new, fabric="f", against="HEAD")
     risk = result.as_json()["risk"]
     assert {k: v["devices"] for k, v in risk.items() if isinstance(v, dict) and "devices" in v} == {
-        "management_address": ["gpu01", "leaf1"], "loopback": ["leaf2"], "asn": ["leaf2"], "users": ["leaf1"]}
+        "management_address": ["gpu01", "leaf1"], "loopback": ["leaf2"], "asn": ["leaf2"], "users": ["leaf1"],
+        "extra": [], "override": []}
     assert risk["users"]["accounts"] == ["cumulus"]
     assert risk["devices_removed"] == 1 and risk["cables"] == {"moved": 0, "removed": 0}
     md = format_markdown(result).splitlines()
@@ -122,3 +123,22 @@ def test_cap_keeps_the_risk_summary_and_says_where_the_rest_is():
     assert "<code>fabricgen plan INTENT --against origin/main --format json</code>" in lines[-1]
     full = format_markdown(result, limit=10**7)
     assert len(full) > 8_000 and "not shown" not in full
+
+
+def test_extra_entries_on_changed_switches_are_a_risk_and_overrides_are_named():
+    """Issue 36: switches that carry `extra:` config (plan.json `extra`) and change in this plan are
+    listed, and those where an entry overrides what the plan derives are listed apart."""
+    switches = [switch(f"leaf{i}", f"192.168.0.{10 + i}", f"10.255.0.{i}", 65100 + i) for i in (1, 2, 3)]
+    before = plan_json(switches)
+    after = json.loads(plan_json(switches))
+    after["extra"] = [{"entry": 0, "override": False, "switches": ["leaf1", "leaf2"]},
+                      {"entry": 1, "override": True, "switches": ["leaf2", "leaf3"]}]
+    old = {"plan.json": before, **{f"switches/leaf{i}/startup.yaml": LEAF for i in (1, 2, 3)}}
+    new = {"plan.json": json.dumps(after), "switches/leaf1/startup.yaml": LEAF + "- set:\n    system: {x: y}\n",
+           "switches/leaf2/startup.yaml": LEAF.replace("on}", "off}"), "switches/leaf3/startup.yaml": LEAF}
+    result = compare_renders(old, new, fabric="f", against="HEAD")
+    risk = result.as_json()["risk"]
+    # leaf3 carries an override entry but does not change here: nothing of it is at risk
+    assert risk["extra"] == {"count": 2, "devices": ["leaf1", "leaf2"]}
+    assert risk["override"] == {"count": 1, "devices": ["leaf2"]}
+    assert "1 switch(es) where `extra:` overrides what the plan derives" in format_text(result)
