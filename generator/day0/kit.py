@@ -64,7 +64,8 @@ def build_kit(plan: FabricPlan, intent_text: str, inventory: Inventory, url: str
         else:
             http.update(sonic_ztp.scripts(plan.fabric, plan.switch_os_version))
             for name in sorted(inventory.switches):
-                http[kea.sonic_ztp_path(name)] = sonic_ztp.ztp_text(name, base)
+                sha = _sha(http[sonic_ztp.config_db_path(name)])
+                http[kea.sonic_ztp_path(name)] = sonic_ztp.ztp_text(name, base, sha)
         config, warnings = kea.kea_config(plan, inventory, base, interface)
     except (UrlError, kea.KeaError) as exc:
         raise KitError(str(exc)) from None

@@ -89,6 +89,11 @@ class Device:
         self.mgmt = mgmt
         self.dhcp_hostname = hostname or None
 
+    def eth0_vrf(self) -> str:
+        """The VRF eth0 is enslaved to ("default": none); a program reaches the management network
+        only from that VRF (`ip vrf exec NAME`), as on Linux with a VRF device."""
+        return "default"
+
     def eth0_link(self) -> str:
         """`ip -br link show dev eth0` (iproute2's brief format: name, state, MAC, flags)."""
         return f"eth0             UP             {self.eth0_mac} <BROADCAST,MULTICAST,UP,LOWER_UP> \n"

@@ -270,6 +270,8 @@ def test_a_sonic_fabric_boots_through_ztp(run_for):
     assert meta["hostname"] == "zs-leaf-1" and meta["hwsku"] == "Mellanox-SN5600-O128"
     assert running["FEATURE"] == factory["FEATURE"], "the switch keeps its FEATURE rows"
     assert list(running["MGMT_INTERFACE"]) == ["eth0|10.30.0.12/24"]
+    # across the VRF change: eth0 is in VRF mgmt now, where sonic-ztp's own downloads cannot go
+    assert running["MGMT_VRF_CONFIG"]["vrf_global"]["mgmtVrfEnabled"] == "true"
     saved = json.loads(run.ssh("zs-leaf-1", "cat /etc/sonic/config_db.json"))
     assert saved == running, "config saved"
 
@@ -278,6 +280,43 @@ def test_a_sonic_fabric_boots_through_ztp(run_for):
     deploy = run.cli("deploy", str(run.intent), "--endpoints", str(run.lab / "endpoints.yml"), "--only", "switches",
                      "--dry-run")
     assert deploy.returncode == 0 and "0 to change, 3 unchanged" in deploy.stdout, deploy.stdout + deploy.stderr
+
+
+def test_a_sonic_kit_that_downloads_after_the_vrf_change_fails(run_for):
+    """The kit before issue 32: configdb-json loads the day-0 config (which turns the management VRF
+    on), then a later section's plugin is downloaded, by sonic-ztp in the default VRF: unreachable."""
+    run = run_for(SONIC, "sonic")
+    inventory = run.inventory()
+    assert run.up(inventory).returncode == 0
+    run.day0(inventory)
+    for name in run.names:
+        path = run.kit / "http" / "ztp" / name / "ztp.json"
+        provision = json.loads(path.read_text())["ztp"]["02-provision"]["plugin"]
+        path.write_text(json.dumps({"ztp": {
+            "01-configdb-json": {"url": {"source": provision["args"].split()[0]}, "clear-config": True,
+                                 "save-config": False, "halt-on-failure": True},
+            "02-feature-restore": {"plugin": {"url": provision["url"], "ignore-section-data": True},
+                                   "halt-on-failure": True}}}))
+    result = run.ztp()
+    assert result.returncode == 1
+    for name, line in zip(run.names, result.stdout.splitlines(), strict=True):
+        assert line.startswith(f"{name}: failed: ZTP section 02-feature-restore: Unable to find or download "
+                               "requested plugin"), line
+        assert "curl: (7) Failed to connect to 192.168.0.2:8080: Network is unreachable (eth0 is in VRF mgmt" \
+            in line, line
+
+
+def test_an_official_tagged_image_passes_the_gate(run_for):
+    """`SONiC.20241211.21` is 202411 by its sonic_version.yml, not "20241211" or "202412" (issue 32)."""
+    run = run_for(SONIC, "sonic")
+    inventory = run.inventory(names=["zs-leaf-1"])
+    up = run.up(inventory, "--nos-version", "SONiC.20241211.21")
+    assert up.returncode == 0, up.stderr
+    assert "SONiC Software Version: SONiC.20241211.21" in run.ssh("zs-leaf-1", "show version")
+    assert "release: '202411'" in run.ssh("zs-leaf-1", "cat /etc/sonic/sonic_version.yml")
+    run.day0(inventory)
+    result = run.ztp()
+    assert "zs-leaf-1: provisioned at 10.30.0.12" in result.stdout.splitlines(), result.stdout + result.stderr
 
 
 def test_another_sonic_release_refuses_and_keeps_its_factory_config(run_for):
