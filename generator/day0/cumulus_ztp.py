@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from generator import __version__
 from generator.day0.inventory import Inventory
+from generator.deploy.drivers.nvue import NVUE_ERROR_PREFIX
 from generator.plan.model import FabricPlan
 from generator.render.environment import template
 
@@ -37,7 +38,8 @@ def render_cumulus_script(plan: FabricPlan, inventory: Inventory, base_url: str,
     entries = [Entry(sw.name, macs.get(sw.name), hashes[sw.name]) for sw in plan.switches]
     return template("day0/cumulus-ztp.sh.j2").render(
         fabric=plan.fabric, release=release(plan), base_url=base_url, tag=TAG,
-        replace=plan.management is not None, entries=entries, generator=__version__)
+        replace=plan.management is not None, entries=entries, generator=__version__,
+        error_prefix=NVUE_ERROR_PREFIX)
 
 
 __all__ = ["TAG", "Entry", "release", "render_cumulus_script"]

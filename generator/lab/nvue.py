@@ -55,6 +55,13 @@ class PendingConfirm:
     handle: asyncio.TimerHandle
 
 
+NVUE_START_SECONDS = 2.0
+
+
+class _ExitZero(Exception):
+    """An nv command that printed its error and still exits 0."""
+
+
 class NvueDevice(Device):
     os_name = "cumulus"
 
@@ -128,8 +135,18 @@ class NvueDevice(Device):
     def refuses_connections(self) -> str | None:
         return self.cut_off
 
+    nvue_ready_at = 0.0     # time.monotonic() from which nv answers
+
+    def eth0_vrf(self) -> str:
+        # Cumulus Linux 5.x: the management VRF `mgmt` is on by default and eth0 sits in it
+        # (Management-VRF page; DEVICE_STATE.md)
+        return "mgmt"
+
     def take_lease(self, mgmt: Management, hostname: str | None) -> None:
         super().take_lease(mgmt, hostname)
+        # the DHCP answer that starts ZTP comes early in boot, before nvued is up: NVUE answers
+        # NVUE_START_SECONDS later (the lab's short stand-in for the switch's boot)
+        self.nvue_ready_at = time.monotonic() + NVUE_START_SECONDS * self.time_scale
         self._check_management()
 
     def _check_management(self) -> None:
@@ -162,6 +179,11 @@ class NvueDevice(Device):
         if not argv or argv[0] != "nv":
             return None
         args = argv[1:]
+        if time.monotonic() < self.nvue_ready_at:
+            # nvued starts late in boot, after DHCP may already have started ZTP: until it answers,
+            # nv fails (the lab's wording; a script must go by the exit status, DEVICE_STATE.md)
+            io.write("Error: Unable to connect to nvued: the NVUE service is not ready yet\n")
+            return 1
         try:
             if args[:1] == ["set"]:
                 self._cli_set(args[1:], io)
@@ -176,6 +198,8 @@ class NvueDevice(Device):
         except (CommandError, SchemaError, nvtree.DocumentError) as exc:
             io.write(f"{exc}\n")
             return 1
+        except _ExitZero:
+            return 0
         return 0
 
     # --- pending edits --------------------------------------------------
@@ -385,9 +409,13 @@ class NvueDevice(Device):
             if (answer or "").strip().lower() not in ("y", "yes"):
                 raise CommandError("Aborted")
         self._check_logged_in_users(config)
-        fault = self.faults.current().apply_error
-        if fault:
-            raise CommandError(f"Error: {fault}")
+        faults = self.faults.current()
+        if faults.apply_error:
+            if faults.apply_error_status == 0:
+                # NVUE can print an error and still exit 0 (DEVICE_STATE.md, netlab PR 1726): nothing applied
+                io.write(f"Error: {faults.apply_error}\n")
+                raise _ExitZero()
+            raise CommandError(f"Error: {faults.apply_error}")
 
         if target is None and self.pending is not None:
             revision = self.pending

@@ -219,6 +219,25 @@ def test_a_switch_without_a_reservation_gets_no_dhcp_answer(run_for):
     assert cumulus_factory_checks_leaf["system"]["hostname"] == "cumulus"
 
 
+def test_an_apply_that_prints_error_and_exits_0_is_a_failure(run_for):
+    """`nv config apply` can print an Error and exit 0 (DEVICE_STATE.md): the script reads its output
+    by the driver's rule and does not report a provisioned switch (issue 32)."""
+    from generator.lab.control import set_faults
+
+    run = run_for(CUMULUS.replace("DEPLOYUSER", "cumulus"), "cumulus")
+    inventory = run.inventory(names=["zc-leaf-1"])
+    assert run.up(inventory).returncode == 0
+    run.day0(inventory)
+    set_faults(run.lab, "zc-leaf-1", {"apply_error": "Invalid config: bad value", "apply_error_status": 0})
+    result = run.ztp()
+    line = next(line for line in result.stdout.splitlines() if line.startswith("zc-leaf-1: "))
+    assert result.returncode == 1
+    assert line.startswith("zc-leaf-1: failed: the ZTP script exited 1: error: zc-leaf-1: nv config apply failed "
+                           "(exit 0: Error: Invalid config: bad value)"), line
+    set_faults(run.lab, "zc-leaf-1", {})
+    assert json.loads(run.ssh("zc-leaf-1", "nv config show -o json"))[1]["set"]["system"]["hostname"] == "cumulus"
+
+
 def test_nv_in_a_ztp_script_refuses_to_delete_a_logged_in_user(run_for):
     # The intent's accounts are only `ops`: the replace deletes `cumulus`, which NVUE refuses while
     # cumulus is logged in (DEVICE_STATE.md), through the very code an SSH session runs.
@@ -373,8 +392,13 @@ logger -t probe "password: ${FABRICGEN_PASSWORD:-unset}"
 for tool in jq python3 nv curl; do
     if command -v "$tool" >/dev/null; then logger -t probe "$tool: yes"; else logger -t probe "$tool: no"; fi
 done
+nv show system >/dev/null 2>&1
+logger -t probe "nv at once: $?"
+until nv show system >/dev/null 2>&1; do sleep 0.2; done
 logger -t probe "identity: $(hostname) $(ip -br link show dev eth0 | awk '{print $3}') $(nv show platform -o json | grep -o 'MT-PROBE-1')"
 curl -fsS -o "$TMPDIR/x" http://kit.example/ztp/nothing.sh
+logger -t probe "curl default VRF: $?"
+ip vrf exec mgmt curl -fsS -o "$TMPDIR/x" http://kit.example/ztp/nothing.sh
 logger -t probe "curl 404: $?"
 head -c 5000000 /dev/zero | tr '\\0' 'y'
 SLEEP
@@ -412,8 +436,10 @@ def test_a_ztp_script_runs_scrubbed_with_only_the_switch_tools(tmp_path, lab_sta
     assert said[0].split()[1:] == sorted(["HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "PWD", "SHELL", "SHLVL",
                                           "TMPDIR", "USER", "_"])
     assert said[1:6] == ["password: unset", "jq: no", "python3: no", "nv: yes", "curl: yes"]
-    assert said[6] == "identity: probe-1 44:38:39:00:00:77 MT-PROBE-1"
-    assert said[7] == "curl 404: 22"
+    # NVUE is not up yet when DHCP starts ZTP; eth0 is in VRF mgmt: the default VRF reaches no server
+    assert said[6] == "nv at once: 1"
+    assert said[7] == "identity: probe-1 44:38:39:00:00:77 MT-PROBE-1"
+    assert said[8:10] == ["curl default VRF: 7", "curl 404: 22"]
     assert PASSWORD not in syslog
 
 

@@ -220,3 +220,12 @@ def test_hostile_url_stays_one_literal_word(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("pwned*")) and not os.path.exists("pwned")
     assert hashlib.sha256((kit / "http/ztp/cumulus-ztp.sh").read_bytes()).hexdigest() == json.loads(
         (kit / "http/manifest.json").read_text())["files"]["ztp/cumulus-ztp.sh"]
+
+
+def test_downloads_retry_refused_connections_from_the_mgmt_vrf() -> None:
+    """curl --retry alone does not retry a refused connection; eth0 sits in VRF mgmt (issue 32)."""
+    text, plan = compiled("small")
+    script = build_kit(plan, text, inventory(plan), URL, "eth0").files["http/ztp/cumulus-ztp.sh"]
+    assert "fetch=(curl -fsS --retry 5 --retry-connrefused)" in script
+    assert "fetch=(ip vrf exec mgmt \"${fetch[@]}\")" in script
+    assert "grep -m 1 '^Error'" in script          # the driver's rule for nv's output
