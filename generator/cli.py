@@ -217,9 +217,12 @@ def day0(
 ) -> None:
     """The bring-up kit: DIR/kea-dhcp4.json (DHCP reservations: MAC -> planned address, hostname, ZTP URL)
     and DIR/http/ to serve at URL (ZTP scripts, the rendered switch files, manifest.json)."""
+    import os
+
     from generator.day0.inventory import EMPTY, InventoryError, load_inventory
     from generator.day0.kit import KitError, build_kit, check_interface, write_kit
     from generator.day0.urls import UrlError, check_base_url
+    from generator.deploy.credentials import PASSWORD_ENV
     from generator.render.output import OutputError, check_target
 
     try:
@@ -237,7 +240,7 @@ def day0(
     plan = result.plan
     try:
         inv = EMPTY if inventory is None else load_inventory(inventory, plan)
-        kit = build_kit(plan, loaded.text, inv, url, dhcp_interface)
+        kit = build_kit(plan, loaded.text, inv, url, dhcp_interface, os.environ.get(PASSWORD_ENV) or None)
         for line in kit.warnings:
             _err(line)
         out = write_kit(kit, output)

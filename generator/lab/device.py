@@ -61,6 +61,14 @@ class Device:
     def check_public_key(self, username: str, key_type: str, key_b64: str) -> bool:
         return False
 
+    def must_change_password(self, username: str) -> bool:
+        """The account's password is expired (`passwd -e`): a login meets the change dialogue."""
+        return False
+
+    def change_password(self, username: str, old: str, new: str) -> bool:
+        """passwd(1) at such a login; False: the old password was wrong or the new one unusable."""
+        return False
+
     def refuses_connections(self) -> str | None:
         """Why a new SSH connection is refused right now (None: it is accepted)."""
         return None

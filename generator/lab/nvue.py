@@ -20,6 +20,7 @@ from generator.lab.factory import (
     authorized_keys,
     check_password,
     factory_config,
+    hash_password,
     lease_for,
     management_loss,
     manages_users,
@@ -122,11 +123,58 @@ class NvueDevice(Device):
     # --- logins: the switch's own accounts, at its eth0 address -------------
     def check_password(self, username: str, password: str) -> bool:
         # Only accounts of the APPLIED config exist (system aaa user); the password is crypt(3)-checked
-        # against that user's hashed-password, so a deploy that changes the hash changes the password.
+        # against the hash /etc/shadow holds: what NVUE last applied, or what usermod -p set since.
         if not manages_users(self.version):
             return super().check_password(username, password)
+        hashed = self._shadow(username)
+        return hashed is not None and check_password(password, hashed)
+
+    # --- /etc/shadow: the Linux side of NVUE's accounts -------------------
+    # An apply that gives a user a new hashed-password writes it with usermod -p, which also records
+    # the change (shadow-utils usermod.c: sp_lstchg = today) and so ends a forced change; a hash
+    # set with usermod -p outside NVUE lasts until NVUE applies another one for that user.
+    expired: set[str]
+    _shadow_hash: dict[str, str]
+    _nvue_hash: dict[str, str]
+
+    def _shadow(self, username: str) -> str | None:
+        if not hasattr(self, "_shadow_hash"):
+            self.expired, self._shadow_hash, self._nvue_hash = set(), {}, {}
         user = users_of(self.applied).get(username)
-        return user is not None and check_password(password, str(user.get("hashed-password") or ""))
+        if user is None:
+            return None
+        nvue = str(user.get("hashed-password") or "")
+        if self._nvue_hash.setdefault(username, nvue) != nvue:
+            self._nvue_hash[username] = self._shadow_hash[username] = nvue
+            self.expired.discard(username)
+        return self._shadow_hash.setdefault(username, nvue)
+
+    def expire_password(self, username: str) -> None:
+        """`passwd -e USER`: the factory `cumulus` account ships so (User-Accounts page)."""
+        self._shadow(username)
+        self.expired.add(username)
+
+    def must_change_password(self, username: str) -> bool:
+        self._shadow(username)
+        return username in self.expired
+
+    def change_password(self, username: str, old: str, new: str) -> bool:
+        if not new or new == old or not self.check_password(username, old):
+            return False
+        self._shadow_hash[username] = hash_password(new)
+        self.expired.discard(username)
+        return True
+
+    def usermod_password(self, username: str, hashed: str) -> bool:
+        """`usermod -p HASH USER` (False: no such user)."""
+        if self._shadow(username) is None:
+            return False
+        self._shadow_hash[username] = hashed
+        self.expired.discard(username)
+        return True
+
+    def has_user(self, username: str) -> bool:
+        return self._shadow(username) is not None
 
     def check_public_key(self, username: str, key_type: str, key_b64: str) -> bool:
         user = users_of(self.applied).get(username)

@@ -96,6 +96,11 @@ def make_device(directory: Path, spec: dict, *, index: int = 0, username: str = 
         device.set_login(username, password)
     # `lab up --ztp`: the switch waits for a DHCP answer; `lab ztp` (ztp.py) plays its NOS's ZTP
     device.ztp_booted = device.ztp_waiting = bool(spec.get("ztp"))
+    if device.ztp_booted and spec["os"] == "cumulus":
+        # as shipped, the factory account must change its password at the first login (User-Accounts
+        # page): only the ZTP script (passwd -x, usermod -p) or a person at that dialogue ends it. A
+        # switch of `lab up` without --ztp stands for one a day 0 already provisioned: not expired.
+        device.expire_password(FACTORY_USER)
     return device
 
 

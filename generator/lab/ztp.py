@@ -60,7 +60,7 @@ SWITCH_TIMEOUT = 300.0
 WORKERS = 4
 OUTPUT_CAP = 64 << 10
 # Contract section 3/4: the switch tools a ZTP script may call, one shim each.
-SHIMS = {"cumulus": ("nv", "hostname", "ip", "curl", "logger"),
+SHIMS = {"cumulus": ("nv", "hostname", "ip", "curl", "logger", "passwd", "usermod"),
          "sonic": ("show", "sonic-cfggen", "config", "curl", "logger", "hostname", "test")}
 # Host tools a script may use besides them (coreutils and friends the switch images ship).
 HOST_TOOLS = ("awk", "base64", "basename", "bash", "cat", "chmod", "cmp", "cp", "cut", "date", "diff", "dirname",

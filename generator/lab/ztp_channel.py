@@ -40,7 +40,7 @@ MAX_OUTPUT_BYTES = 16 << 20
 MAX_SOCKET_PATH = 100
 # The switch tools a ZTP script may run on each NOS (contract sections 3 and 4); logger goes
 # through "log", curl is served by the shim from the kit itself.
-TOOLS = {"cumulus": {"nv", "hostname", "ip"}, "sonic": {"show", "sonic-cfggen", "config", "hostname", "test"}}
+TOOLS = {"cumulus": {"nv", "hostname", "ip", "passwd", "usermod"}, "sonic": {"show", "sonic-cfggen", "config", "hostname", "test"}}
 
 
 class BufferIo:
@@ -212,6 +212,25 @@ def _builtin(device: Device, argv: list[str], io: BufferIo) -> int | None:
                      f"group default qlen 1000\n    link/ether {device.eth0_mac} brd ff:ff:ff:ff:ff:ff\n")
             return 0
         io.write(f"ip {' '.join(args)}: not simulated (the lab answers `ip [-br] link show dev eth0`)\n")
+        return 1
+    if name == "passwd" and device.os_name == "cumulus":
+        # passwd(1) as root: -x DAYS USER sets the maximum password age; a forced change
+        # (`passwd -e`) stays until a new password is set (shadow(5): sp_lstchg 0)
+        if len(args) == 3 and args[0] == "-x" and args[1].isdigit():
+            if not device.has_user(args[2]):
+                io.write(f"passwd: user '{args[2]}' does not exist\n")
+                return 1
+            io.write("passwd: password expiry information changed.\n")
+            return 0
+        io.write(f"passwd {' '.join(args)}: not simulated (the lab answers passwd -x DAYS USER)\n")
+        return 1
+    if name == "usermod" and device.os_name == "cumulus":
+        if len(args) == 3 and args[0] in ("-p", "--password"):
+            if device.usermod_password(args[2], args[1]):
+                return 0
+            io.write(f"usermod: user '{args[2]}' does not exist\n")
+            return 6
+        io.write(f"usermod {' '.join(args)}: not simulated (the lab answers usermod -p HASH USER)\n")
         return 1
     if name == "test":
         # configdb-json asks whether /usr/share/sonic/device/<platform>/<hwsku> exists (sonic-ztp

@@ -116,6 +116,14 @@ class Run:
     def endpoints(self) -> dict:
         return yaml.safe_load((self.lab / "endpoints.yml").read_text())["switches"]
 
+    def console(self, name: str, command: str) -> str:
+        """A command as root on the switch's console (no login): the lab's ZTP channel."""
+        from generator.lab.ztp_channel import SOCKET_FILE, request
+
+        answer = request(self.lab / SOCKET_FILE, {"op": "run", "device": name, "argv": command.split()})
+        assert answer.get("status") == 0, answer
+        return answer["output"]
+
     def ssh(self, name: str, command: str, username: str | None = None) -> str:
         endpoint = self.endpoints()[name]
         client = paramiko.SSHClient()
@@ -145,11 +153,15 @@ def run_for(tmp_path):
 
 
 def cumulus_factory_checks(run: Run, name: str, index: int) -> None:
-    config = json.loads(run.ssh(name, "nv config show -o json"))[1]["set"]
+    # the factory account must change its password first: SSH meets the dialogue, so read on the console
+    assert run.ssh(name, "nv config show -o json").startswith(
+        "You are required to change your password immediately (administrator enforced)\n"
+        "Password change required but no TTY available.")
+    config = json.loads(run.console(name, "nv config show -o json"))[1]["set"]
     assert config["system"]["hostname"] == "cumulus"
     assert config["interface"]["eth0"]["ip"]["address"] == {"dhcp": {}}
     assert set(config["system"]["aaa"]["user"]) == {"cumulus"}
-    platform = json.loads(run.ssh(name, "nv show platform -o json"))
+    platform = json.loads(run.console(name, "nv show platform -o json"))
     assert platform["serial-number"] == f"MT2301X0000{index}"
     assert platform["system-mac"] == MACS["cumulus"].format(index)
 
@@ -186,6 +198,60 @@ def test_a_cumulus_fabric_boots_through_ztp(run_for):
     assert again.returncode == 0 and all("already provisioned" in line for line in again.stdout.splitlines())
 
 
+CUMULUS_PATCH = CUMULUS.replace("DEPLOYUSER", "cumulus").split("\nmanagement:")[0] + "\n"
+
+
+def test_patch_mode_ztp_sets_the_deploy_password_so_deploy_and_drift_log_in(run_for):
+    """Without `management:` the kit patches the factory config and keeps the factory account, which
+    must change its password at the first login; the script unexpires it and sets the hash of the
+    deploy password, so the first deploy and drift log in (issue 32)."""
+    run = run_for(CUMULUS_PATCH, "cumulus")
+    inventory = run.inventory()
+    assert run.up(inventory).returncode == 0
+    endpoint = run.endpoints()["zc-leaf-1"]
+    # a person at the factory login meets the change-password dialogue, not a shell
+    client = paramiko.SSHClient()
+    client.load_host_keys(str(run.lab / "known_hosts"))
+    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+    client.connect("127.0.0.1", endpoint["port"], "cumulus", PASSWORD, allow_agent=False, look_for_keys=False,
+                   timeout=5)
+    try:
+        channel = client.invoke_shell()
+        seen = b""
+        while b"Current password: " not in seen:
+            chunk = channel.recv(4096)
+            assert chunk, seen
+            seen += chunk
+        assert b"You are required to change your password immediately" in seen
+    finally:
+        client.close()
+    run.day0(inventory)
+    script = (run.kit / "http/ztp/cumulus-ztp.sh").read_text()
+    assert PASSWORD not in script and "passwd -x 99999" in script
+    result = run.ztp()
+    assert result.returncode == 0, result.stdout + result.stderr
+    # eth0 static at its planned address after day 0, as the plan says (not left on DHCP)
+    eth0 = json.loads(run.console("zc-leaf-1", "nv config show -o json"))[1]["set"]["interface"]["eth0"]
+    assert eth0["ip"]["address"] == {"10.20.0.12/24": {}} and eth0["ip"]["gateway"] == {"10.20.0.1": {}}
+    endpoints = str(run.lab / "endpoints.yml")
+    deploy = run.cli("deploy", str(run.intent), "--endpoints", endpoints, "--only", "switches", "--yes")
+    assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+    drift = run.cli("drift", str(run.intent), "--endpoints", endpoints, "--only", "switches")
+    assert drift.returncode == 0, drift.stdout + drift.stderr
+    assert "cumulus" in run.ssh("zc-leaf-1", "whoami")
+
+
+def test_patch_mode_kit_without_a_password_is_refused(run_for):
+    run = run_for(CUMULUS_PATCH, "cumulus")
+    inventory = run.inventory()
+    run.env.pop("FABRICGEN_PASSWORD")
+    result = run.cli("day0", str(run.intent), "-o", str(run.kit), "--url", URL, "--inventory", str(inventory))
+    assert result.returncode == 1 and not run.kit.exists()
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith("error: deploy.user cumulus: without management.users the kit keeps the factory "
+                           "account, whose password must be changed at the first login"), line
+
+
 def test_another_cumulus_release_refuses_and_keeps_its_factory_config(run_for):
     run = run_for(CUMULUS.replace("DEPLOYUSER", "cumulus"), "cumulus")
     inventory = run.inventory()
@@ -215,7 +281,7 @@ def test_a_switch_without_a_reservation_gets_no_dhcp_answer(run_for):
     assert lines["zc-spine-1"] == "provisioned at 10.20.0.10"
     mac = yaml.safe_load((run.lab / "lab.json").read_text())["devices"][2]["mac"]
     assert lines["zc-leaf-1"].startswith(f"no DHCP answer for {mac}")
-    cumulus_factory_checks_leaf = json.loads(run.ssh("zc-leaf-1", "nv config show -o json"))[1]["set"]
+    cumulus_factory_checks_leaf = json.loads(run.console("zc-leaf-1", "nv config show -o json"))[1]["set"]
     assert cumulus_factory_checks_leaf["system"]["hostname"] == "cumulus"
 
 
@@ -235,7 +301,7 @@ def test_an_apply_that_prints_error_and_exits_0_is_a_failure(run_for):
     assert line.startswith("zc-leaf-1: failed: the ZTP script exited 1: error: zc-leaf-1: nv config apply failed "
                            "(exit 0: Error: Invalid config: bad value)"), line
     set_faults(run.lab, "zc-leaf-1", {})
-    assert json.loads(run.ssh("zc-leaf-1", "nv config show -o json"))[1]["set"]["system"]["hostname"] == "cumulus"
+    assert json.loads(run.console("zc-leaf-1", "nv config show -o json"))[1]["set"]["system"]["hostname"] == "cumulus"
 
 
 def test_nv_in_a_ztp_script_refuses_to_delete_a_logged_in_user(run_for):

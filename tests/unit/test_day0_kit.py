@@ -121,7 +121,7 @@ def test_ntp_names_left_out_of_option_42_with_a_warning() -> None:
 def test_without_management_the_gateway_is_the_pools_first_address_and_patch() -> None:
     text, plan = compiled("small")
     assert plan.management is None
-    kit = build_kit(plan, text, inventory(plan), URL, "eth0")
+    kit = build_kit(plan, text, inventory(plan), URL, "eth0", "lab-pw")
     options = {o["name"]: o["data"] for o in _kea(kit)["subnet4"][0]["option-data"]}
     assert options == {"routers": str(__import__("ipaddress").ip_network(plan.mgmt_pool)[1])}
     script = kit.files["http/ztp/cumulus-ztp.sh"]
