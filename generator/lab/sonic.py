@@ -8,7 +8,8 @@ Commands, each printing roughly what sonic-utilities prints (config/main.py, gen
   config checkpoint|rollback|list-checkpoints|delete-checkpoint NAME
   config reload [-y] [FILE]    load FILE (default the saved startup) under init_cfg.json, no GCU checks
   config save [-y]             running -> /etc/sonic/config_db.json
-  sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR
+  sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR | -y FILE --print-data
+  /etc/sonic/sonic_version.yml  the image's build_version and release (sonic_factory.image)
   show runningconfiguration all (with "bgpraw" from 202311) | show version
   vtysh -c "show running-config"
 
