@@ -217,9 +217,12 @@ def day0(
 ) -> None:
     """The bring-up kit: DIR/kea-dhcp4.json (DHCP reservations: MAC -> planned address, hostname, ZTP URL)
     and DIR/http/ to serve at URL (ZTP scripts, the rendered switch files, manifest.json)."""
+    import os
+
     from generator.day0.inventory import EMPTY, InventoryError, load_inventory
     from generator.day0.kit import KitError, build_kit, check_interface, write_kit
     from generator.day0.urls import UrlError, check_base_url
+    from generator.deploy.credentials import PASSWORD_ENV
     from generator.render.output import OutputError, check_target
 
     try:
@@ -237,7 +240,7 @@ def day0(
     plan = result.plan
     try:
         inv = EMPTY if inventory is None else load_inventory(inventory, plan)
-        kit = build_kit(plan, loaded.text, inv, url, dhcp_interface)
+        kit = build_kit(plan, loaded.text, inv, url, dhcp_interface, os.environ.get(PASSWORD_ENV) or None)
         for line in kit.warnings:
             _err(line)
         out = write_kit(kit, output)
@@ -410,7 +413,8 @@ def lab_up(
                          "lldp_portid]); default: the plan's cabling")] = None,
     nos_version: Annotated[str | None, typer.Option(
         "--nos-version", help="the NOS release the switches run (default: the intent's switch_os.version), "
-                              "e.g. 5.9 or 202405")] = None,
+                              "e.g. 5.9, 202405 or a SONiC build string as `show version` prints it "
+                              "(SONiC.20241211.21)")] = None,
     ztp: Annotated[bool, typer.Option(
         "--ztp", help="boot as from the factory with ZTP on: eth0 on DHCP, factory config and login; "
                       "`lab ztp` provisions them")] = False,
@@ -494,8 +498,16 @@ def _lab_version(plan, nos_version: str | None) -> str:
                 ok = False
         example = "5.9 or 5.11"
     else:
-        ok = re.fullmatch(r"(\d{6}|\d{4}\.\d{1,2})", nos_version) is not None
-        example = "202405 or 202411"
+        from generator.lab.sonic_factory import image
+
+        ok = re.fullmatch(r"\d{4}\.\d{1,2}", nos_version) is not None
+        if not ok:
+            try:
+                image(nos_version)     # a release, or a build string as `show version` prints it
+                ok = True
+            except ValueError:
+                ok = False
+        example = "202411, SONiC.20241211.21 or SONiC.202405c.38617-int-0a1b2c3"
     if not ok:
         _err(f"error: lab up: --nos-version {nos_version!r} is not a {plan.switch_os} release the lab runs; "
              f"give e.g. {example}")

@@ -52,21 +52,23 @@ def _sha(text: str) -> str:
 
 
 def build_kit(plan: FabricPlan, intent_text: str, inventory: Inventory, url: str,
-              interface: str = DEFAULT_INTERFACE) -> Kit:
-    """Every file of the kit, in memory (a kit is small: one script, one file per switch)."""
+              interface: str = DEFAULT_INTERFACE, password: str | None = None) -> Kit:
+    """Every file of the kit, in memory (a kit is small: one script, one file per switch).
+    PASSWORD: deploy.user's (FABRICGEN_PASSWORD), which a Cumulus kit without `management:` sets."""
     try:
         base = check_base_url(url)
         check_interface(interface)
         http: dict[str, str] = dict(switch_files(plan))      # byte-identical to `fabricgen render`
         if plan.switch_os == "cumulus":
             hashes = {rel.split("/")[1]: _sha(text) for rel, text in http.items()}
-            http[kea.CUMULUS_SCRIPT] = cumulus_ztp.render_cumulus_script(plan, inventory, base, hashes)
+            http[kea.CUMULUS_SCRIPT] = cumulus_ztp.render_cumulus_script(plan, inventory, base, hashes, password)
         else:
             http.update(sonic_ztp.scripts(plan.fabric, plan.switch_os_version))
             for name in sorted(inventory.switches):
-                http[kea.sonic_ztp_path(name)] = sonic_ztp.ztp_text(name, base)
+                sha = _sha(http[sonic_ztp.config_db_path(name)])
+                http[kea.sonic_ztp_path(name)] = sonic_ztp.ztp_text(name, base, sha)
         config, warnings = kea.kea_config(plan, inventory, base, interface)
-    except (UrlError, kea.KeaError) as exc:
+    except (UrlError, kea.KeaError, cumulus_ztp.LoginError) as exc:
         raise KitError(str(exc)) from None
     listing = {rel: _sha(text) for rel, text in sorted(http.items())}
     files = {HTTP + rel: text for rel, text in http.items()}

@@ -1,37 +1,43 @@
 """SONiC ZTP documents of the kit: one ztp.json per inventory switch (DHCP option 67 points at
 it) and the provisioning scripts its sections fetch, shared by every switch.
 
-sonic-ztp runs the sections of `{"ztp": {...}}` in sorted key order; a section's plugin is its
-`plugin` object, else its name without the leading "NN-" (sonic-ztp doc/ztp/ztp.md). sonic-ztp
-ships the plugins configdb-json, connectivity-check, download, firmware, graphservice and snmp
-(src/usr/lib/ztp/plugins/); a script of our own is a user-defined plugin,
-`"plugin": {"url": URL, "ignore-section-data": true}` — the form ztp-engine.py itself writes for
-an option-239 provisioning script — run without the section's input file as argument. The sections:
+sonic-ztp runs the sections of `{"ztp": {...}}` in sorted key order (ztp-engine.py); a section's
+plugin is its `plugin` object, else its name without the leading "NN-" (ZTPSections.plugin). A
+script of our own is a user-defined plugin, `"plugin": {"url": URL, "ignore-section-data": true,
+"args": "..."}`, run as `PLUGIN ARGS` without the section's input file (ZTPJson.pluginArgs).
+sonic-ztp downloads each section's plugin when that section runs, with plain curl in the default
+VRF (Downloader.py; no VRF support): after the day-0 config turns the management VRF on, nothing
+can be downloaded from the kit server any more (DEVICE_STATE.md). So the config change is the
+last thing ZTP does:
 
-01 release-gate   plugin sonic-release-gate.sh: refuse a switch whose release is not
-                  switch_os.version, before anything changes;
-02 feature-save   plugin sonic-feature-save.py: keep the switch's FEATURE rows aside;
-03 configdb-json        the day-0 config_db (http/switches/<name>/config_db.json, byte-identical to
-                        `fabricgen render`) with clear-config: `config reload`. The plugin keeps
-                        DEVICE_METADATA platform, hwsku and mac from the running switch
-                        (overwrite-device-metadata false) as `deploy --provision` does;
-04 feature-restore plugin sonic-feature-restore.py: load the saved FEATURE rows back (the plugin does
-                        not keep them: a reload makes FEATURE the file's) and `config save -y`.
+01-release-gate  plugin sonic-release-gate.py: refuse a switch whose release is not
+                 switch_os.version, or cannot be told (generator/sonic_release.py, embedded),
+                 before anything changes;
+02-provision     plugin sonic-provision.py URL SHA256: download the switch's config_db.json
+                 (byte-identical to `fabricgen render`) while eth0 is still in the default VRF,
+                 refuse a hwsku the switch cannot run, keep the switch's platform, mac and FEATURE
+                 rows, `config reload -f -y`, then `config save -y`: the startup config changes
+                 only at the very end. Nothing downloads after it.
 
-Every section halts ZTP on failure: a later section must never run on a half-provisioned switch.
+Every section halts ZTP on failure, and `"restart-ztp-no-config": false` keeps a refused switch
+refused: by default sonic-ztp restarts discovery when no startup config exists (ZTPJson defaults;
+DEVICE_STATE.md), and a gate that refuses would loop. sonic-ztp's configdb-json plugin is not
+used: with clear-config it moves the file to /etc/sonic/config_db.json whatever save-config says
+and keeps the file's hwsku (plugins/configdb-json).
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from generator import sonic_release
 from generator.day0.urls import file_url
 from generator.render.environment import template
 
 TAG = "fabricgen-ztp"
-GATE = "ztp/sonic-release-gate.sh"
-SAVE = "ztp/sonic-feature-save.py"
-RESTORE = "ztp/sonic-feature-restore.py"
+GATE = "ztp/sonic-release-gate.py"
+PROVISION = "ztp/sonic-provision.py"
 
 
 def release(version: tuple[int, int]) -> str:
@@ -44,37 +50,33 @@ def config_db_path(name: str) -> str:
     return f"switches/{name}/config_db.json"
 
 
-def ztp_json(name: str, base_url: str) -> dict:
-    def script(rel: str) -> dict:
-        return {"plugin": {"url": file_url(base_url, rel), "ignore-section-data": True}, "halt-on-failure": True}
+def ztp_json(name: str, base_url: str, sha256: str) -> dict:
+    """SHA256: of http/switches/<name>/config_db.json, checked by the provision plugin."""
+    def script(rel: str, args: str | None = None) -> dict:
+        plugin = {"url": file_url(base_url, rel), "ignore-section-data": True}
+        if args is not None:
+            plugin["args"] = args
+        return {"plugin": plugin, "halt-on-failure": True}
 
     return {"ztp": {
         "01-release-gate": script(GATE),
-        "02-feature-save": script(SAVE),
-        "03-configdb-json": {
-            "url": {"source": file_url(base_url, config_db_path(name))},
-            "clear-config": True,
-            "overwrite-device-metadata": False,
-            # saved by section 04, once the switch's FEATURE rows are back
-            "save-config": False,
-            "halt-on-failure": True,
-        },
-        "04-feature-restore": script(RESTORE),
+        "02-provision": script(PROVISION, f"{file_url(base_url, config_db_path(name))} {sha256}"),
+        "restart-ztp-no-config": False,
     }}
 
 
-def ztp_text(name: str, base_url: str) -> str:
-    return json.dumps(ztp_json(name, base_url), indent=2, sort_keys=True) + "\n"
+def ztp_text(name: str, base_url: str, sha256: str) -> str:
+    return json.dumps(ztp_json(name, base_url, sha256), indent=2, sort_keys=True) + "\n"
 
 
 def scripts(fabric: str, version: tuple[int, int]) -> dict[str, str]:
     """http-relative path -> text of the provisioning scripts every switch's ztp.json names."""
-    context = {"fabric": fabric, "release": release(version), "tag": TAG}
+    context = {"fabric": fabric, "release": release(version), "tag": TAG,
+               "release_parser": Path(sonic_release.__file__).read_text(encoding="utf-8").rstrip("\n")}
     return {
-        GATE: template("day0/sonic-release-gate.sh.j2").render(context),
-        SAVE: template("day0/sonic-feature-save.py.j2").render(context),
-        RESTORE: template("day0/sonic-feature-restore.py.j2").render(context),
+        GATE: template("day0/sonic-release-gate.py.j2").render(context),
+        PROVISION: template("day0/sonic-provision.py.j2").render(context),
     }
 
 
-__all__ = ["GATE", "RESTORE", "SAVE", "TAG", "config_db_path", "release", "scripts", "ztp_json", "ztp_text"]
+__all__ = ["GATE", "PROVISION", "TAG", "config_db_path", "release", "scripts", "ztp_json", "ztp_text"]

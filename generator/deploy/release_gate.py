@@ -5,7 +5,8 @@ and on|off to enabled|disabled (nvue_renames_515.tsv), SONiC's GCU allow-list an
 differ per branch. A 5.14 switch given a 5.15 document refuses the whole file at best and
 applies a different meaning at worst, so the deploy reads `nv show system` (`product-release`,
 else `build`; NVUE System page) or `show version` ("SONiC Software Version: SONiC.<branch>...")
-and refuses a mismatch with one line before backup, diff or push (DEVICE_STATE.md).
+and refuses a mismatch with one line before backup, diff or push (DEVICE_STATE.md). SONiC's
+release is read by generator/sonic_release.py, the parser the day-0 gate and verify share.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ def release_name(os_name: str, version: tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}" if os_name == "cumulus" else f"{version[0]}{version[1]:02d}"
 
 
-def release_refusal(os_name: str, running: str | None, version: tuple[int, int]) -> str | None:
+def release_refusal(os_name: str, running: str | None, version: tuple[int, int],
+                    unknown: str | None = None) -> str | None:
     """None when the switch runs the intent's release (the plan's switch_os_version); else the
     one-line reason to refuse it.
 
-    running: Cumulus `product-release`/`build`, SONiC the branch (`202411`) or None for a build
-    whose `show version` names no branch (master, private builds)."""
+    running: Cumulus `product-release`/`build`, SONiC the release generator/sonic_release.py reads
+    (`202411`) or None when it cannot tell; unknown: then why, naming the string that was read."""
     wanted = release_name(os_name, version)
     fix = f"upgrade the switch to {wanted}, or set switch_os.version to the release it runs"
     if os_name == "cumulus":
@@ -44,7 +46,7 @@ def release_refusal(os_name: str, running: str | None, version: tuple[int, int])
                     f"(switch_os.version): {fix}")
         return None
     if not running:
-        return f"`show version` names no SONiC release branch: {fix}"
+        return f"{unknown or '`show version` names no SONiC release branch'}: {fix}"
     if running != wanted:
         return f"the switch runs SONiC {running}, the intent renders {wanted} (switch_os.version): {fix}"
     return None

@@ -323,7 +323,10 @@ def _prepare(job: Job, name: str) -> None:
         # Before anything is read or staged: another release's document is never sent. Phase 2
         # reopens the same switches minutes later; a release does not change without a reboot
         # (the NOS install), which this run's backup and lock would not survive unnoticed.
-        refusal = release_refusal(job.os_name, driver.nos_release(), job.os_release)
+        running = driver.nos_release()
+        unknown = driver.nos_release_unknown() if running is None and hasattr(driver, "nos_release_unknown") \
+            else None
+        refusal = release_refusal(job.os_name, running, job.os_release, unknown)
         if refusal:
             job.refused.add(name)
             raise DeviceFailed(f"refused before any change: {refusal}")

@@ -61,6 +61,14 @@ class Device:
     def check_public_key(self, username: str, key_type: str, key_b64: str) -> bool:
         return False
 
+    def must_change_password(self, username: str) -> bool:
+        """The account's password is expired (`passwd -e`): a login meets the change dialogue."""
+        return False
+
+    def change_password(self, username: str, old: str, new: str) -> bool:
+        """passwd(1) at such a login; False: the old password was wrong or the new one unusable."""
+        return False
+
     def refuses_connections(self) -> str | None:
         """Why a new SSH connection is refused right now (None: it is accepted)."""
         return None
@@ -88,6 +96,11 @@ class Device:
         """eth0's DHCP client took a lease: its address (and option 12's hostname) from now on."""
         self.mgmt = mgmt
         self.dhcp_hostname = hostname or None
+
+    def eth0_vrf(self) -> str:
+        """The VRF eth0 is enslaved to ("default": none); a program reaches the management network
+        only from that VRF (`ip vrf exec NAME`), as on Linux with a VRF device."""
+        return "default"
 
     def eth0_link(self) -> str:
         """`ip -br link show dev eth0` (iproute2's brief format: name, state, MAC, flags)."""

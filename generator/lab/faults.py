@@ -4,6 +4,9 @@ Keys (all optional):
   refuse_auth: bool           every password is rejected
   drop_after_commands: int    the connection is cut when command N+1 arrives
   apply_error: str | bool     `nv config apply` / `config replace` fail with this message
+  apply_error_status: int     the exit status of that failure (default 1); 0: `nv config apply`
+                              prints the Error and exits 0 without applying, as NVUE can
+                              (DEVICE_STATE.md: netlab PR 1726)
   delay: float                seconds of sleep before each command's output
   counters: {port: {pfc_rx_pause|pfc_tx_pause: {priority: rate}, ecn_marked: {traffic class: rate}}}
                               per-second rates the port's PFC pause / ECN-marked counters grow at
@@ -22,7 +25,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "delay", "counters", "switch", "ports"}
+KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "apply_error_status", "delay", "counters", "switch",
+              "ports"}
 COUNTER_KINDS = ("pfc_rx_pause", "pfc_tx_pause", "ecn_marked")
 
 
@@ -31,6 +35,7 @@ class Faults:
     refuse_auth: bool = False
     drop_after_commands: int | None = None
     apply_error: str | None = None
+    apply_error_status: int = 1
     delay: float = 0.0
     counters: dict | None = None
     switch: dict | None = None
@@ -49,6 +54,7 @@ class Faults:
             refuse_auth=bool(data.get("refuse_auth", False)),
             drop_after_commands=None if drop is None else int(drop),
             apply_error=str(apply_error) if apply_error else None,
+            apply_error_status=int(data.get("apply_error_status", 1)),
             delay=float(data.get("delay", 0.0) or 0.0),
             counters=_counters(data.get("counters") or {}),
             switch=_mapping(data.get("switch"), "switch"),

@@ -20,6 +20,7 @@ from generator.lab.factory import (
     authorized_keys,
     check_password,
     factory_config,
+    hash_password,
     lease_for,
     management_loss,
     manages_users,
@@ -53,6 +54,13 @@ class PendingConfirm:
     previous_id: int
     deadline: float
     handle: asyncio.TimerHandle
+
+
+NVUE_START_SECONDS = 2.0
+
+
+class _ExitZero(Exception):
+    """An nv command that printed its error and still exits 0."""
 
 
 class NvueDevice(Device):
@@ -115,11 +123,58 @@ class NvueDevice(Device):
     # --- logins: the switch's own accounts, at its eth0 address -------------
     def check_password(self, username: str, password: str) -> bool:
         # Only accounts of the APPLIED config exist (system aaa user); the password is crypt(3)-checked
-        # against that user's hashed-password, so a deploy that changes the hash changes the password.
+        # against the hash /etc/shadow holds: what NVUE last applied, or what usermod -p set since.
         if not manages_users(self.version):
             return super().check_password(username, password)
+        hashed = self._shadow(username)
+        return hashed is not None and check_password(password, hashed)
+
+    # --- /etc/shadow: the Linux side of NVUE's accounts -------------------
+    # An apply that gives a user a new hashed-password writes it with usermod -p, which also records
+    # the change (shadow-utils usermod.c: sp_lstchg = today) and so ends a forced change; a hash
+    # set with usermod -p outside NVUE lasts until NVUE applies another one for that user.
+    expired: set[str]
+    _shadow_hash: dict[str, str]
+    _nvue_hash: dict[str, str]
+
+    def _shadow(self, username: str) -> str | None:
+        if not hasattr(self, "_shadow_hash"):
+            self.expired, self._shadow_hash, self._nvue_hash = set(), {}, {}
         user = users_of(self.applied).get(username)
-        return user is not None and check_password(password, str(user.get("hashed-password") or ""))
+        if user is None:
+            return None
+        nvue = str(user.get("hashed-password") or "")
+        if self._nvue_hash.setdefault(username, nvue) != nvue:
+            self._nvue_hash[username] = self._shadow_hash[username] = nvue
+            self.expired.discard(username)
+        return self._shadow_hash.setdefault(username, nvue)
+
+    def expire_password(self, username: str) -> None:
+        """`passwd -e USER`: the factory `cumulus` account ships so (User-Accounts page)."""
+        self._shadow(username)
+        self.expired.add(username)
+
+    def must_change_password(self, username: str) -> bool:
+        self._shadow(username)
+        return username in self.expired
+
+    def change_password(self, username: str, old: str, new: str) -> bool:
+        if not new or new == old or not self.check_password(username, old):
+            return False
+        self._shadow_hash[username] = hash_password(new)
+        self.expired.discard(username)
+        return True
+
+    def usermod_password(self, username: str, hashed: str) -> bool:
+        """`usermod -p HASH USER` (False: no such user)."""
+        if self._shadow(username) is None:
+            return False
+        self._shadow_hash[username] = hashed
+        self.expired.discard(username)
+        return True
+
+    def has_user(self, username: str) -> bool:
+        return self._shadow(username) is not None
 
     def check_public_key(self, username: str, key_type: str, key_b64: str) -> bool:
         user = users_of(self.applied).get(username)
@@ -128,8 +183,18 @@ class NvueDevice(Device):
     def refuses_connections(self) -> str | None:
         return self.cut_off
 
+    nvue_ready_at = 0.0     # time.monotonic() from which nv answers
+
+    def eth0_vrf(self) -> str:
+        # Cumulus Linux 5.x: the management VRF `mgmt` is on by default and eth0 sits in it
+        # (Management-VRF page; DEVICE_STATE.md)
+        return "mgmt"
+
     def take_lease(self, mgmt: Management, hostname: str | None) -> None:
         super().take_lease(mgmt, hostname)
+        # the DHCP answer that starts ZTP comes early in boot, before nvued is up: NVUE answers
+        # NVUE_START_SECONDS later (the lab's short stand-in for the switch's boot)
+        self.nvue_ready_at = time.monotonic() + NVUE_START_SECONDS * self.time_scale
         self._check_management()
 
     def _check_management(self) -> None:
@@ -162,6 +227,11 @@ class NvueDevice(Device):
         if not argv or argv[0] != "nv":
             return None
         args = argv[1:]
+        if time.monotonic() < self.nvue_ready_at:
+            # nvued starts late in boot, after DHCP may already have started ZTP: until it answers,
+            # nv fails (the lab's wording; a script must go by the exit status, DEVICE_STATE.md)
+            io.write("Error: Unable to connect to nvued: the NVUE service is not ready yet\n")
+            return 1
         try:
             if args[:1] == ["set"]:
                 self._cli_set(args[1:], io)
@@ -176,6 +246,8 @@ class NvueDevice(Device):
         except (CommandError, SchemaError, nvtree.DocumentError) as exc:
             io.write(f"{exc}\n")
             return 1
+        except _ExitZero:
+            return 0
         return 0
 
     # --- pending edits --------------------------------------------------
@@ -385,9 +457,13 @@ class NvueDevice(Device):
             if (answer or "").strip().lower() not in ("y", "yes"):
                 raise CommandError("Aborted")
         self._check_logged_in_users(config)
-        fault = self.faults.current().apply_error
-        if fault:
-            raise CommandError(f"Error: {fault}")
+        faults = self.faults.current()
+        if faults.apply_error:
+            if faults.apply_error_status == 0:
+                # NVUE can print an error and still exit 0 (DEVICE_STATE.md, netlab PR 1726): nothing applied
+                io.write(f"Error: {faults.apply_error}\n")
+                raise _ExitZero()
+            raise CommandError(f"Error: {faults.apply_error}")
 
         if target is None and self.pending is not None:
             revision = self.pending

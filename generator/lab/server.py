@@ -20,6 +20,7 @@ from pathlib import Path
 import asyncssh
 import yaml
 
+from generator.lab import sonic_factory
 from generator.lab.device import Device
 from generator.lab.factory import FACTORY_USER, Management, hash_password, lease_for
 from generator.lab.faults import FaultSource, fault_file
@@ -80,9 +81,11 @@ def make_device(directory: Path, spec: dict, *, index: int = 0, username: str = 
             # `lab up` joins the plan's version tuple (2024, 11) with a dot; SONiC names it 202411
             year, month = version.split(".")
             version = f"{year}{int(month):02d}"
+        version, build = sonic_factory.image(version)
         # Boots from SONiC's factory CONFIG_DB: the model's default SKU, eth0 as management() gives it.
         device = SonicDevice(spec["name"], version, root, faults, platform=spec.get("model") or "SN5600",
-                             mgmt=management(spec, index), **_factory_identity(spec, SONIC_FACTORY_HOSTNAME))
+                             mgmt=management(spec, index), build=build,
+                             **_factory_identity(spec, SONIC_FACTORY_HOSTNAME))
     else:
         # Factory accounts: `cumulus` (DEVICE_STATE.md) and the lab's login user, both with the
         # lab password's SHA-512 hash; from then on the switch's own config decides who logs in.
@@ -93,6 +96,11 @@ def make_device(directory: Path, spec: dict, *, index: int = 0, username: str = 
         device.set_login(username, password)
     # `lab up --ztp`: the switch waits for a DHCP answer; `lab ztp` (ztp.py) plays its NOS's ZTP
     device.ztp_booted = device.ztp_waiting = bool(spec.get("ztp"))
+    if device.ztp_booted and spec["os"] == "cumulus":
+        # as shipped, the factory account must change its password at the first login (User-Accounts
+        # page): only the ZTP script (passwd -x, usermod -p) or a person at that dialogue ends it. A
+        # switch of `lab up` without --ztp stands for one a day 0 already provisioned: not expired.
+        device.expire_password(FACTORY_USER)
     return device
 
 

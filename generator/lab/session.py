@@ -140,6 +140,9 @@ class Session:
 
     async def run(self) -> None:
         try:
+            if self.device.must_change_password(self.username):
+                self.process.exit(await self._expired())
+                return
             if self.process.command is not None:
                 status = await self._exec(self.process.command)
                 self.process.exit(status)
@@ -150,6 +153,29 @@ class Session:
         except Exception:  # a simulator bug must not take the other sessions down
             log.exception("session on %s failed", self.device.name)
             self.process.exit(1)
+
+    async def _expired(self) -> int:
+        """An expired password (`passwd -e`): sshd's PAM account check answers "new authentication token
+        required" (pam_unix), so OpenSSH runs passwd instead of the shell and ends the session after
+        it; without a tty it refuses (OpenSSH session.c do_pam_chauthtok, auth-pam.c)."""
+        notice = "You are required to change your password immediately (administrator enforced)"
+        if self.process.command is not None or self.process.get_terminal_type() is None:
+            self.io.write(f"{notice}\nPassword change required but no TTY available.\n")
+            return 1
+        self.io.write(f"{notice}.\n{notice}\nChanging password for {self.username}.\nCurrent password: ")
+        old = await self.io.ask("")
+        new = await self.io.ask("New password: ") if old is not None else None
+        again = await self.io.ask("Retype new password: ") if new is not None else None
+        old, new, again = ((v or "").rstrip("\r\n") for v in (old, new, again))
+        if new != again:
+            self.io.write("Sorry, passwords do not match.\npasswd: Authentication token manipulation error\n"
+                          "passwd: password unchanged\n")
+            return 1
+        if not self.device.change_password(self.username, old, new):
+            self.io.write("passwd: Authentication token manipulation error\npasswd: password unchanged\n")
+            return 1
+        self.io.write("passwd: password updated successfully\n")
+        return 0
 
     async def _shell(self) -> None:
         self.io.write(self.device.prompt(self.username))

@@ -8,7 +8,8 @@ Commands, each printing roughly what sonic-utilities prints (config/main.py, gen
   config checkpoint|rollback|list-checkpoints|delete-checkpoint NAME
   config reload [-y] [FILE]    load FILE (default the saved startup) under init_cfg.json, no GCU checks
   config save [-y]             running -> /etc/sonic/config_db.json
-  sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR
+  sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR | -y FILE --print-data
+  /etc/sonic/sonic_version.yml  the image's build_version and release (sonic_factory.image)
   show runningconfiguration all (with "bgpraw" from 202311) | show version
   vtysh -c "show running-config"
 
@@ -42,6 +43,8 @@ import re
 import time
 import zlib
 
+import yaml
+
 from generator.lab import platform_oper, sonic_factory, sonic_gcu, sonic_oper, sonic_platform
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import Management, lease_for
@@ -49,6 +52,7 @@ from generator.lab.sonic_systemd import Systemd
 
 STARTUP_FILE = "/etc/sonic/config_db.json"
 INIT_CFG_FILE = "/etc/sonic/init_cfg.json"
+VERSION_FILE = "/etc/sonic/sonic_version.yml"
 CHECKPOINTS_DIR = "/etc/sonic/checkpoints"
 CFGGEN = "/usr/local/bin/sonic-cfggen"
 # `config reload` stops and restarts every SONiC service, a minute or more on a switch; the lab
@@ -78,11 +82,13 @@ class SonicDevice(Device):
 
     def __init__(self, *args, platform: str = "SN5600", mgmt: Management | None = None,
                  factory_hostname: str | None = None, mac: str | None = None, serial: str | None = None,
-                 **kwargs):
+                 build: str | None = None, **kwargs):
         """factory_hostname, mac, serial: a switch fresh from install waiting for ZTP (`lab up --ztp`):
         the image's hostname, the base MAC and serial number of its EEPROM (the inventory's)."""
         super().__init__(*args, **kwargs)
         self.platform = platform
+        # what `show version` and /etc/sonic/sonic_version.yml print (sonic_factory.image)
+        self.build = build or f"SONiC.{self.version}"
         self.mgmt = mgmt or lease_for(0)
         self.factory_hostname = factory_hostname or self.name
         self.eth0_mac = mac or sonic_factory.base_mac(self.name)
@@ -95,6 +101,29 @@ class SonicDevice(Device):
         self.cut_off: str | None = None  # why new logins are refused, while they are
         self.write_file(INIT_CFG_FILE, _dump(sonic_factory.init_cfg()))
         self._save()
+
+    def eth0_vrf(self) -> str:
+        # MGMT_VRF_CONFIG mgmtVrfEnabled moves eth0 into VRF mgmt at the next interfaces-config
+        # restart (sonic-utilities config/main.py mvrf_restart_services; a config reload does it);
+        # community images ship with it off (DEVICE_STATE.md)
+        enabled = ((self.running.get("MGMT_VRF_CONFIG") or {}).get("vrf_global") or {}).get("mgmtVrfEnabled")
+        return "mgmt" if str(enabled).lower() == "true" else "default"
+
+    def current_image(self) -> tuple[str, str]:
+        """(release, build) the switch runs: its own, or the one `lab up --faults` os_version names."""
+        fault = platform_oper.os_version(self.faults.current(), "")
+        if not fault:
+            return self.version, self.build
+        try:
+            return sonic_factory.image(fault if fault.startswith("SONiC.") or fault.isdigit() else f"SONiC.{fault}")
+        except ValueError:
+            return "none", fault if fault.startswith("SONiC.") else f"SONiC.{fault}"
+
+    def read_file(self, path: str) -> str:
+        if path == VERSION_FILE:
+            # written at build time with the image (sonic-buildimage build_debian.sh): the image it is
+            return sonic_factory.version_yml(*self.current_image())
+        return super().read_file(path)
 
     @property
     def hostname(self) -> str:
@@ -382,9 +411,8 @@ class SonicDevice(Device):
             days, rest = divmod(up, 86400)
             clock = f"{rest // 3600}:{rest % 3600 // 60:02d}" if rest >= 3600 else f"{rest // 60} min"
             uptime = (f"{days} day{'s' if days != 1 else ''}, " if days else "") + clock
-            release = platform_oper.os_version(self.faults.current(), self.version)
             io.write(
-                f"\nSONiC Software Version: SONiC.{release}\n"
+                f"\nSONiC Software Version: {self.current_image()[1]}\n"
                 f"SONiC OS Version: 12\nDistribution: Debian 12\nKernel: 6.1.0-11-2-amd64\n"
                 f"Platform: {meta.get('platform', '')}\nHwSKU: {meta.get('hwsku', '')}\nASIC: mellanox\n"
                 f"ASIC Count: 1\nSerial Number: {self.serial}\n"
@@ -425,7 +453,7 @@ class SonicDevice(Device):
     def lldp_description(self) -> str:
         # lldpdSysDescr.conf.j2 (sonic-buildimage dockers/docker-lldp)
         sku = self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", "")
-        return (f"SONiC Software Version: SONiC.{self.version} - HwSku: {sku} - Distribution: Debian 12 - "
+        return (f"SONiC Software Version: {self.current_image()[1]} - HwSku: {sku} - Distribution: Debian 12 - "
                 "Kernel: 6.1.0-11-2-amd64")
 
     def oper_ports(self):
@@ -523,6 +551,14 @@ class SonicDevice(Device):
             elif arg in ("-j", "--json") and i + 1 < len(args):
                 i += 1
                 _merge(data, self._load_config_db(args[i]))
+            elif arg in ("-y", "--yaml") and i + 1 < len(args):
+                # sonic-cfggen -y: a YAML file merged into the data (sonic_version.yml for a script)
+                i += 1
+                try:
+                    loaded = yaml.safe_load(self.read_file(args[i]))
+                except yaml.YAMLError as exc:
+                    raise CommandError(f"Error: {args[i]}: {exc}") from None
+                data.update(loaded if isinstance(loaded, dict) else {})
             elif arg in ("-v", "--var") and i + 1 < len(args):
                 i += 1
                 expr = args[i]
@@ -533,7 +569,7 @@ class SonicDevice(Device):
                 var_json = args[i]
             else:
                 raise CommandError(f"Error: sonic-cfggen {' '.join(args)}: not simulated "
-                                   "(the lab knows -d, -j FILE, -v EXPR, --var-json TABLE, --print-data)")
+                                   "(the lab knows -d, -j FILE, -y FILE, -v EXPR, --var-json TABLE, --print-data)")
             i += 1
         if expr is not None:
             io.write(_render_var(data, expr) + "\n")

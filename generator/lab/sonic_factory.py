@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import ipaddress
+import re
 from functools import cache
 from pathlib import Path
 
@@ -35,6 +36,40 @@ def release(version: str) -> str:
         if part.isdigit() and len(part) == 6:
             return part
     return str(version)
+
+
+# The date tags of the release branches' official builds (sonic-buildimage tags, DEVICE_STATE.md):
+# an image built on such a tag prints the tag, and its sonic_version.yml names its branch.
+TAG_RELEASES = {"20230531": "202305", "20231110": "202311", "20240531": "202405", "20241211": "202411"}
+_BUILD = re.compile(r"\ASONiC\.([0-9]{6}|[0-9]{8})((?:[A-Za-z]{1,8}|_RC[0-9]*)?)\.[0-9]+(?:-[A-Za-z0-9._-]{1,80})?\Z")
+
+
+def image(version: str) -> tuple[str, str]:
+    """(the release, the build string) of `lab up --nos-version`: a release ("202411") images as
+    SONiC.202411 (the lab's short form); a full build string as real images print it
+    ("SONiC.20241211.21", "SONiC.202405c.38617-int-abc", "SONiC.202311_RC.38-0ea9fa1ef_Internal")
+    carries the release of its branch. ValueError when the lab cannot tell which branch built it."""
+    if re.fullmatch(r"[0-9]{6}", version):
+        return version, f"SONiC.{version}"
+    match = _BUILD.match(version)
+    if match is None:
+        raise ValueError(f"{version!r} is not a SONiC build string (SONiC.<branch>.<build>[-<sha>])")
+    branch = match.group(1)
+    release = branch if len(branch) == 6 else TAG_RELEASES.get(branch)
+    if release is None:
+        raise ValueError(f"{version!r}: the lab knows no release branch tagged {branch} "
+                         f"(it knows {', '.join(sorted(TAG_RELEASES))})")
+    return release, version
+
+
+def version_yml(release: str, build: str) -> str:
+    """/etc/sonic/sonic_version.yml as sonic-buildimage's sonic_version.yml.j2 writes it (the fields
+    the lab has values for); `branch` is git's --abbrev-ref HEAD: HEAD for a build of a tag."""
+    tagged = bool(re.match(r"\ASONiC\.[0-9]{8}\.", build))
+    return (f"build_version: '{build}'\ndebian_version: '12.7'\nkernel_version: '6.1.0-11-2-amd64'\n"
+            f"asic_type: mellanox\nasic_subtype: 'mellanox'\ncommit_id: '0ea9fa1ef'\n"
+            f"branch: '{'HEAD' if tagged else release}'\nrelease: '{release}'\nbuild_number: 0\n"
+            "built_by: lab@fabricgen\n")
 
 
 def database_version(version: str) -> str:

@@ -14,7 +14,10 @@ Per switch (a bounded pool runs several at once; lines come out in the lab's dev
    JSON (239 a provisioning script, used only without 67); its sections run in sorted order,
    the plugin of a section is its `plugin` object or its name without the leading "NN-";
    `halt-on-failure` stops at a failed section, `ignore-result` does not count its failure;
-   ZTP succeeds when no counted section failed. The lab has the `configdb-json` plugin (as
+   ZTP succeeds when no counted section failed. Each section's plugin and URLs are downloaded
+   when that section runs, with plain curl in the default VRF (sonic-ztp Downloader.py): once a
+   section has put eth0 into VRF mgmt (MGMT_VRF_CONFIG and a reload), the kit server is out of
+   reach and later downloads fail as curl's exit 7. The lab has the `configdb-json` plugin (as
    sonic-ztp src/usr/lib/ztp/plugins/configdb-json does it) and user-defined plugins
    (`plugin.url`); any other plugin name fails the section, as a plugin missing on the switch does.
 4. The result: "provisioned at <ip>", "refused: <the script's refusing line>", or "failed: ...".
@@ -60,8 +63,8 @@ SWITCH_TIMEOUT = 300.0
 WORKERS = 4
 OUTPUT_CAP = 64 << 10
 # Contract section 3/4: the switch tools a ZTP script may call, one shim each.
-SHIMS = {"cumulus": ("nv", "hostname", "ip", "curl", "logger"),
-         "sonic": ("show", "sonic-cfggen", "config", "curl", "logger", "hostname")}
+SHIMS = {"cumulus": ("nv", "hostname", "ip", "curl", "logger", "passwd", "usermod"),
+         "sonic": ("show", "sonic-cfggen", "config", "curl", "logger", "hostname", "test")}
 # Host tools a script may use besides them (coreutils and friends the switch images ship).
 HOST_TOOLS = ("awk", "base64", "basename", "bash", "cat", "chmod", "cmp", "cp", "cut", "date", "diff", "dirname",
               "echo", "env", "expr", "false", "grep", "head", "id", "ls", "md5sum", "mkdir", "mktemp", "mv", "od",
@@ -189,6 +192,21 @@ class SwitchZtp:
             self.base = self.kit.base_of(url)
         return None if self.base is None else self.kit.fetch(url, self.base)
 
+    def _engine_fetch(self, url: str) -> tuple[bytes | None, str]:
+        """sonic-ztp's own download of URL, now: plain curl in the default VRF (Downloader.py; sonic-ztp
+        has no VRF support). Once eth0 is in VRF mgmt the kit server is out of reach: curl exit 7."""
+        if url.startswith("file://"):
+            return None, "file:// URLs of the switch's own files are not simulated"
+        reach = self._call({"op": "reach", "vrf": "default"})
+        if not reach.get("reach"):
+            host = url.split("/")[2] if url.count("/") >= 2 else url
+            why = (f"curl: (7) Failed to connect to {host}: Network is unreachable (eth0 is in VRF "
+                   f"{reach.get('eth0_vrf')}; sonic-ztp downloads in the default VRF)")
+            self._log(f"Error (7) encountered while downloading '{url}': {why}")
+            return None, why
+        data = self._fetch(url)
+        return data, "" if data is not None else "404"
+
     # --- Cumulus Linux --------------------------------------------------------
     def _cumulus(self) -> tuple[bool, str]:
         option = option_name(self.dhcp4, 239) or "cumulus-provision-url"
@@ -222,16 +240,16 @@ class SwitchZtp:
                            "(provisioning script): sonic-ztp keeps waiting")
         if not json_url:
             # ztp.md 3.5: with option 239 only, the script's exit code is ZTP's result
-            data = self._fetch(script_url)
+            data, why = self._engine_fetch(script_url)
             if data is None:
-                return False, f"failed: download of {script_url} failed: 404"
+                return False, f"failed: download of {script_url} failed: {why}"
             rc, out, err, killed = self._script(data, "provisioning-script")
             if rc == 0 and not killed:
                 return True, f"provisioned at {self.answer.ip}"
             return False, self._failure(f"the provisioning script exited {rc}", self._said(), err or out)
-        data = self._fetch(json_url)
+        data, why = self._engine_fetch(json_url)
         if data is None:
-            return False, f"failed: download of {json_url} failed: 404 (not a file of {self.day0 / 'http'})"
+            return False, f"failed: download of {json_url} failed: {why} (not a file of {self.day0 / 'http'})"
         try:
             doc = json.loads(data[:MAX_ZTP_JSON + 1]) if len(data) <= MAX_ZTP_JSON else None
             sections = doc.get("ztp") if isinstance(doc, dict) else None
@@ -297,9 +315,11 @@ class SwitchZtp:
     def _user_plugin(self, key: str, section: dict, plugin: dict) -> tuple[bool, str]:
         # ztp.md 3.2.1 and ZTPJson.pluginArgs: the plugin gets the section's input file as its argument
         source, _ = self._source(plugin.get("url"))
-        data = self._fetch(source) if source else None
+        # ZTPSections.plugin(): downloaded when this section runs (ztp-engine.py), unless an earlier
+        # session of this ZTP run left it in the section's directory
+        data, why = self._engine_fetch(source) if source else (None, "no url")
         if data is None:
-            return False, f"Unable to find or download requested plugin {source}"
+            return False, f"Unable to find or download requested plugin {source} ({why})"
         args = []
         if not _bool(plugin.get("ignore-section-data"), False):
             input_file = self.dir / "sections" / key / "input.json"
@@ -326,9 +346,9 @@ class SwitchZtp:
         save = _bool(section.get("save-config"), False)
         overwrite = _bool(section.get("overwrite-device-metadata"), False)
         self._log(f"configdb-json: Downloading config_db.json file from '{source}'.")
-        data = self._fetch(source)
+        data, why = self._engine_fetch(source)
         if data is None:
-            return False, f"Error (22) encountered while downloading '{source}'"
+            return False, f"Error encountered while downloading '{source}': {why}"
         try:
             doc = json.loads(data)
             if not isinstance(doc, dict):

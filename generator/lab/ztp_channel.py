@@ -13,6 +13,8 @@ One request per connection: a JSON line, answered by a JSON line.
                                                      files, e.g. `nv config replace FILE`)
   {"op": "put", "device", "path", "text"}            write a file on the switch (configdb-json's copy)
   {"op": "log", "device", "tag", "message"}          logger(1): the switch's syslog
+  {"op": "reach", "device", "vrf"}                   can a program in VRF `vrf` reach the management
+                                                     network (the kit server)? only from eth0's VRF
   {"op": "finish", "device", "ok"}                   ZTP ended; ok: the switch leaves ZTP and
                                                      endpoints.yml names its deploy user
 """
@@ -38,7 +40,7 @@ MAX_OUTPUT_BYTES = 16 << 20
 MAX_SOCKET_PATH = 100
 # The switch tools a ZTP script may run on each NOS (contract sections 3 and 4); logger goes
 # through "log", curl is served by the shim from the kit itself.
-TOOLS = {"cumulus": {"nv", "hostname", "ip"}, "sonic": {"show", "sonic-cfggen", "config", "hostname"}}
+TOOLS = {"cumulus": {"nv", "hostname", "ip", "passwd", "usermod"}, "sonic": {"show", "sonic-cfggen", "config", "hostname", "test"}}
 
 
 class BufferIo:
@@ -134,6 +136,10 @@ class ZtpChannel:
         if op == "put":
             device.write_file(_absolute(request["path"]), str(request["text"]))
             return {"ok": True}
+        if op == "reach":
+            # a connection to the management network from VRF `vrf`: only eth0's own VRF routes there
+            vrf = str(request.get("vrf") or "default")
+            return {"reach": device.eth0_vrf() == vrf, "eth0_vrf": device.eth0_vrf()}
         if op == "log":
             device.syslog(str(request.get("tag") or "user")[:64], str(request.get("message") or "")[:4096])
             return {"ok": True}
@@ -152,7 +158,7 @@ class ZtpChannel:
         return {"os": device.os_name, "version": device.version, "mac": device.eth0_mac, "serial": device.serial,
                 "ztp_booted": bool(getattr(device, "ztp_booted", False)), "ztp_waiting": device.ztp_waiting,
                 "address": mgmt.address if mgmt else None, "hostname": device.hostname,
-                "cut_off": device.refuses_connections()}
+                "cut_off": device.refuses_connections(), "eth0_vrf": device.eth0_vrf()}
 
     async def _run(self, device: Device, argv: list[str], files: dict) -> dict:
         if not argv:
@@ -161,7 +167,7 @@ class ZtpChannel:
             device.write_file(_absolute(path), str(text))
         io = BufferIo()
         name = argv[0]
-        if name not in TOOLS.get(device.os_name, set()) and not (name == "test" and device.os_name == "sonic"):
+        if name not in TOOLS.get(device.os_name, set()):
             return {"status": 127, "output": f"-bash: {name}: command not found\n"}
         try:
             status = _builtin(device, argv, io)
@@ -198,7 +204,33 @@ def _builtin(device: Device, argv: list[str], io: BufferIo) -> int | None:
                                                  ["l", "show", "dev", "eth0"], ["link", "dev", "eth0"]):
             io.write(device.eth0_link())
             return 0
-        io.write(f"ip {' '.join(args)}: not simulated (the lab answers `ip -br link show dev eth0`)\n")
+        if words in (["link", "show", "dev", "eth0"], ["link", "show", "eth0"]):
+            # iproute2's long format names the VRF device eth0 is enslaved to: "master mgmt"
+            vrf = device.eth0_vrf()
+            master = f" master {vrf}" if vrf != "default" else ""
+            io.write(f"2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq{master} state UP mode DEFAULT "
+                     f"group default qlen 1000\n    link/ether {device.eth0_mac} brd ff:ff:ff:ff:ff:ff\n")
+            return 0
+        io.write(f"ip {' '.join(args)}: not simulated (the lab answers `ip [-br] link show dev eth0`)\n")
+        return 1
+    if name == "passwd" and device.os_name == "cumulus":
+        # passwd(1) as root: -x DAYS USER sets the maximum password age; a forced change
+        # (`passwd -e`) stays until a new password is set (shadow(5): sp_lstchg 0)
+        if len(args) == 3 and args[0] == "-x" and args[1].isdigit():
+            if not device.has_user(args[2]):
+                io.write(f"passwd: user '{args[2]}' does not exist\n")
+                return 1
+            io.write("passwd: password expiry information changed.\n")
+            return 0
+        io.write(f"passwd {' '.join(args)}: not simulated (the lab answers passwd -x DAYS USER)\n")
+        return 1
+    if name == "usermod" and device.os_name == "cumulus":
+        if len(args) == 3 and args[0] in ("-p", "--password"):
+            if device.usermod_password(args[2], args[1]):
+                return 0
+            io.write(f"usermod: user '{args[2]}' does not exist\n")
+            return 6
+        io.write(f"usermod {' '.join(args)}: not simulated (the lab answers usermod -p HASH USER)\n")
         return 1
     if name == "test":
         # configdb-json asks whether /usr/share/sonic/device/<platform>/<hwsku> exists (sonic-ztp

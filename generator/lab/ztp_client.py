@@ -6,8 +6,11 @@ CONFIG (written by ztp.py, in the run's private directory) names the lab's contr
 switch, the kit's URL -> file map and the run's log. Standard library only, run isolated (-I -S):
 it is what a `nv`, `curl`, `logger`... on the switch does, nothing more.
 
-- curl: the kit's web server. `-f` makes a 404 exit 22 with "curl: (22) The requested URL
-  returned error: 404" under -S, as curl(1) documents; without -f the error page is the output.
+- curl: the kit's web server, reached only from the VRF eth0 is enslaved to (the channel's
+  "reach"): from any other VRF curl exits 7 "Failed to connect" as it does on the switch. `-f`
+  makes a 404 exit 22 with "curl: (22) The requested URL returned error: 404" under -S, as
+  curl(1) documents; without -f the error page is the output.
+- ip vrf exec VRF CMD...: CMD in that VRF (iproute2 ip-vrf(8)); curl then connects from VRF.
 - logger: one syslog line on the switch (the channel's "log"), and one JSON line in the run's
   log, which `lab ztp` reads to report what the script said.
 - every other tool: the channel's "run" on the switch; a file argument of `nv config
@@ -120,7 +123,7 @@ def logger(config: dict, args: list[str]) -> int:
 _CURL_FLAGS = set("fsSLkv")      # fail, silent, show-error, location, insecure, verbose (no output)
 
 
-def curl(config: dict, args: list[str]) -> int:
+def curl(config: dict, args: list[str], vrf: str = "default") -> int:
     fail = show_error = silent = False
     output = url = None
     i = 0
@@ -132,7 +135,7 @@ def curl(config: dict, args: list[str]) -> int:
                 output = args[i + 1]
             i += 2
             continue
-        if arg in ("--fail", "--silent", "--show-error", "--location", "--insecure"):
+        if arg in ("--fail", "--silent", "--show-error", "--location", "--insecure", "--retry-connrefused"):
             fail |= arg == "--fail"
             silent |= arg == "--silent"
             show_error |= arg == "--show-error"
@@ -152,6 +155,13 @@ def curl(config: dict, args: list[str]) -> int:
     if url is None:
         sys.stderr.write("curl: no URL specified\n")
         return 2
+    reach = _call(config, {"op": "reach", "vrf": vrf})
+    if not reach.get("reach"):
+        # eth0 is in another VRF: this VRF has no route to the management network (curl exit 7)
+        if show_error or not silent:
+            host = url.split("/")[2] if url.count("/") >= 2 else url
+            sys.stderr.write(f"curl: (7) Failed to connect to {host} after 0 ms: Couldn't connect to server\n")
+        return 7
     path = config["files"].get(url)
     data = None if path is None else _read_bytes(path)
     if data is None:
@@ -184,6 +194,10 @@ def main(argv: list[str]) -> int:
             return curl(config, args)
         if tool == "logger":
             return logger(config, args)
+        if tool == "ip" and args[:2] == ["vrf", "exec"] and len(args) >= 4:
+            if args[3] == "curl":
+                return curl(config, args[4:], vrf=args[2])
+            return run_tool(config, args[3:])
         return run_tool(config, [tool, *args])
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"{tool}: the switch did not answer ({exc})\n")

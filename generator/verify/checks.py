@@ -28,6 +28,7 @@ class SwitchReading:
     pfc: tuple[dict, dict] | None = None             # two reads of get_pfc_ecn_counters
     interval_s: float = 0.0                          # time between the two reads
     facts: dict | None = None                        # get_facts (os_version)
+    release: dict | None = None                      # SONiC: nos_release_reading (sonic_version.yml)
     environment: dict | None = None                  # get_environment
     transceivers: dict | None = None                 # driver extra get_transceivers (oper.py)
     phy: tuple[dict, dict] | None = None             # two reads of the driver extra get_phy_counters

@@ -101,6 +101,8 @@ def read_switch(read: SwitchRead) -> None:
     # the settle time runs from this first BGP read, however long the reads around it take
     read.bgp_read = time.monotonic()
     reading.facts = read.optional("facts", "get_facts")
+    if getattr(read.session.driver, "nos_release_reading", None) is not None:
+        reading.release = read.optional("release", "nos_release_reading")
     reading.environment = read.optional("environment", "get_environment")
     reading.transceivers = read.optional("transceivers", "get_transceivers")
     reading.ntp = read.optional("ntp", "get_ntp_stats")

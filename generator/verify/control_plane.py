@@ -11,22 +11,24 @@ loopbacks against the width ecmp.py derives from the plan.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
+from generator import sonic_release
 from generator.deploy.release_gate import release_refusal
 from generator.verify.checks import SwitchReading
 from generator.verify.expected import Expectations
 from generator.verify.model import ERROR, WARNING, Finding
 
-_SONIC_BRANCH = re.compile(r"SONiC\.(\d{6})")
 
-
-def _release(os_name: str, os_version: str) -> str | None:
+def _release(os_name: str, os_version: str, reading: SwitchReading) -> tuple[str | None, str | None]:
+    """(the release, why it cannot be told): SONiC's as the driver read it from sonic_version.yml,
+    else from the build string alone, by the parser the deploy and the day-0 gate use."""
     if os_name == "cumulus":
-        return os_version
-    match = _SONIC_BRANCH.search(os_version)
-    return match.group(1) if match else None
+        return os_version, None
+    read = reading.release if isinstance(reading.release, dict) else None
+    if read is not None:
+        return read.get("release"), read.get("unknown")
+    return sonic_release.release_of(None, os_version), sonic_release.cannot_tell(None, os_version)
 
 
 def check_os_versions(readings: dict[str, SwitchReading], exp: Expectations) -> dict[str, list[Finding]]:
@@ -36,7 +38,8 @@ def check_os_versions(readings: dict[str, SwitchReading], exp: Expectations) -> 
     out: dict[str, list[Finding]] = {}
     on_release = {}
     for name, build in sorted(builds.items()):
-        refusal = release_refusal(exp.switch_os, _release(exp.switch_os, build), exp.switch_os_version)
+        running, unknown = _release(exp.switch_os, build, readings[name])
+        refusal = release_refusal(exp.switch_os, running, exp.switch_os_version, unknown)
         if refusal:
             out[name] = [Finding("os-version", name, "", wanted, build or "no release reported", ERROR,
                                  f"{name}: {refusal.split(':')[0]}")]

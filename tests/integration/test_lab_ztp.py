@@ -116,6 +116,14 @@ class Run:
     def endpoints(self) -> dict:
         return yaml.safe_load((self.lab / "endpoints.yml").read_text())["switches"]
 
+    def console(self, name: str, command: str) -> str:
+        """A command as root on the switch's console (no login): the lab's ZTP channel."""
+        from generator.lab.ztp_channel import SOCKET_FILE, request
+
+        answer = request(self.lab / SOCKET_FILE, {"op": "run", "device": name, "argv": command.split()})
+        assert answer.get("status") == 0, answer
+        return answer["output"]
+
     def ssh(self, name: str, command: str, username: str | None = None) -> str:
         endpoint = self.endpoints()[name]
         client = paramiko.SSHClient()
@@ -145,11 +153,15 @@ def run_for(tmp_path):
 
 
 def cumulus_factory_checks(run: Run, name: str, index: int) -> None:
-    config = json.loads(run.ssh(name, "nv config show -o json"))[1]["set"]
+    # the factory account must change its password first: SSH meets the dialogue, so read on the console
+    assert run.ssh(name, "nv config show -o json").startswith(
+        "You are required to change your password immediately (administrator enforced)\n"
+        "Password change required but no TTY available.")
+    config = json.loads(run.console(name, "nv config show -o json"))[1]["set"]
     assert config["system"]["hostname"] == "cumulus"
     assert config["interface"]["eth0"]["ip"]["address"] == {"dhcp": {}}
     assert set(config["system"]["aaa"]["user"]) == {"cumulus"}
-    platform = json.loads(run.ssh(name, "nv show platform -o json"))
+    platform = json.loads(run.console(name, "nv show platform -o json"))
     assert platform["serial-number"] == f"MT2301X0000{index}"
     assert platform["system-mac"] == MACS["cumulus"].format(index)
 
@@ -186,6 +198,60 @@ def test_a_cumulus_fabric_boots_through_ztp(run_for):
     assert again.returncode == 0 and all("already provisioned" in line for line in again.stdout.splitlines())
 
 
+CUMULUS_PATCH = CUMULUS.replace("DEPLOYUSER", "cumulus").split("\nmanagement:")[0] + "\n"
+
+
+def test_patch_mode_ztp_sets_the_deploy_password_so_deploy_and_drift_log_in(run_for):
+    """Without `management:` the kit patches the factory config and keeps the factory account, which
+    must change its password at the first login; the script unexpires it and sets the hash of the
+    deploy password, so the first deploy and drift log in (issue 32)."""
+    run = run_for(CUMULUS_PATCH, "cumulus")
+    inventory = run.inventory()
+    assert run.up(inventory).returncode == 0
+    endpoint = run.endpoints()["zc-leaf-1"]
+    # a person at the factory login meets the change-password dialogue, not a shell
+    client = paramiko.SSHClient()
+    client.load_host_keys(str(run.lab / "known_hosts"))
+    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+    client.connect("127.0.0.1", endpoint["port"], "cumulus", PASSWORD, allow_agent=False, look_for_keys=False,
+                   timeout=5)
+    try:
+        channel = client.invoke_shell()
+        seen = b""
+        while b"Current password: " not in seen:
+            chunk = channel.recv(4096)
+            assert chunk, seen
+            seen += chunk
+        assert b"You are required to change your password immediately" in seen
+    finally:
+        client.close()
+    run.day0(inventory)
+    script = (run.kit / "http/ztp/cumulus-ztp.sh").read_text()
+    assert PASSWORD not in script and "passwd -x 99999" in script
+    result = run.ztp()
+    assert result.returncode == 0, result.stdout + result.stderr
+    # eth0 static at its planned address after day 0, as the plan says (not left on DHCP)
+    eth0 = json.loads(run.console("zc-leaf-1", "nv config show -o json"))[1]["set"]["interface"]["eth0"]
+    assert eth0["ip"]["address"] == {"10.20.0.12/24": {}} and eth0["ip"]["gateway"] == {"10.20.0.1": {}}
+    endpoints = str(run.lab / "endpoints.yml")
+    deploy = run.cli("deploy", str(run.intent), "--endpoints", endpoints, "--only", "switches", "--yes")
+    assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+    drift = run.cli("drift", str(run.intent), "--endpoints", endpoints, "--only", "switches")
+    assert drift.returncode == 0, drift.stdout + drift.stderr
+    assert "cumulus" in run.ssh("zc-leaf-1", "whoami")
+
+
+def test_patch_mode_kit_without_a_password_is_refused(run_for):
+    run = run_for(CUMULUS_PATCH, "cumulus")
+    inventory = run.inventory()
+    run.env.pop("FABRICGEN_PASSWORD")
+    result = run.cli("day0", str(run.intent), "-o", str(run.kit), "--url", URL, "--inventory", str(inventory))
+    assert result.returncode == 1 and not run.kit.exists()
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith("error: deploy.user cumulus: without management.users the kit keeps the factory "
+                           "account, whose password must be changed at the first login"), line
+
+
 def test_another_cumulus_release_refuses_and_keeps_its_factory_config(run_for):
     run = run_for(CUMULUS.replace("DEPLOYUSER", "cumulus"), "cumulus")
     inventory = run.inventory()
@@ -215,8 +281,27 @@ def test_a_switch_without_a_reservation_gets_no_dhcp_answer(run_for):
     assert lines["zc-spine-1"] == "provisioned at 10.20.0.10"
     mac = yaml.safe_load((run.lab / "lab.json").read_text())["devices"][2]["mac"]
     assert lines["zc-leaf-1"].startswith(f"no DHCP answer for {mac}")
-    cumulus_factory_checks_leaf = json.loads(run.ssh("zc-leaf-1", "nv config show -o json"))[1]["set"]
+    cumulus_factory_checks_leaf = json.loads(run.console("zc-leaf-1", "nv config show -o json"))[1]["set"]
     assert cumulus_factory_checks_leaf["system"]["hostname"] == "cumulus"
+
+
+def test_an_apply_that_prints_error_and_exits_0_is_a_failure(run_for):
+    """`nv config apply` can print an Error and exit 0 (DEVICE_STATE.md): the script reads its output
+    by the driver's rule and does not report a provisioned switch (issue 32)."""
+    from generator.lab.control import set_faults
+
+    run = run_for(CUMULUS.replace("DEPLOYUSER", "cumulus"), "cumulus")
+    inventory = run.inventory(names=["zc-leaf-1"])
+    assert run.up(inventory).returncode == 0
+    run.day0(inventory)
+    set_faults(run.lab, "zc-leaf-1", {"apply_error": "Invalid config: bad value", "apply_error_status": 0})
+    result = run.ztp()
+    line = next(line for line in result.stdout.splitlines() if line.startswith("zc-leaf-1: "))
+    assert result.returncode == 1
+    assert line.startswith("zc-leaf-1: failed: the ZTP script exited 1: error: zc-leaf-1: nv config apply failed "
+                           "(exit 0: Error: Invalid config: bad value)"), line
+    set_faults(run.lab, "zc-leaf-1", {})
+    assert json.loads(run.console("zc-leaf-1", "nv config show -o json"))[1]["set"]["system"]["hostname"] == "cumulus"
 
 
 def test_nv_in_a_ztp_script_refuses_to_delete_a_logged_in_user(run_for):
@@ -270,6 +355,8 @@ def test_a_sonic_fabric_boots_through_ztp(run_for):
     assert meta["hostname"] == "zs-leaf-1" and meta["hwsku"] == "Mellanox-SN5600-O128"
     assert running["FEATURE"] == factory["FEATURE"], "the switch keeps its FEATURE rows"
     assert list(running["MGMT_INTERFACE"]) == ["eth0|10.30.0.12/24"]
+    # across the VRF change: eth0 is in VRF mgmt now, where sonic-ztp's own downloads cannot go
+    assert running["MGMT_VRF_CONFIG"]["vrf_global"]["mgmtVrfEnabled"] == "true"
     saved = json.loads(run.ssh("zs-leaf-1", "cat /etc/sonic/config_db.json"))
     assert saved == running, "config saved"
 
@@ -278,6 +365,43 @@ def test_a_sonic_fabric_boots_through_ztp(run_for):
     deploy = run.cli("deploy", str(run.intent), "--endpoints", str(run.lab / "endpoints.yml"), "--only", "switches",
                      "--dry-run")
     assert deploy.returncode == 0 and "0 to change, 3 unchanged" in deploy.stdout, deploy.stdout + deploy.stderr
+
+
+def test_a_sonic_kit_that_downloads_after_the_vrf_change_fails(run_for):
+    """The kit before issue 32: configdb-json loads the day-0 config (which turns the management VRF
+    on), then a later section's plugin is downloaded, by sonic-ztp in the default VRF: unreachable."""
+    run = run_for(SONIC, "sonic")
+    inventory = run.inventory()
+    assert run.up(inventory).returncode == 0
+    run.day0(inventory)
+    for name in run.names:
+        path = run.kit / "http" / "ztp" / name / "ztp.json"
+        provision = json.loads(path.read_text())["ztp"]["02-provision"]["plugin"]
+        path.write_text(json.dumps({"ztp": {
+            "01-configdb-json": {"url": {"source": provision["args"].split()[0]}, "clear-config": True,
+                                 "save-config": False, "halt-on-failure": True},
+            "02-feature-restore": {"plugin": {"url": provision["url"], "ignore-section-data": True},
+                                   "halt-on-failure": True}}}))
+    result = run.ztp()
+    assert result.returncode == 1
+    for name, line in zip(run.names, result.stdout.splitlines(), strict=True):
+        assert line.startswith(f"{name}: failed: ZTP section 02-feature-restore: Unable to find or download "
+                               "requested plugin"), line
+        assert "curl: (7) Failed to connect to 192.168.0.2:8080: Network is unreachable (eth0 is in VRF mgmt" \
+            in line, line
+
+
+def test_an_official_tagged_image_passes_the_gate(run_for):
+    """`SONiC.20241211.21` is 202411 by its sonic_version.yml, not "20241211" or "202412" (issue 32)."""
+    run = run_for(SONIC, "sonic")
+    inventory = run.inventory(names=["zs-leaf-1"])
+    up = run.up(inventory, "--nos-version", "SONiC.20241211.21")
+    assert up.returncode == 0, up.stderr
+    assert "SONiC Software Version: SONiC.20241211.21" in run.ssh("zs-leaf-1", "show version")
+    assert "release: '202411'" in run.ssh("zs-leaf-1", "cat /etc/sonic/sonic_version.yml")
+    run.day0(inventory)
+    result = run.ztp()
+    assert "zs-leaf-1: provisioned at 10.30.0.12" in result.stdout.splitlines(), result.stdout + result.stderr
 
 
 def test_another_sonic_release_refuses_and_keeps_its_factory_config(run_for):
@@ -334,8 +458,13 @@ logger -t probe "password: ${FABRICGEN_PASSWORD:-unset}"
 for tool in jq python3 nv curl; do
     if command -v "$tool" >/dev/null; then logger -t probe "$tool: yes"; else logger -t probe "$tool: no"; fi
 done
+nv show system >/dev/null 2>&1
+logger -t probe "nv at once: $?"
+until nv show system >/dev/null 2>&1; do sleep 0.2; done
 logger -t probe "identity: $(hostname) $(ip -br link show dev eth0 | awk '{print $3}') $(nv show platform -o json | grep -o 'MT-PROBE-1')"
 curl -fsS -o "$TMPDIR/x" http://kit.example/ztp/nothing.sh
+logger -t probe "curl default VRF: $?"
+ip vrf exec mgmt curl -fsS -o "$TMPDIR/x" http://kit.example/ztp/nothing.sh
 logger -t probe "curl 404: $?"
 head -c 5000000 /dev/zero | tr '\\0' 'y'
 SLEEP
@@ -373,8 +502,10 @@ def test_a_ztp_script_runs_scrubbed_with_only_the_switch_tools(tmp_path, lab_sta
     assert said[0].split()[1:] == sorted(["HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "PWD", "SHELL", "SHLVL",
                                           "TMPDIR", "USER", "_"])
     assert said[1:6] == ["password: unset", "jq: no", "python3: no", "nv: yes", "curl: yes"]
-    assert said[6] == "identity: probe-1 44:38:39:00:00:77 MT-PROBE-1"
-    assert said[7] == "curl 404: 22"
+    # NVUE is not up yet when DHCP starts ZTP; eth0 is in VRF mgmt: the default VRF reaches no server
+    assert said[6] == "nv at once: 1"
+    assert said[7] == "identity: probe-1 44:38:39:00:00:77 MT-PROBE-1"
+    assert said[8:10] == ["curl default VRF: 7", "curl 404: 22"]
     assert PASSWORD not in syslog
 
 

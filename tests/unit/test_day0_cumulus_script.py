@@ -25,7 +25,7 @@ SHELLCHECK = shutil.which("shellcheck")
 @pytest.mark.parametrize("name", CUMULUS_EXAMPLES)
 def test_script_is_bash_and_shellcheck_clean(name: str, tmp_path: Path) -> None:
     text, plan = compiled(name)
-    kit = build_kit(plan, text, inventory(plan, switches=len(plan.switches) - 1), URL, "eth0")
+    kit = build_kit(plan, text, inventory(plan, switches=len(plan.switches) - 1), URL, "eth0", PASSWORD)
     script = tmp_path / "cumulus-ztp.sh"
     script.write_text(kit.files["http/ztp/cumulus-ztp.sh"])
     assert script.read_text().startswith("#!/bin/bash\n# CUMULUS-AUTOPROVISIONING\n")
@@ -55,6 +55,8 @@ FAKES = {
             [ -f "$3" ] || exit 1
             echo "nv config $2 $(sha256sum "$3" | cut -d ' ' -f 1)" >> "$FAKE_DIR/calls" ;;
           "config apply"|"config save") echo "nv $*" >> "$FAKE_DIR/calls" ;;
+          "set system") echo "nv $1 $2 $3 $4 $5 $6" >> "$FAKE_DIR/calls" ;;
+          "set interface"|"unset interface") echo "nv $*" >> "$FAKE_DIR/calls" ;;
           *) echo "nv: unexpected $*" >> "$FAKE_DIR/calls"; exit 2 ;;
         esac
         """,
@@ -88,7 +90,17 @@ FAKES = {
         [ "$1" = "-t" ] && shift 2
         echo "$*" >> "$FAKE_DIR/log"
         """,
+    # never the host's own: these would change the machine's accounts
+    "passwd": """\
+        #!/bin/bash
+        echo "passwd $*" >> "$FAKE_DIR/calls"
+        """,
+    "usermod": """\
+        #!/bin/bash
+        echo "usermod $1 $(printf '%s' "$2" | sha256sum | cut -c 1-8) $3" >> "$FAKE_DIR/calls"
+        """,
 }
+PASSWORD = "lab-Secret-7f3"
 
 
 class Switch:
@@ -140,8 +152,11 @@ def test_right_release_replaces_applies_saves(tmp_path: Path, medium_kit) -> Non
     sw = Switch(tmp_path, kit, URL, hostname=name, mac="44:38:39:ff:ff:ff", release="5.11.0")
     r = sw.run()
     assert r.returncode == 0, (sw.log, sw.calls)
+    user = next(u for u in plan.management.users if u.name == plan.deploy_user)
+    hashed = hashlib.sha256(user.hashed_password.encode()).hexdigest()[:8]
     assert sw.calls == [f"curl {URL}/switches/{name}/startup.yaml", f"nv config replace {_sha(kit, name)}",
-                        "nv config apply -y", "nv config save"]
+                        "nv config apply -y", "nv config save", "passwd -x 99999 cumulus",
+                        f"usermod -p {hashed} cumulus"]
     assert len(sw.log) == 1 and sw.log[0].startswith(f"provisioned {name} (found by hostname {name})")
     assert "$6$" not in r.stdout + r.stderr + "\n".join(sw.log)        # no password hash in any log
     assert not [p for p in sw.dir.iterdir() if p.name.startswith("tmp.")]   # its temporary directory is gone
@@ -197,12 +212,34 @@ def test_unknown_switch_and_missing_file_fail(tmp_path: Path, medium_kit) -> Non
 
 def test_without_management_the_script_patches(tmp_path: Path) -> None:
     text, plan = compiled("small")
-    kit = write_kit(build_kit(plan, text, inventory(plan), URL, "eth0"), tmp_path / "kit")
+    kit = write_kit(build_kit(plan, text, inventory(plan), URL, "eth0", PASSWORD), tmp_path / "kit")
     name = plan.switches[0].name
     sw = Switch(tmp_path, kit, URL, hostname=name, mac=mac_of(0), release="5.11.2")
     r = sw.run()
     assert r.returncode == 0, sw.log
-    assert f"nv config patch {_sha(kit, name)}" in sw.calls
+    # the factory account stays: NVUE and /etc/shadow get the deploy password's hash, no expiry
+    length = __import__("ipaddress").ip_network(plan.mgmt_pool).prefixlen
+    gateway = str(__import__("ipaddress").ip_network(plan.mgmt_pool)[1])
+    address = f"{plan.switches[0].mgmt_ip}/{length}"
+    # eth0 static at its planned address after day 0, in patch mode too
+    assert sw.calls[1:7] == [f"nv config patch {_sha(kit, name)}", f"nv set interface eth0 ip address {address}",
+                             f"nv set interface eth0 ip gateway {gateway}", "nv unset interface eth0 ip address dhcp",
+                             "nv set system aaa user cumulus hashed-password", "nv config apply -y"]
+    assert sw.calls[-2:][0] == "passwd -x 99999 cumulus" and sw.calls[-1].startswith("usermod -p ")
+    script = (kit / "http/ztp/cumulus-ztp.sh").read_text()
+    assert PASSWORD not in script
+    # the same intent and password give the same kit
+    again = build_kit(plan, text, inventory(plan), URL, "eth0", PASSWORD).files["http/ztp/cumulus-ztp.sh"]
+    assert again == script
+
+
+def test_without_management_or_password_the_kit_is_refused() -> None:
+    from generator.day0.kit import KitError
+
+    text, plan = compiled("small")
+    with pytest.raises(KitError, match="deploy.user cumulus: without management.users the kit keeps the factory "
+                                       "account, whose password must be changed at the first login"):
+        build_kit(plan, text, inventory(plan), URL, "eth0")
 
 
 def test_hostile_url_stays_one_literal_word(tmp_path: Path) -> None:
@@ -220,3 +257,12 @@ def test_hostile_url_stays_one_literal_word(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("pwned*")) and not os.path.exists("pwned")
     assert hashlib.sha256((kit / "http/ztp/cumulus-ztp.sh").read_bytes()).hexdigest() == json.loads(
         (kit / "http/manifest.json").read_text())["files"]["ztp/cumulus-ztp.sh"]
+
+
+def test_downloads_retry_refused_connections_from_the_mgmt_vrf() -> None:
+    """curl --retry alone does not retry a refused connection; eth0 sits in VRF mgmt (issue 32)."""
+    text, plan = compiled("small")
+    script = build_kit(plan, text, inventory(plan), URL, "eth0", PASSWORD).files["http/ztp/cumulus-ztp.sh"]
+    assert "fetch=(curl -fsS --retry 5 --retry-connrefused)" in script
+    assert "fetch=(ip vrf exec mgmt \"${fetch[@]}\")" in script
+    assert "grep -m 1 '^Error'" in script          # the driver's rule for nv's output

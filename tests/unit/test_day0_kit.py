@@ -67,18 +67,20 @@ def test_kea_sonic_option_67_per_switch() -> None:
         assert [o["data"] for o in boot] == [f"{URL}/ztp/{res['hostname']}/ztp.json"]
         rel = "http/" + boot[0]["data"].removeprefix(URL + "/")
         doc = json.loads(kit.files[rel])["ztp"]
-        # the gate first and halting; the day-0 config_db; FEATURE rows saved before, restored after
-        assert list(doc) == ["01-release-gate", "02-feature-save", "03-configdb-json", "04-feature-restore"]
-        assert all(section["halt-on-failure"] is True for section in doc.values())
-        assert doc["01-release-gate"]["plugin"] == {"url": URL + "/ztp/sonic-release-gate.sh", "ignore-section-data": True}
-        assert doc["02-feature-save"]["plugin"] == {"url": URL + "/ztp/sonic-feature-save.py", "ignore-section-data": True}
-        assert doc["04-feature-restore"]["plugin"] == {"url": URL + "/ztp/sonic-feature-restore.py", "ignore-section-data": True}
-        config = doc["03-configdb-json"]
-        assert config["clear-config"] is True and config["overwrite-device-metadata"] is False
+        # the gate first; then one plugin that downloads the config_db before it turns the mgmt VRF
+        # on and saves last: no section downloads after the VRF change (issue 32)
+        sections = {key: value for key, value in doc.items() if isinstance(value, dict)}
+        assert list(sections) == ["01-release-gate", "02-provision"]
+        assert doc["restart-ztp-no-config"] is False      # a refusing gate must not make ZTP loop
+        assert all(section["halt-on-failure"] is True for section in sections.values())
+        assert doc["01-release-gate"]["plugin"] == {"url": URL + "/ztp/sonic-release-gate.py", "ignore-section-data": True}
+        config_rel = f"http/switches/{res['hostname']}/config_db.json"
+        sha = hashlib.sha256(kit.files[config_rel].encode()).hexdigest()
+        assert doc["02-provision"]["plugin"] == {"url": URL + "/ztp/sonic-provision.py", "ignore-section-data": True,
+                                                 "args": f"{URL}/{config_rel.removeprefix('http/')} {sha}"}
         # every URL names a file of the kit
-        for section in doc.values():
-            url = section["plugin"]["url"] if "plugin" in section else section["url"]["source"]
-            assert "http/" + url.removeprefix(URL + "/") in kit.files
+        for section in sections.values():
+            assert "http/" + section["plugin"]["url"].removeprefix(URL + "/") in kit.files
     # switches without a row get no ztp.json
     assert not [rel for rel in kit.files if rel.startswith(f"http/ztp/{plan.switches[6].name}/")]
 
@@ -119,7 +121,7 @@ def test_ntp_names_left_out_of_option_42_with_a_warning() -> None:
 def test_without_management_the_gateway_is_the_pools_first_address_and_patch() -> None:
     text, plan = compiled("small")
     assert plan.management is None
-    kit = build_kit(plan, text, inventory(plan), URL, "eth0")
+    kit = build_kit(plan, text, inventory(plan), URL, "eth0", "lab-pw")
     options = {o["name"]: o["data"] for o in _kea(kit)["subnet4"][0]["option-data"]}
     assert options == {"routers": str(__import__("ipaddress").ip_network(plan.mgmt_pool)[1])}
     script = kit.files["http/ztp/cumulus-ztp.sh"]

@@ -167,6 +167,11 @@ class FakeSonic(SonicDriver):
         self.sent.append(command)
         return self.outputs[command]
 
+    def _run(self, command: str, read_timeout=None) -> tuple[str, int]:
+        # an image without /etc/sonic/sonic_version.yml: the release comes from `show version`
+        self.sent.append(command)
+        return (self.outputs[command], 0) if command in self.outputs else ("No such file or directory", 1)
+
 
 def test_getters_return_napalm_models():
     d = FakeSonic("202411")

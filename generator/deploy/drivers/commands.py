@@ -51,6 +51,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from generator import sonic_release
+
 # Per run (the driver's run_id): two runs never write the same file on a switch (issue 15,
 # finding 2: a run half-wrote a candidate the other was loading).
 NVUE_CANDIDATE_PATH = "/tmp/fabricgen-{run}-candidate.yaml"
@@ -208,6 +210,8 @@ class SonicCommands:
     show_running: str = "sonic-cfggen -d --print-data"
     show_startup: str = "cat /etc/sonic/config_db.json"
     show_version: str = "show version"
+    # /etc/sonic/sonic_version.yml as JSON: the release (generator/sonic_release.py)
+    show_version_file: str = sonic_release.READ_VERSION_FILE
     # systemd (systemd-run(1), systemctl(1)); {description} and {command} arrive shell-quoted
     confirm_unit: str = "fabricgen-confirm"
     confirm_description: str = "fabricgen commit-confirm: {command}"

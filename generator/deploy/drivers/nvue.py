@@ -26,6 +26,10 @@ from generator.deploy.drivers.commands import nvue_commands
 from generator.deploy.drivers.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
 from generator.device_data import DeviceDataError, parse_json, parse_yaml
 
+# NVUE's errors start with "Error" (see NVUEDriver.error_prefixes); the day-0 ZTP script holds nv's
+# output to the same rule (templates/day0/cumulus-ztp.sh.j2)
+NVUE_ERROR_PREFIX = "Error"
+
 
 class NVUEDriver(SSHCliDriver):
     platform = "nvue"
@@ -35,7 +39,7 @@ class NVUEDriver(SSHCliDriver):
     # NVUE's errors start with "Error:" (NVUE-CLI page examples; netlab, napalm-cumulus and
     # NVIDIA's own NVOS test harness all match "Error"). So an "Error" line fails a command
     # whatever its status; the exit status is checked first (ssh.py).
-    error_prefixes = ("Error",)
+    error_prefixes = (NVUE_ERROR_PREFIX,)
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
                  optional_args: dict | None = None) -> None:

@@ -37,6 +37,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
+from generator import sonic_release
 from generator.deploy.drivers import oper, sonic_show
 from generator.deploy.drivers.commands import SONIC
 from generator.deploy.drivers.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
@@ -497,12 +498,33 @@ class SonicDriver(SSHCliDriver):
             raise error(f"{self.where}: {exc}") from None
 
     def nos_release(self) -> str | None:
-        """The release branch of `show version` ("202411"); None for master and private builds."""
+        """The release the switch runs ("202411"), read as generator/sonic_release.py says (the
+        same parser as the day-0 gate and verify); None when it cannot be told."""
         return self._release()
+
+    def nos_release_unknown(self) -> str:
+        """Why nos_release() is None, naming the build string that was read."""
+        self._release()
+        return sonic_release.cannot_tell(self._version_fields, self._version_build)
+
+    def nos_release_reading(self) -> dict:
+        """{"release": nos_release(), "unknown": why it is None} for verify's os-version check."""
+        release = self._release()
+        return {"release": release, "unknown": None if release else self.nos_release_unknown()}
 
     def _release(self) -> str | None:
         if not hasattr(self, "_sonic_release"):
-            self._sonic_release = sonic_show.release(self._check(self.commands.show_version))
+            # sonic_version.yml first; a switch without it (before 202205) or a read that failed
+            # leaves the build string of `show version`, which the parser reads as strictly
+            output, status = self._run(self.commands.show_version_file)
+            try:
+                fields = json.loads(output) if status == 0 else None
+            except ValueError:
+                fields = None
+            self._version_fields = fields if isinstance(fields, dict) else {}
+            self._version_build = "" if self._version_fields.get("build_version") else \
+                sonic_show.build(self._check(self.commands.show_version))
+            self._sonic_release = sonic_release.release_of(self._version_fields, self._version_build)
         return self._sonic_release
 
     def get_interfaces(self) -> dict[str, models.InterfaceDict]:

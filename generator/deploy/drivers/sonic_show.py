@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 
+from generator import sonic_release
+
 _DASHES = re.compile(r"-+")
-_RELEASE = re.compile(r"SONiC\.(\d{6})")
+_BUILD = re.compile(r"^SONiC Software Version:[ \t]*(\S+)", re.MULTILINE)
 
 
 class ParseError(ValueError):
@@ -113,10 +115,16 @@ def lldp_json0(data: dict) -> dict[str, list[dict]]:
     return out
 
 
+def build(show_version: str) -> str:
+    """'SONiC Software Version: SONiC.202411.123-abc' -> 'SONiC.202411.123-abc' ('' when absent)."""
+    match = _BUILD.search(show_version)
+    return match.group(1) if match else ""
+
+
 def release(show_version: str) -> str | None:
-    """'SONiC Software Version: SONiC.202411.123-abc' -> '202411'; None for master/unknown builds."""
-    match = _RELEASE.search(show_version)
-    return match.group(1) if match else None
+    """The release of `show version`'s build string alone (no sonic_version.yml): '202411' of
+    SONiC.202411.123-abc; None for master builds and date tags (generator/sonic_release.py)."""
+    return sonic_release.release_of(None, build(show_version))
 
 
 def table_rows(text: str, key: str, what: str) -> list[dict[str, str]]:
