@@ -14,11 +14,11 @@ import ipaddress
 from dataclasses import dataclass
 
 from generator import __version__
+from generator.common.crypt3 import crypt
 from generator.day0.inventory import Inventory
 from generator.day0.kea import gateway
 from generator.deploy.credentials import PASSWORD_ENV
 from generator.deploy.drivers.nvue import NVUE_ERROR_PREFIX
-from generator.lab.factory import crypt
 from generator.plan.model import FabricPlan
 from generator.render.environment import template
 from generator.render.nvue import NEW_SYNTAX

@@ -11,40 +11,23 @@ Neither the password nor the hash ever appears in a message.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import hmac
-import threading
 from collections.abc import Callable
-from functools import cache
 
-_CRYPT_LOCK = threading.Lock()       # crypt(3) returns a static buffer
+from generator.common import crypt3
 
 
 class PreflightError(RuntimeError):
     """The deploy would lock fabricgen out; the message says where and what to do (one line)."""
 
 
-@cache
-def _libcrypt():
-    name = ctypes.util.find_library("crypt")
-    if not name:
-        return None
-    lib = ctypes.CDLL(name)
-    lib.crypt.restype = ctypes.c_char_p
-    lib.crypt.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-    return lib
-
-
 def password_matches(password: str, hashed: str) -> bool | None:
     """crypt(3) of `password` with the salt of `hashed` equals `hashed` ($6$, $y$, ... as the
     switch's libxcrypt reads them). None when this machine has no libcrypt."""
-    lib = _libcrypt()
-    if lib is None:
+    if not crypt3.available():
         return None
-    with _CRYPT_LOCK:
-        result = lib.crypt(password.encode(), hashed.encode())
-    return bool(result) and hmac.compare_digest(result, hashed.encode())
+    result = crypt3.crypt(password, hashed)
+    return bool(result) and hmac.compare_digest(result.encode(), hashed.encode())
 
 
 def check_login_users(plan, login_users: set[str], password: str | None,

@@ -19,9 +19,9 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
-import warnings
 from dataclasses import dataclass
 
+from generator.common import crypt3
 from generator.lab.schema import version_key
 
 MGMT_VRF = "mgmt"
@@ -154,39 +154,10 @@ def authorized_keys(user: dict) -> set[tuple[str, str]]:
 
 
 # --- crypt(3) ----------------------------------------------------------------------------
-def _crypt_function():
-    try:
-        with warnings.catch_warnings():
-            # `crypt` is deprecated (PEP 594) and gone in 3.13; on 3.11 it still is libcrypt's crypt(3).
-            warnings.simplefilter("ignore", DeprecationWarning)
-            import crypt as _crypt  # noqa: PLC0415
-        return _crypt.crypt
-    except ImportError:
-        import ctypes
-        import ctypes.util
-
-        name = ctypes.util.find_library("crypt")
-        if name is None:
-            raise RuntimeError("no crypt(3): install libcrypt (libxcrypt) for the lab's password hashes") from None
-        lib = ctypes.CDLL(name)
-        lib.crypt.argtypes = (ctypes.c_char_p, ctypes.c_char_p)
-        lib.crypt.restype = ctypes.c_char_p
-
-        def crypt(word: str, salt: str) -> str | None:
-            result = lib.crypt(word.encode(), salt.encode())
-            return result.decode() if result else None
-
-        return crypt
-
-
-_CRYPT = None
-
-
 def crypt(word: str, salt: str) -> str | None:
-    global _CRYPT
-    if _CRYPT is None:
-        _CRYPT = _crypt_function()
-    return _CRYPT(word, salt)
+    if not crypt3.available():
+        raise RuntimeError("no crypt(3): install libcrypt (libxcrypt) for the lab's password hashes")
+    return crypt3.crypt(word, salt)
 
 
 def hash_password(password: str) -> str:
