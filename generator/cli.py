@@ -24,6 +24,7 @@ from generator.cli_options import (
     format_option,
     printed_to,
     renamed,
+    word_types,
 )
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, context_settings=CONTEXT)
@@ -739,6 +740,7 @@ def version() -> None:
 
 
 use_config_file(app)        # after every command is registered
+word_types(app)
 
 
 def main() -> None:  # pragma: no cover

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,16 @@ def test_every_command_accepts_h(path: tuple[str, ...]) -> None:
     result = CliRunner().invoke(app, [*path, "-h"], prog_name="fabricgen")
     assert result.exit_code == 0, result.output
     assert "Usage: fabricgen" in result.output and "--help" in result.output and "-h" in result.output
+    # value types in words, not Python annotations (issue 36, item 6)
+    assert not re.search(r"<(str|bool|int|float|list\[str\])>", result.output), result.output
+
+
+def test_help_names_value_types_in_words() -> None:
+    deploy = CliRunner().invoke(app, ["deploy", "-h"], prog_name="fabricgen", terminal_width=200).output
+    assert re.search(r"INTENT +PATH ", deploy) and re.search(r"--endpoints +PATH ", deploy)
+    assert re.search(r"--only +TEXT ", deploy) and re.search(r"--dry-run +diff only", deploy)     # a flag: no value
+    verify = CliRunner().invoke(app, ["verify", "-h"], prog_name="fabricgen", terminal_width=200).output
+    assert re.search(r"--interval +N ", verify)
 
 
 def test_version_is_the_installed_package_version() -> None:
