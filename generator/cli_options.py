@@ -63,8 +63,26 @@ def alias(old_flag: str) -> typer.models.OptionInfo:
     return typer.Option(old_flag, hidden=True)
 
 
+def endpoints_readable(ctx: typer.Context, value: str | None) -> str | None:
+    """An --endpoints file that cannot be read is one line and exit 1, before the command starts."""
+    if value is None or ctx.resilient_parsing:
+        return value
+    from generator.deploy.credentials import CredentialsError
+    from generator.devices.endpoints_file import check_endpoints_file
+
+    try:
+        check_endpoints_file(value)
+    except CredentialsError as exc:
+        if ctx.meta.get(CONFIG_CHECK):
+            raise typer.BadParameter(str(exc)) from None      # cli_config names the file and key
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    return value
+
+
 EndpointsOpt = Annotated[str | None, typer.Option(
-    "--endpoints", envvar=ENDPOINTS_ENV, help="endpoints.yml (management address overrides)")]
+    "--endpoints", envvar=ENDPOINTS_ENV, callback=endpoints_readable,
+    help="endpoints.yml (management address overrides)")]
 LimitOpt = Annotated[str | None, typer.Option(
     "--limit", metavar="GLOB", help="only devices whose name matches this glob, e.g. 'leaf-r0-*'")]
 ReportOpt = Annotated[str | None, typer.Option(
