@@ -171,7 +171,8 @@ class Job:
 def _driver(job: Job, target: Target):
     return switch_driver(job.os_name, job.os_version, target.host, target.port, target.username,
                          job.access.password, job.access.known_hosts, timeout=job.ssh_timeout,
-                         accept_new_host_keys=job.accept_new_host_keys, run_id=job.run_id)
+                         accept_new_host_keys=job.accept_new_host_keys, run_id=job.run_id,
+                         password_hint=job.access.password_source)
 
 
 def _open(job: Job, name: str):
