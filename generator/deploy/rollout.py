@@ -651,6 +651,11 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
                 err.print(f"error: {plan_file} is not what {intent_path} deploys now; make a new plan "
                           "(fabricgen plan ... --out) and review it; nothing was pushed", markup=False)
             return 1
+        if planned.running is None and only != "hosts":
+            # never inferred: without the hashes nobody checked the switches since the review
+            err.print(f"warning: {plan_file} holds no running-config hashes (made without --endpoints): a change "
+                      "made on a switch since the plan is not detected, only kept where fabricgen does not manage",
+                      markup=False)
 
     fabric_dir = _backup_root() / plan.fabric
     try:

@@ -103,3 +103,17 @@ def test_intent_edit_refuses_the_plan(fab, tmp_path):
     assert lines[-1].endswith("nothing was pushed")
     assert refused.stdout == ""                                    # no switch was even contacted
     assert state(fab) == before
+
+
+def test_a_plan_without_endpoints_says_switches_are_not_checked(fab, tmp_path):
+    planfile = tmp_path / "fabric.plan.json"
+    made = fab.run(fab.command("plan", str(fab.intent), "--against", str(fab.before), "--out", str(planfile)))
+    assert made.returncode == 0, made.stderr
+    assert "running_sha256" not in json.loads(planfile.read_text())
+    before = state(fab)
+    dry = fab.run(fab.command("deploy", str(fab.intent), "--plan", str(planfile), "--endpoints", fab.endpoints,
+                              "--dry-run", "--only", "switches"))
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert f"warning: {planfile} holds no running-config hashes (made without --endpoints)" in dry.stderr
+    assert "would change 3" in dry.stdout
+    assert state(fab) == before
