@@ -653,8 +653,9 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
             return 1
         if planned.running is None and only != "hosts":
             # never inferred: without the hashes nobody checked the switches since the review
-            err.print(f"warning: {plan_file} holds no running-config hashes (made without --endpoints): a change "
-                      "made on a switch since the plan is not detected, only kept where fabricgen does not manage",
+            err.print(f"warning: {plan_file} holds no running-config hashes (made without --endpoints): a hand "
+                      "change on a switch since the plan is not detected (the push replaces what fabricgen "
+                      "manages, as a deploy without --plan does); make the plan with --endpoints to pin them",
                       markup=False)
 
     fabric_dir = _backup_root() / plan.fabric
