@@ -281,13 +281,13 @@ def plan(
         _err("error: plan: --endpoints is read only to pin the switches' running configs in --out PLANFILE; "
              "add --out")
         raise typer.Exit(2)
-    if out is not None:
-        from generator.gitops.plan_out import save_plan
-
-        if save_plan(intent, out, endpoints):
-            raise typer.Exit(1)
     with printed_to(output):
-        raise typer.Exit(run_plan(intent, against=against, fmt=fmt))
+        code = run_plan(intent, against=against, fmt=fmt)
+        if out is not None and code != 1:       # a plan that could not be made saves nothing
+            from generator.gitops.plan_out import save_plan
+
+            code = 1 if save_plan(intent, out, endpoints) else code
+        raise typer.Exit(code)
 
 
 @app.command()

@@ -109,3 +109,17 @@ def test_moved_names_each_thing_that_moved(tmp_path):
     assert [ln.split(" ")[0] for ln in lines] == ["fabricgen", "intent", "render:"]
     assert "made by fabricgen 0.1.0, this is 0.2.0" in lines[0]
     assert lines[2] == "render: 1 rendered file(s) differ from the plan's: switches/leaf-1/startup.yaml"
+
+
+def test_a_plan_that_could_not_be_made_saves_nothing(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from generator.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fabric.yaml").write_text("fabric: {name: t}\ntopology: {kind: leaf-spine, nodes: 2}\n")
+    done = CliRunner().invoke(app, ["plan", "fabric.yaml", "--against", "no-such-dir", "--out", "p.json"])
+    assert done.exit_code == 1 and not (tmp_path / "p.json").exists()
+    (tmp_path / "e.yml").write_text("switches: {}\n")
+    done = CliRunner().invoke(app, ["plan", "fabric.yaml", "--against", "no-such-dir", "--endpoints", "e.yml"])
+    assert done.exit_code == 2 and "add --out" in done.output      # --endpoints is read only for the plan file
