@@ -130,7 +130,8 @@ def test_hosts_discover_out_is_a_warned_alias_of_o(tmp_path) -> None:
 
 
 def test_drift_and_verify_take_o_for_their_report(tmp_path) -> None:
-    # an endpoints file that does not exist: every switch unknown (exit 1), no connection made
+    # an endpoints file that lists none of the switches: every switch unknown (exit 1), no connection made
+    (tmp_path / "none.yml").write_text("switches: {}\n")
     for command in ("drift", "verify"):
         report = tmp_path / f"{command}.json"
         done = run(command, str(SMALL), "--only", "switches", "--endpoints", str(tmp_path / "none.yml"),
