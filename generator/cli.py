@@ -24,6 +24,7 @@ from generator.cli_options import (
     format_option,
     printed_to,
     renamed,
+    word_types,
 )
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, context_settings=CONTEXT)
@@ -269,12 +270,27 @@ def plan(
     against: Annotated[str, typer.Option("--against", help="git ref (e.g. origin/main) or a rendered directory")],
     fmt: Annotated[str, format_option("table", "markdown", "json", table="text")] = "table",
     output: ReportOpt = None,
+    out: Annotated[str | None, typer.Option(
+        "--out", metavar="PLANFILE", help="also save the reviewed plan (candidates, hashes) for `deploy --plan`")] = None,
+    endpoints: EndpointsOpt = None,
 ) -> None:
-    """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes)."""
+    """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes).
+
+    --out PLANFILE saves it for `deploy --plan` (with --endpoints: each switch's running-config hash too).
+    """
     from generator.gitops.plan import run_plan
 
+    if endpoints is not None and out is None:
+        _err("error: plan: --endpoints is read only to pin the switches' running configs in --out PLANFILE; "
+             "add --out")
+        raise typer.Exit(2)
     with printed_to(output):
-        raise typer.Exit(run_plan(intent, against=against, fmt=fmt))
+        code = run_plan(intent, against=against, fmt=fmt)
+        if out is not None and code != 1:       # a plan that could not be made saves nothing
+            from generator.gitops.plan_out import save_plan
+
+            code = 1 if save_plan(intent, out, endpoints) else code
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -290,13 +306,16 @@ def deploy(
                                                        help="trust SSH host keys on first contact")] = False,
     provision: Annotated[bool, typer.Option(
         "--provision", help="SONiC day 0: full config_db + config reload (switches fresh from ZTP)")] = False,
+    plan_file: Annotated[str | None, typer.Option(
+        "--plan", metavar="PLANFILE", help="push exactly this saved plan (`plan --out`); refused when the intent, "
+                                           "the render, fabricgen or a switch moved since")] = None,
 ) -> None:
     """Push in waves with commit-confirm; roll back and stop on the first failed wave."""
     from generator.deploy.rollout import run_deploy
 
     raise typer.Exit(run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run,
                                 yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision,
-                                show_diff=diff))
+                                show_diff=diff, plan_file=plan_file))
 
 
 @app.command()
@@ -733,6 +752,7 @@ def version() -> None:
 
 
 use_config_file(app)        # after every command is registered
+word_types(app)
 
 
 def main() -> None:  # pragma: no cover

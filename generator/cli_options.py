@@ -63,8 +63,26 @@ def alias(old_flag: str) -> typer.models.OptionInfo:
     return typer.Option(old_flag, hidden=True)
 
 
+def endpoints_readable(ctx: typer.Context, value: str | None) -> str | None:
+    """An --endpoints file that cannot be read is one line and exit 1, before the command starts."""
+    if value is None or ctx.resilient_parsing:
+        return value
+    from generator.deploy.credentials import CredentialsError
+    from generator.devices.endpoints_file import check_endpoints_file
+
+    try:
+        check_endpoints_file(value)
+    except CredentialsError as exc:
+        if ctx.meta.get(CONFIG_CHECK):
+            raise typer.BadParameter(str(exc)) from None      # cli_config names the file and key
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    return value
+
+
 EndpointsOpt = Annotated[str | None, typer.Option(
-    "--endpoints", envvar=ENDPOINTS_ENV, help="endpoints.yml (management address overrides)")]
+    "--endpoints", envvar=ENDPOINTS_ENV, callback=endpoints_readable,
+    help="endpoints.yml (management address overrides)")]
 LimitOpt = Annotated[str | None, typer.Option(
     "--limit", metavar="GLOB", help="only devices whose name matches this glob, e.g. 'leaf-r0-*'")]
 ReportOpt = Annotated[str | None, typer.Option(
@@ -91,3 +109,67 @@ def printed_to(output: str | None) -> Iterator[None]:
         raise
     if buffer.getvalue():
         write_atomic(output, buffer.getvalue())
+
+
+# -h shows what a value is in words (issue 36): typer's rich help prints the Python annotation
+# (`<str>`, `<bool>`, `<float>`) when an option has no metavar. Paths by their parameter's name.
+PATH_PARAMS = {"intent", "paths", "endpoints", "output", "output_dir", "out", "plan_file", "directory", "wiring",
+               "faults", "inventory", "day0", "sonic_yang", "results", "measured"}
+WORDS = {"against": "REF|DIR", "url": "URL", "explain": "CODE", "fmt": "FORMAT"}
+
+
+def _word(param) -> str | None:
+    """The word for PARAM's value: '' for a flag (it takes none), None to leave it as it is."""
+    if getattr(param, "is_flag", False):
+        return ""
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    element = getattr(annotation, "__args__", (annotation,))[0]        # list[str] -> str
+    if param.name in WORDS:
+        word = WORDS[param.name]
+    elif param.name in PATH_PARAMS:
+        word = "PATH"
+    elif element in (int, float):
+        word = "N"
+    elif element is str:
+        word = "TEXT"
+    else:
+        return None
+    return word + ("..." if param.nargs == -1 else "")
+
+
+def _name_value(param) -> None:
+    word = _word(param)
+    if word is None or param.metavar is not None:
+        return
+    if param.param_type_name == "argument":
+        # an argument's metavar is also its name in the help and the usage line: keep the name
+        # (INTENT), show the word in the type column only
+        param.metavar = param.name.upper()       # typer adds the "..." of nargs=-1 in the usage line
+        param.display_type_rich = lambda ctx, word=word: word
+    else:
+        param.metavar = word
+
+
+def _worded(cls):
+    class Worded(cls):
+        def get_params(self, ctx):
+            params = super().get_params(ctx)      # with the -h and completion options typer adds here
+            for param in params:
+                _name_value(param)
+            return params
+
+    Worded.__name__ = Worded.__qualname__ = cls.__name__
+    return Worded
+
+
+def word_types(app) -> None:
+    """Every command and group of the typer APP (and its sub-apps) shows value types as words; call
+    once, after the commands are registered (and after use_config_file)."""
+    from typer.core import TyperCommand, TyperGroup
+
+    given = app.info.cls
+    app.info.cls = _worded(given if isinstance(given, type) else TyperGroup)    # unset: a DefaultPlaceholder
+    for info in app.registered_commands:
+        info.cls = _worded(info.cls if isinstance(info.cls, type) else TyperCommand)
+    for group in app.registered_groups:
+        word_types(group.typer_instance)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.checks.registry import ERROR, WARNING, CheckContext, rule
-from generator.plan.catalog import catalog, get_model
+from generator.plan.catalog import get_model, unknown_model
 from generator.plan.compile import DAC_MAX_M
 
 # switch tiers (topology.switches.<tier>) and cable tiers (topology.cables.<tier>) each kind builds
@@ -82,13 +82,12 @@ def model_lacks_speed(ctx: CheckContext) -> Iterator[tuple[str, str]]:
     lists each model's native speeds and breakout modes) or a different NIC speed.
     The topology compiler raises the same code if it meets such a model."""
     t = ctx.intent.topology
-    models = catalog()
     for tier in SWITCH_TIERS.get(t.kind, ("leaf",)):
         name = getattr(t.switches, tier).model
         path = f"topology.switches.{tier}.model"
         model = get_model(name)
         if model is None:
-            yield path, f"unknown switch model {name!r}: use one of {', '.join(sorted(models))}"
+            yield path, unknown_model(name)
             continue
         if not model.logical_ports(t.nic_speed):
             yield path, (f"{name} has no port that runs at {t.nic_speed}G (its ports: {_speeds(model.speeds())}): "

@@ -44,6 +44,7 @@ class Access:
     known_hosts: Path
     password: str = field(repr=False)
     hosts_listed: bool            # False: the endpoints file covers switches only (e.g. the lab)
+    password_source: str = ""     # where the password came from, for an authentication failure
 
 
 def _read_regular(path: Path, limit: int, where: str, what: str, private: bool) -> str:
@@ -108,6 +109,26 @@ def _password(endpoints: dict, base: Path, where: str) -> str:
                            f"or export {PASSWORD_ENV}")
 
 
+def password_hint(endpoints: dict, base: Path, where: str) -> str:
+    """What to do when a switch refuses the password: where it came from, in _password's order.
+
+    An endpoints file's password_file (the lab writes one: DIR/password, holding $FABRICGEN_PASSWORD
+    as it was at `lab up`, else a random password) comes before $FABRICGEN_PASSWORD, so exporting
+    the variable afterwards changes nothing: the file has to hold the switch's password, or name
+    the variable with `password_env: FABRICGEN_PASSWORD` instead."""
+    env_name = endpoints.get("password_env")
+    if env_name:
+        return f"the password is ${env_name} (password_env in {Path(where).name}): export the switch's password there"
+    file_name = endpoints.get("password_file")
+    if file_name:
+        path = Path(file_name)
+        path = path if path.is_absolute() else base / path
+        return (f"the password is read from password_file {path}, which comes before ${PASSWORD_ENV}: write "
+                f"the switch's password there, or use `password_env: {PASSWORD_ENV}` in {Path(where).name}")
+    return (f"the password is ${PASSWORD_ENV}: export the switch's password there, or set password_file in "
+            "an endpoints file")
+
+
 def resolve_access(plan, names: list[str], intent_path: str | Path, endpoints_path: str | Path | None) -> Access:
     """Targets for the named switches of the plan: from the endpoints file when given, else
     the plan's management addresses on port 22; known_hosts lives next to the inventory."""
@@ -117,7 +138,8 @@ def resolve_access(plan, names: list[str], intent_path: str | Path, endpoints_pa
         targets = {sw.name: Target(sw.name, sw.mgmt_ip, 22, plan.deploy_user) for sw in plan.switches
                    if sw.name in users}
         password = _password({}, base, str(intent_path))
-        return Access(targets, base / "known_hosts", password, hosts_listed=True)
+        return Access(targets, base / "known_hosts", password, hosts_listed=True,
+                      password_source=password_hint({}, base, str(intent_path)))
 
     path = Path(endpoints_path)
     try:
@@ -140,7 +162,8 @@ def resolve_access(plan, names: list[str], intent_path: str | Path, endpoints_pa
     if missing:
         raise CredentialsError(f"{path}: no endpoint for {len(missing)} switch(es) of the plan, e.g. "
                                f"{', '.join(missing[:3])}; add them or deploy with --limit")
-    return Access(targets, base / "known_hosts", _password(data, base, str(path)), hosts_listed="hosts" in data)
+    return Access(targets, base / "known_hosts", _password(data, base, str(path)), hosts_listed="hosts" in data,
+                  password_source=password_hint(data, base, str(path)))
 
 
 def endpoint_host_access(section, endpoints: str) -> tuple[dict, Path | None]:

@@ -115,6 +115,13 @@ class Job:
     sessions: dict[str, object] = field(default_factory=dict)
     sessions_lock: threading.Lock = field(default_factory=threading.Lock)
     _parsed: dict[str, dict] = field(default_factory=dict)
+    # deploy --plan made with --endpoints: each switch's running-config sha256 when the plan was made
+    # (devices/running_digest.py); a switch that runs anything else is refused, and named in `moved`.
+    planned_running: dict[str, str] | None = None
+    moved: set[str] = field(default_factory=set)
+    # --diff: what each switch to change runs, and its candidate, for the old -> new lines
+    before: dict[str, str] = field(default_factory=dict)
+    candidates: dict[str, str] = field(default_factory=dict)
 
     def rendered_db(self, name: str) -> dict:
         """SONiC: the rendered config_db of a switch, parsed once for the backup phase and its wave
@@ -172,7 +179,8 @@ class Job:
 def _driver(job: Job, target: Target):
     return switch_driver(job.os_name, job.os_version, target.host, target.port, target.username,
                          job.access.password, job.access.known_hosts, timeout=job.ssh_timeout,
-                         accept_new_host_keys=job.accept_new_host_keys, run_id=job.run_id)
+                         accept_new_host_keys=job.accept_new_host_keys, run_id=job.run_id,
+                         password_hint=job.access.password_source)
 
 
 def _open(job: Job, name: str):
@@ -228,11 +236,38 @@ def _candidate(job: Job, name: str, driver, running: str | None = None) -> tuple
         return job.rendered[name], None
     if running is None:
         running = driver.get_config(retrieve="running")["running"]
+    _still_as_planned(job, name, running)
     if job.sonic is not None:
         return _sonic_candidate(job, name, running)
     candidate = build_candidate(job.rendered[name], running, job.managed_of(name))
     job.kept[name] = candidate.kept_management
     return candidate.text, candidate.running
+
+
+def _still_as_planned(job: Job, name: str, running: str) -> None:
+    """deploy --plan: the switch must run what it ran when the plan was made (in the backup + diff
+    phase and again in its wave, before the commit): the candidate was reviewed against that."""
+    if job.planned_running is None:
+        return
+    from generator.devices.running_digest import running_sha256
+    from generator.drift.normalize import ConfigParseError
+
+    planned = job.planned_running.get(name)
+    try:
+        now = running_sha256(job.os_name, running)
+    except ConfigParseError as exc:
+        now, unreadable = None, f"its running config is unreadable ({exc})"
+    if planned is None:
+        why = "the plan holds no running-config hash for it"
+    elif now is None:
+        why = unreadable
+    elif now != planned:
+        why = f"its running config changed since the plan was made (sha256 {now[:12]}, the plan's {planned[:12]})"
+    else:
+        return
+    job.moved.add(name)
+    job.refused.add(name)
+    raise DeviceFailed(f"refused: {why}; make a new plan")
 
 
 def _sonic_candidate(job: Job, name: str, running_text: str) -> tuple[str, dict]:
@@ -341,6 +376,8 @@ def _prepare(job: Job, name: str) -> None:
         _guard(job, name, driver, diff, tree)
         driver.discard_config()
         job.diffs[name] = diff
+        if diff:
+            job.before[name], job.candidates[name] = running, text
         result.diff_lines = len(diff.splitlines())
         result.status = WOULD_CHANGE if diff else UNCHANGED
         if diff:
@@ -561,9 +598,11 @@ def _confirm(err: Console, yes: bool, question: str) -> bool:
 
 def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
                limit: str | None = None, dry_run: bool = False, yes: bool = False,
-               accept_new_host_keys: bool = False, provision: bool = False, show_diff: bool = False) -> int:
-    """SHOW_DIFF: print every switch's full diff (redacted) before the summary; a dry run without it
-    prints one line per switch and the waves."""
+               accept_new_host_keys: bool = False, provision: bool = False, show_diff: bool = False,
+               plan_file: str | None = None) -> int:
+    """SHOW_DIFF: print every switch's changes, old -> new (redacted), before the summary; a dry run
+    without it prints one line per switch and the waves. PLAN_FILE: push exactly that saved plan
+    (from_plan.py), or nothing."""
     # Piped output (CI logs, tests) gets a width that fits the wave table on one line per wave.
     out = Console(file=sys.stdout, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
     err = Console(file=sys.stderr, highlight=False, soft_wrap=True)
@@ -572,7 +611,7 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
         try:
             code = _run_deploy(intent_path, out, err, stop, endpoints=endpoints, only=only, limit=limit,
                                dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                               provision=provision, show_diff=show_diff)
+                               provision=provision, show_diff=show_diff, plan_file=plan_file)
         except Interrupted:
             code = stop.exit_code
     if stop.signum is not None:
@@ -584,7 +623,7 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
 
 
 def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals, *, endpoints, only, limit,
-                dry_run, yes, accept_new_host_keys, provision, show_diff=False) -> int:
+                dry_run, yes, accept_new_host_keys, provision, show_diff=False, plan_file=None) -> int:
     from generator.checks.runner import run_checks
     from generator.intent.loader import IntentError, load_intent
 
@@ -609,6 +648,27 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
     if provision and only == "hosts":
         err.print("error: --provision applies to switches; drop --only hosts; nothing was pushed", markup=False)
         return 1
+    planned = None
+    if plan_file is not None:
+        from generator.deploy.from_plan import PlanRefused, load_planned
+        from generator.render.output import render_files
+
+        try:
+            planned = load_planned(plan_file, intent_path=intent_path, intent_text=loaded.text, fabric=plan.fabric,
+                                   files=render_files(plan, loaded.text))
+        except PlanRefused as exc:
+            for line in exc.lines:
+                err.print(f"error: {line}", markup=False)
+            if not exc.unreadable:
+                err.print(f"error: {plan_file} is not what {intent_path} deploys now; make a new plan "
+                          "(fabricgen plan ... --out) and review it; nothing was pushed", markup=False)
+            return 1
+        if planned.running is None and only != "hosts":
+            # never inferred: without the hashes nobody checked the switches since the review
+            err.print(f"warning: {plan_file} holds no running-config hashes (made without --endpoints): a hand "
+                      "change on a switch since the plan is not detected (the push replaces what fabricgen "
+                      "manages, as a deploy without --plan does); make the plan with --endpoints to pin them",
+                      markup=False)
 
     fabric_dir = _backup_root() / plan.fabric
     try:
@@ -621,7 +681,8 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
     try:
         return _deploy_locked(loaded, plan, fabric_dir, out, err, endpoints=endpoints, only=only, limit=limit,
                               dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                              provision=provision, stop=stop, run_id=lock.run_id, show_diff=show_diff)
+                              provision=provision, stop=stop, run_id=lock.run_id, show_diff=show_diff,
+                              planned=planned)
     except (CredentialsError, PreflightError) as exc:
         err.print(f"error: {exc}; nothing was pushed", markup=False)
         return 1
@@ -631,11 +692,11 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
 
 def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *, endpoints, only, limit,
                    dry_run, yes, accept_new_host_keys, provision=False, stop: StopSignals | None = None,
-                   run_id: str | None = None, show_diff: bool = False) -> int:
+                   run_id: str | None = None, show_diff: bool = False, planned=None) -> int:
     stop = stop or StopSignals()
     from generator.render.output import render_files, write_tree
 
-    files = render_files(plan, loaded.text)
+    files = planned.files if planned is not None else render_files(plan, loaded.text)
     names = sorted((sw.name for sw in plan.switches if not limit or fnmatch.fnmatchcase(sw.name, limit)),
                    key=natural_key)
     backup_dir = _new_backup_dir(fabric_dir)
@@ -648,7 +709,8 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
             return 1
         status = _deploy_switches(loaded, plan, files, names, backup_dir, out, err, endpoints=endpoints,
                                   dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                                  provision=provision, stop=stop, run_id=run_id, show_diff=show_diff)
+                                  provision=provision, stop=stop, run_id=run_id, show_diff=show_diff,
+                                  planned_running=planned.running if planned is not None else None)
         if status:
             return status
     if stop.event.is_set():
@@ -673,7 +735,8 @@ def _extra_ownership(plan, names) -> dict[str, dict[str, tuple]]:
 
 def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoints, dry_run, yes,
                      accept_new_host_keys, provision=False, stop: StopSignals | None = None,
-                     run_id: str | None = None, show_diff: bool = False) -> int:
+                     run_id: str | None = None, show_diff: bool = False,
+                     planned_running: dict[str, str] | None = None) -> int:
     stop = stop or StopSignals()
     suffix = "startup.yaml" if plan.switch_os == "cumulus" else "config_db.json"
     access = resolve_access(plan, names, loaded.file, endpoints)
@@ -700,7 +763,8 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
               concurrency=concurrency, results={n: DeviceResult(n) for n in names},
               managed=managed, guards=guards or {},
               sonic=SonicManaged(plan.management is not None) if plan.switch_os == "sonic" else None,
-              provision=provision, run_id=run_id, stop=stop.event, **_extra_ownership(plan, names))
+              provision=provision, run_id=run_id, stop=stop.event, planned_running=planned_running,
+              **_extra_ownership(plan, names))
     try:
         started = time.monotonic()
         with _progress(err) as progress, stop.deferred():
@@ -740,9 +804,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         if notes:
             out.print(f"provisioning {'; '.join(notes)}", markup=False)
         if show_diff:
-            for n in changed:
-                out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
-                out.print(redact_text(job.os_name, job.diffs[n]), markup=False)     # secrets as hashes
+            _print_changes(job, plan, changed, out)
         if dry_run:
             for line in dry_run_lines(job.results):
                 out.print(line, markup=False)
@@ -806,6 +868,19 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         job.close_sessions()        # sessions of switches whose wave never came (a failure, a stop, no)
 
 
+def _print_changes(job: Job, plan, changed: list[str], out: Console) -> None:
+    """--diff: each switch's change old -> new, as drift compares (change_lines.py); the switch's own
+    diff only when that finds nothing (defaults, order), secrets as their hashes either way."""
+    from generator.deploy.change_lines import change_lines
+
+    for n in changed:
+        out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
+        lines = change_lines(job.os_name, n, job.before[n], job.candidates[n], managed=job.managed,
+                             version=job.os_version, sonic_management=plan.management is not None)
+        lines = lines or redact_text(job.os_name, job.diffs[n]).splitlines()
+        out.print("\n".join(for_terminal(line) for line in lines), markup=False)     # a device's text, escaped
+
+
 def _rollout_order_lines(names: list[str], carrying: dict[str, str | None], day0: bool,
                          concurrency: int) -> list[str]:
     """Why the rollout goes rail by rail or not, when the fabric is (partly) fresh from the factory."""
@@ -826,6 +901,13 @@ def _rollout_order_lines(names: list[str], carrying: dict[str, str | None], day0
 
 def _refused_before_any_change(job: Job, failed: list[str], err: Console) -> int:
     """The one error line when switches failed or were refused in backup + diff: nothing is pushed."""
+    moved = [n for n in failed if n in job.moved]
+    if moved:
+        err.print(f"error: {len(moved)} switch(es) changed since the plan was made: {', '.join(moved[:5])}"
+                  + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
+                  + " (see above); make a new plan (fabricgen plan ... --out) and review it; nothing was pushed",
+                  markup=False)
+        return 1
     refused = [n for n in failed if n in job.refused]
     if refused:
         why = ("their change is not live on SONiC, would cut them off or is for another release"

@@ -49,7 +49,7 @@ def _one_line(exc: BaseException, password: str | None) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     if password:
         text = text.replace(password, "***")
-    return text if len(text) < 300 else text[:297] + "..."
+    return text if len(text) < 500 else text[:497] + "..."      # room for a path and what to do
 
 
 def _switch_file(plan, name: str, files: dict[str, str]) -> str:
@@ -61,7 +61,8 @@ def _driver(plan, target, access):
     from generator.deploy.drivers.factory import switch_driver
 
     return switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port, target.username,
-                         access.password, access.known_hosts, timeout=SSH_TIMEOUT)
+                         access.password, access.known_hosts, timeout=SSH_TIMEOUT,
+                         password_hint=access.password_source)
 
 
 def fetch_running(plan, target, access) -> str:

@@ -90,6 +90,16 @@ class SwitchTier(_Strict):
     model: str = "SN5600"
     """switch model of this tier, e.g. SN5600 (generator/data/switch_models.yaml lists them)"""
 
+    @field_validator("model")
+    @classmethod
+    def _catalog_spelling(cls, value: str) -> str:
+        # `sn5600` is the SN5600: written in any case, the model is the catalog's spelling from here
+        # on (plan.json, rendered files); an unknown one stays as written for FG102's did-you-mean
+        from generator.plan.catalog import catalog
+
+        by_folded = {name.casefold(): name for name in catalog()}
+        return by_folded.get(value.casefold(), value)
+
 
 class Switches(_Strict):
     leaf: SwitchTier = SwitchTier()

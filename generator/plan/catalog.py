@@ -82,3 +82,15 @@ def catalog() -> dict[str, SwitchModel]:
 
 def get_model(name: str) -> SwitchModel | None:
     return catalog().get(name)
+
+
+def unknown_model(name: str) -> str:
+    """The message for a model the catalog lacks: the closest names, else the list."""
+    import difflib
+
+    names = sorted(catalog())
+    folded = {n.casefold(): n for n in names}
+    close = [folded[c] for c in difflib.get_close_matches(name.casefold(), list(folded), n=2, cutoff=0.6)]
+    if close:
+        return f"unknown switch model {name!r}: did you mean {' or '.join(close)}? (models: {', '.join(names)})"
+    return f"unknown switch model {name!r}: use one of {', '.join(names)}"

@@ -115,10 +115,9 @@ def _model(intent: Intent, tier: str) -> SwitchModel:
     name = getattr(intent.topology.switches, tier).model
     model = get_model(name)
     if model is None:
-        from generator.plan.catalog import catalog
+        from generator.plan.catalog import unknown_model
 
-        raise CompileError(f"topology.switches.{tier}.model",
-                           f"unknown switch model {name!r}: use one of {', '.join(sorted(catalog()))}", "FG102")
+        raise CompileError(f"topology.switches.{tier}.model", unknown_model(name), "FG102")
     return model
 
 

@@ -198,7 +198,7 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
         target = access.targets[name]
         return lambda: switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port,
                                      target.username, access.password, access.known_hosts,
-                                     timeout=SSH_TIMEOUT)
+                                     timeout=SSH_TIMEOUT, password_hint=access.password_source)
 
     from generator.verify.collect import read_switches
     from generator.verify.ports import to_plan_names

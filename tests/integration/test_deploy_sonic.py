@@ -281,7 +281,8 @@ def test_day2_node_added_is_a_scoped_patch(fabric, capsys):
     fab.write(nodes=5)
     code, out, err = fab.deploy(capsys, dry_run=True, show_diff=True)
     assert code == 0, out + err
-    assert "add /INTERFACE/" in out and "/MGMT_" not in out and "/FEATURE" not in out
+    # old -> new as drift reads it (issue 36, item 5): the new node's port added, nothing of MGMT_* or FEATURE
+    assert "\n  + INTERFACE" in out and "MGMT_" not in out and "FEATURE" not in out
     code, out, err = fab.deploy(capsys)
     assert code == 0, out + err
     running = fab.running()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,16 @@ def test_every_command_accepts_h(path: tuple[str, ...]) -> None:
     result = CliRunner().invoke(app, [*path, "-h"], prog_name="fabricgen")
     assert result.exit_code == 0, result.output
     assert "Usage: fabricgen" in result.output and "--help" in result.output and "-h" in result.output
+    # value types in words, not Python annotations (issue 36, item 6)
+    assert not re.search(r"<(str|bool|int|float|list\[str\])>", result.output), result.output
+
+
+def test_help_names_value_types_in_words() -> None:
+    deploy = CliRunner().invoke(app, ["deploy", "-h"], prog_name="fabricgen", terminal_width=200).output
+    assert re.search(r"INTENT +PATH ", deploy) and re.search(r"--endpoints +PATH ", deploy)
+    assert re.search(r"--only +TEXT ", deploy) and re.search(r"--dry-run +diff only", deploy)     # a flag: no value
+    verify = CliRunner().invoke(app, ["verify", "-h"], prog_name="fabricgen", terminal_width=200).output
+    assert re.search(r"--interval +N ", verify)
 
 
 def test_version_is_the_installed_package_version() -> None:
@@ -119,7 +130,8 @@ def test_hosts_discover_out_is_a_warned_alias_of_o(tmp_path) -> None:
 
 
 def test_drift_and_verify_take_o_for_their_report(tmp_path) -> None:
-    # an endpoints file that does not exist: every switch unknown (exit 1), no connection made
+    # an endpoints file that lists none of the switches: every switch unknown (exit 1), no connection made
+    (tmp_path / "none.yml").write_text("switches: {}\n")
     for command in ("drift", "verify"):
         report = tmp_path / f"{command}.json"
         done = run(command, str(SMALL), "--only", "switches", "--endpoints", str(tmp_path / "none.yml"),
@@ -153,9 +165,9 @@ def _intent_with_config(tmp_path: Path, config: str) -> Path:
 
 
 def _endpoints_used(done: subprocess.CompletedProcess) -> str:
-    """The endpoints file drift tried (each candidate does not exist: the switch is unknown, naming it)."""
-    doc = json.loads(done.stdout)
-    return doc["devices"]["small-leaf-1"]["error"].split(":")[0]
+    """The endpoints file drift tried (each candidate does not exist: one error line naming it, exit 1)."""
+    assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    return re.search(r"cannot read endpoints file (.+?): No such file", done.stderr).group(1)
 
 
 def test_endpoints_precedence_command_line_environment_config(tmp_path) -> None:

@@ -168,3 +168,15 @@ def test_fg101_unsupported_kind_is_rejected_with_the_reason(kind):
     (p,) = exc.value.problems
     assert p.path == "topology.kind"
     assert "not supported" in p.message and "deadlock" in p.message
+
+
+def test_switch_model_in_any_case_is_the_catalog_model():
+    # issue 36: `sn5600` was unknown; it is the SN5600, spelled as the catalog spells it from then on
+    result = check(intent(**{"topology.switches.spine.model": "sn5600", "topology.switches.leaf.model": "Sn5600"}))
+    assert not result.errors, [f.one_line() for f in result.errors]
+    assert {sw.model for sw in result.plan.switches} == {"SN5600"}
+
+
+def test_fg102_a_misspelt_model_says_did_you_mean():
+    (f,) = findings(intent(**{"topology.switches.spine.model": "sn5060"}), "FG102")
+    assert "unknown switch model 'sn5060': did you mean SN5600" in f.message

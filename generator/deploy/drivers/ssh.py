@@ -158,7 +158,9 @@ class SSHCliDriver(NetworkDriver):
                 conn_timeout=self.timeout, auth_timeout=self.timeout, banner_timeout=self.timeout,
                 read_timeout_override=None, fast_cli=True)
         except NetmikoAuthenticationException:
-            raise ConnectAuthError(f"{self.where}: authentication failed for user {self.username!r}") from None
+            hint = self.optional_args.get("password_hint")
+            raise ConnectAuthError(f"{self.where}: authentication failed for user {self.username!r}"
+                                   + (f"; {hint}" if hint else "")) from None
         except (NetmikoTimeoutException, ReadTimeout, paramiko.SSHException, OSError, EOFError) as exc:
             # ReadTimeout: netmiko's session preparation saw no prompt (a switch too busy to answer,
             # or its management port going down under the login): a connection failure like the others

@@ -1,0 +1,27 @@
+"""Whether the file --endpoints (or $FABRICGEN_ENDPOINTS) names can be read at all, checked while the
+command line is parsed: a missing, unreadable or non-YAML endpoints file is one line and exit 1 in
+every command that takes it, before a switch is counted `unknown` for it (issue 36: `verify
+--endpoints nope.yml` printed 230 rows of unknown). What the file says is checked where it is used
+(deploy/credentials.py resolve_access)."""
+
+from __future__ import annotations
+
+from generator.deploy.credentials import CredentialsError
+from generator.devices.endpoints import EndpointsError, load_endpoints
+
+
+def check_endpoints_file(endpoints: str) -> None:
+    """CredentialsError (one line naming the file and what to do) unless ENDPOINTS is a trusted,
+    bounded regular file holding a YAML mapping (devices/endpoints.py's rules: owner, mode, size,
+    YAML bounds)."""
+    try:
+        data = load_endpoints(endpoints)
+    except EndpointsError as exc:
+        hint = ""
+        if "no such endpoints file" in str(exc):
+            hint = ("; point --endpoints (or $FABRICGEN_ENDPOINTS) at an endpoints.yml, e.g. the "
+                    "DIR/endpoints.yml of `fabricgen lab up --dir DIR`")
+        raise CredentialsError(f"--endpoints {exc}{hint}") from None
+    if not isinstance(data, dict):
+        raise CredentialsError(f"--endpoints {endpoints}: not an endpoints file (expected `switches:` and/or "
+                               "`hosts:` mappings); point --endpoints at the right file")
