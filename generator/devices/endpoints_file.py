@@ -17,11 +17,16 @@ def check_endpoints_file(endpoints: str) -> None:
     try:
         data = load_endpoints(endpoints)
     except EndpointsError as exc:
-        hint = ""
-        if "no such endpoints file" in str(exc):
-            hint = ("; point --endpoints (or $FABRICGEN_ENDPOINTS) at an endpoints.yml, e.g. the "
-                    "DIR/endpoints.yml of `fabricgen lab up --dir DIR`")
-        raise CredentialsError(f"--endpoints {exc}{hint}") from None
+        text = str(exc)
+        if "no such endpoints file" in text:
+            raise CredentialsError(
+                f"--endpoints: cannot read endpoints file {endpoints}: No such file or directory; point "
+                "--endpoints (or $FABRICGEN_ENDPOINTS) at an endpoints.yml, e.g. the DIR/endpoints.yml of "
+                "`fabricgen lab up --dir DIR`") from None
+        if "YAML syntax" in text:
+            text = text.replace("YAML syntax", "not valid YAML", 1) + (
+                "; fix it, or point --endpoints at the file `fabricgen lab up` wrote (DIR/endpoints.yml)")
+        raise CredentialsError(f"--endpoints {text}") from None
     if not isinstance(data, dict):
         raise CredentialsError(f"--endpoints {endpoints}: not an endpoints file (expected `switches:` and/or "
                                "`hosts:` mappings); point --endpoints at the right file")

@@ -358,6 +358,9 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     from generator.verify.root_cause import root_causes
 
     report.caused_by = root_causes(report.findings(), exp)
+    if not report.counted():
+        notes.append("nothing was checked: no device of the selection is installed (listed in the endpoints "
+                     "file and inside --limit); exit 1")
     try:
         write_report(report, fmt, output)
     except OSError as exc:

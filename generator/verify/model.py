@@ -97,7 +97,9 @@ class VerifyReport:
     @property
     def exit_code(self) -> int:
         summary = self.summary()
-        if summary["unknown"]:
+        # a verify that checked nothing (no device of the selection installed or reachable) has
+        # proved nothing: "could not check", never "all pass"
+        if summary["unknown"] or not summary["checked"]:
             return 1
         return 3 if summary["failed"] else 0
 
