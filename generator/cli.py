@@ -287,13 +287,16 @@ def deploy(
                                                        help="trust SSH host keys on first contact")] = False,
     provision: Annotated[bool, typer.Option(
         "--provision", help="SONiC day 0: full config_db + config reload (switches fresh from ZTP)")] = False,
+    day0: Annotated[bool, typer.Option(
+        "--day0", help="drop the rail and spine-pair waves: refused unless every switch shows no traffic "
+                       "evidence read from the device (not with --limit)")] = False,
 ) -> None:
     """Push in waves with commit-confirm; roll back and stop on the first failed wave."""
     from generator.deploy.rollout import run_deploy
 
     raise typer.Exit(run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run,
                                 yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision,
-                                show_diff=diff))
+                                show_diff=diff, day0=day0))
 
 
 @app.command()

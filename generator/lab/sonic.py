@@ -42,7 +42,7 @@ import re
 import time
 import zlib
 
-from generator.lab import platform_oper, sonic_factory, sonic_gcu, sonic_oper, sonic_platform
+from generator.lab import flat_files, platform_oper, sonic_factory, sonic_gcu, sonic_oper, sonic_platform
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import Management, lease_for
 from generator.lab.sonic_systemd import Systemd
@@ -503,6 +503,9 @@ class SonicDevice(Device):
         if command in (["show", "bgp", "vrf", "default", "neighbors", "json"], ["show", "bgp", "neighbors", "json"],
                        ["show", "ip", "bgp", "neighbors", "json"]):
             io.write(json.dumps(self._frozen(sonic_oper.bgp_neighbors_json, self.name, self.running, self.fabric), indent=2) + "\n")
+        elif command == ["show", "bgp", "summary", "json"]:
+            # bgpd's peers, as bgpcfgd gave them from CONFIG_DB (the same answer as Cumulus's FRR)
+            io.write(flat_files.bgp_summary_json(self.fabric, self.name, self.oper_bgp()))
         elif command == ["show", "ip", "route", "json"]:
             io.write(json.dumps(sonic_platform.routes_json(self.name, self.running, self.fabric), indent=2) + "\n")
         elif command in (["show", "running-config"], ["show", "run"]):

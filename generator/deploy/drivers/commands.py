@@ -58,6 +58,9 @@ SONIC_CANDIDATE_PATH = "/tmp/fabricgen-{run}-candidate.json"
 SONIC_PATCH_PATH = "/tmp/fabricgen-{run}-patch.json"
 # coreutils sha256sum: "<64 hex>  <path>" (GNU coreutils manual, sha2 utilities)
 SHA256SUM = "sha256sum {path}"
+# FRR's BGP summary of every address family, as FRR itself holds it (bgpd: bgp_show_summary_vty);
+# `{}` when no BGP instance runs. Both NOSes run FRR; vtysh needs root on both.
+FRR_BGP_SUMMARY_JSON = "sudo vtysh -c 'show bgp summary json'"
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -108,6 +111,11 @@ class NvueCommands:
     show_ntp_json: str = "nv show service ntp mgmt -o json"
     show_routes_json: str = "nv show vrf default router rib ipv4 route -o json"
     show_nexthops_json: str = "nv show router nexthop -o json"
+    # `deploy --day0` reads what routes outside NVUE (DEVICE_STATE.md: Ansible-written flat files,
+    # snippets): FRR's own BGP view and the two files NVUE renders. frr.conf is root:frr 0640.
+    frr_bgp_summary_json: str = FRR_BGP_SUMMARY_JSON
+    show_interfaces_file: str = "cat /etc/network/interfaces"
+    show_frr_conf: str = "sudo cat /etc/frr/frr.conf"
     candidate_path: str = NVUE_CANDIDATE_PATH
 
     def commit(self, message: str = "", revert_in: int | None = None) -> str:
@@ -232,6 +240,7 @@ class SonicCommands:
     ecn_counters_from: str = "202505"
     show_lldp_json: str = "sudo docker exec -i lldp lldpctl -f json0"
     show_bgp_neighbors_json: str = 'sudo vtysh -c "show bgp vrf default neighbors json"'
+    frr_bgp_summary_json: str = FRR_BGP_SUMMARY_JSON
     # Hardware, optics, time, routes (formats and sources: generator/lab/sonic_platform.py). SONiC
     # has no one bulk read of the platform: psushow, fanshow and tempershow are three tables.
     show_psus: str = "show platform psustatus"

@@ -505,6 +505,10 @@ class SonicDriver(SSHCliDriver):
             self._sonic_release = sonic_show.release(self._check(self.commands.show_version))
         return self._sonic_release
 
+    def frr_bgp_summary(self) -> dict:
+        """FRR's `show bgp summary json` (`deploy --day0`): peers bgpcfgd or frr.conf gave bgpd."""
+        return self._json(self.commands.frr_bgp_summary_json)
+
     def get_interfaces(self) -> dict[str, models.InterfaceDict]:
         status = sonic_show.interfaces_status(self._check(self.commands.show_interfaces_status))
         running = self._running()
