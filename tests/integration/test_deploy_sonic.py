@@ -315,7 +315,7 @@ def test_live_buffer_changes_are_refused_with_the_provision_advice(fabric, capsy
     pool = edited["BUFFER_POOL"]["egress_lossless_pool"]
     pool["size"] = str(int(pool["size"]) - 1024)
     fab.put("/tmp/edited.json", json.dumps(edited))
-    fab.shell("sudo config reload -y /tmp/edited.json")
+    fab.shell("sudo config reload -y -f /tmp/edited.json")
     assert fab.running()["BUFFER_POOL"]["egress_lossless_pool"] == pool
     code, out, _ = fab.deploy(capsys)
     assert code == 1
@@ -337,7 +337,7 @@ def test_a_pool_size_change_follows_the_release_of_gcu(tmp_path, lab_start, monk
     pool = edited["BUFFER_POOL"]["ingress_lossless_pool"]
     pool["size"] = str(int(pool["size"]) - 1024)
     fab.put("/tmp/edited.json", json.dumps(edited))
-    fab.shell("sudo config reload -y /tmp/edited.json")
+    fab.shell("sudo config reload -y -f /tmp/edited.json")
     drifted = fab.running()
     assert drifted["BUFFER_POOL"]["ingress_lossless_pool"] == pool
     wanted = fab.rendered()["BUFFER_POOL"]["ingress_lossless_pool"]["size"]
@@ -385,6 +385,9 @@ def test_failed_post_check_rolls_the_patch_back(fabric, capsys, monkeypatch):
 
 
 def test_failed_provisioning_reloads_the_saved_config(fabric, capsys, monkeypatch):
+    """The undo runs seconds after the day-0 reload restarted swss: `config reload -y -f` of the
+    saved startup (issue 32); plain `config reload -y` is refused there for 120 s (sonic-utilities
+    _swss_ready), as the last line shows."""
     fab = fabric
     factory = fab.running()
     real_commit = SonicDriver.commit_config
@@ -399,6 +402,9 @@ def test_failed_provisioning_reloads_the_saved_config(fabric, capsys, monkeypatc
     assert code == 1, out + err
     assert "rolled back" in out
     assert fab.running() == factory, "the untouched startup file was reloaded"
+    refused = fab.shell("sudo config reload -y; echo status=$?")[0]
+    assert "SwSS container is not ready. Retry later or use -f to avoid system checks" in refused
+    assert "status=1" in refused
 
 
 def test_provision_is_refused_for_cumulus(tmp_path, capsys):
