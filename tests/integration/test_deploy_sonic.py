@@ -416,3 +416,22 @@ def test_provision_is_refused_for_cumulus(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1 and "--provision is for switch_os sonic" in err
     assert not (tmp_path / "backups").exists() or not os.listdir(tmp_path / "backups")
+
+
+def test_day0_on_sonic_is_proven_from_config_db_and_frr(fabric, capsys):
+    """`--day0` on SONiC: a factory switch (its t1 preset ports up, no address, no BGP) proves day 0;
+    once provisioned it routes (CONFIG_DB's BGP tables) and --day0 is
+    refused naming it, with nothing pushed (issue 32)."""
+    fab = fabric
+    code, out, err = fab.deploy(capsys, provision=True, day0=True, dry_run=True)
+    assert code == 0, out + err
+    assert "day 0 (--day0): no switch shows traffic evidence" in out
+    provision(fab, capsys)
+    before = fab.running()
+    code, out, err = fab.deploy(capsys, day0=True)
+    assert code == 1, out + err
+    [line] = [ln for ln in err.splitlines() if ": not day 0: " in ln]
+    # a single-switch fabric has BGP globals and no peer: bgpd's summary shows none
+    assert line == f"error: {fab.name}: not day 0: running config has BGP_GLOBALS", line
+    assert "--day0 refused: 1 of 1 switch(es)" in err
+    assert fab.running() == before
