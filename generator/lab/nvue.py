@@ -472,7 +472,9 @@ class NvueDevice(Device):
     fabric = None   # world.Fabric, set by the lab server; None: no world, every port is down
 
     def config_token(self) -> int:
-        return self.applied_id
+        # flat files someone else writes configure the switch too (flat_files.py): a new state of
+        # them is a new config for the world's caches
+        return hash((self.applied_id, self._flat_stamp()))
 
     @property
     def mgmt_ip(self) -> str:
