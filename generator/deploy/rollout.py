@@ -326,6 +326,10 @@ def _prepare(job: Job, name: str) -> None:
         text, tree = _candidate(job, name, driver, running)
         if job.day0:
             job.traffic[name] = [job.scrub(found) for found in day0_evidence(job.os_name, driver, tree)]
+            if job.traffic[name]:
+                # the run is refused (one line per such switch): nothing to stage or diff here
+                result.status, result.message = SKIPPED, "not day 0"
+                return
         _load(job, driver, text, tree)
         diff = driver.compare_config()
         _guard(job, name, driver, diff, tree)

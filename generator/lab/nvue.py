@@ -55,6 +55,10 @@ class PendingConfirm:
     handle: asyncio.TimerHandle
 
 
+# Files someone else writes into a switch's /etc are seen within this many seconds (flat_files.py)
+FLAT_FILES_REREAD_S = 0.5
+
+
 class NvueDevice(Device):
     os_name = "cumulus"
 
@@ -504,6 +508,12 @@ class NvueDevice(Device):
             return ""
 
     def _flat_stamp(self) -> tuple:
+        """The files' state, re-read at most every FLAT_FILES_REREAD_S: the world asks a switch for
+        its ports hundreds of times per answer, and two stat calls each time cost more than the answer."""
+        now = time.monotonic()
+        cached = self.__dict__.get("_stamp")
+        if cached is not None and now - cached[0] < FLAT_FILES_REREAD_S:
+            return cached[1]
         stamp = []
         for path in (flat_files.INTERFACES, flat_files.FRR_CONF):
             try:
@@ -511,13 +521,15 @@ class NvueDevice(Device):
                 stamp.append((info.st_mtime_ns, info.st_size))
             except OSError:
                 stamp.append(None)
-        return tuple(stamp)
+        self._stamp = (now, tuple(stamp))
+        return self._stamp[1]
 
     def _write_flat_files(self) -> None:
         """NVUE renders both files on apply (and the factory's at first boot), removing what others wrote."""
         applied = self.applied
         self.write_file(flat_files.INTERFACES, flat_files.interfaces_file(self.mgmt, nvue_oper.ports_of(applied)))
         self.write_file(flat_files.FRR_CONF, flat_files.frr_conf(self.hostname, nvue_oper.bgp_of(applied)))
+        self.__dict__.pop("_stamp", None)
 
     def _vtysh(self, args: list[str], io: Io) -> int:
         """FRR's shell: the lab answers `vtysh -c 'show bgp summary json'` from what bgpd runs."""
