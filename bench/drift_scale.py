@@ -51,7 +51,7 @@ def main() -> int:
     failed = False
     try:
         fleet.up()
-        fleet.deploy("deploy", provision=args.nos == "sonic")
+        fleet.deploy("deploy", provision=args.nos == "sonic", day0=True)
         victim = "bench128-leaf-su1-r0"
         steps = [("drift, all in sync", 0)] + ([(f"drift, {victim} hand-edited", 3)] if args.nos == "cumulus" else [])
         for label, want in steps:

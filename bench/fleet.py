@@ -102,6 +102,6 @@ class Fleet:
             sys.exit(f"{label}: exit {run.returncode}, wanted {want}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
         return run
 
-    def deploy(self, label: str, *, provision: bool = False) -> subprocess.CompletedProcess:
+    def deploy(self, label: str, *, provision: bool = False, day0: bool = False) -> subprocess.CompletedProcess:
         return self.timed(label, "deploy", str(self.intent), "--endpoints", str(self.endpoints), "--only",
-                          "switches", "--yes", *(["--provision"] if provision else []))
+                          "switches", "--yes", *(["--provision"] if provision else []), *(["--day0"] if day0 else []))

@@ -38,7 +38,7 @@ def main() -> int:
     walls = []
     try:
         fleet.up()
-        fleet.deploy("deploy", provision=args.nos == "sonic")
+        fleet.deploy("deploy", provision=args.nos == "sonic", day0=True)
         for index in range(1, args.runs + 1):
             report = work / f"verify-{index}.json"
             started = time.perf_counter()

@@ -309,13 +309,16 @@ def deploy(
     plan_file: Annotated[str | None, typer.Option(
         "--plan", metavar="PLANFILE", help="push exactly this saved plan (`plan --out`); refused when the intent, "
                                            "the render, fabricgen or a switch moved since")] = None,
+    day0: Annotated[bool, typer.Option(
+        "--day0", help="drop the rail and spine-pair waves: refused unless every switch shows no traffic "
+                       "evidence read from the device (not with --limit)")] = False,
 ) -> None:
     """Push in waves with commit-confirm; roll back and stop on the first failed wave."""
     from generator.deploy.rollout import run_deploy
 
     raise typer.Exit(run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run,
                                 yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision,
-                                show_diff=diff, plan_file=plan_file))
+                                show_diff=diff, plan_file=plan_file, day0=day0))
 
 
 @app.command()

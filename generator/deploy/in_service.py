@@ -1,12 +1,12 @@
-"""Does a switch already carry traffic? What the rollout's blast-radius waves protect (pure logic).
+"""Does a switch's running config go beyond the factory's? One part of `deploy --day0`'s proof (pure logic).
 
 Rail waves and spine halves (waves.py) exist so that a failed change never takes more than one
-rail, or both spines of a pair, away from jobs that run. A switch that still holds its factory
-config forwards nothing between GPUs: no BGP, no address on a front-panel port or a loopback,
-no bridge. When every switch of the fabric is like that (day 0: nothing routed yet, so no job
-can run across it), there is no rail to protect and the rollout is the canary, then waves of
-`deploy.concurrency` (issue 26: SONiC's day 0 waits for each wave's `config reload`, a minute or
-two on a real switch, so eleven waves cost a quarter of an hour and five cost ten minutes less).
+rail, or both spines of a pair, away from jobs that run. `deploy --day0` drops them (the canary,
+then waves of `deploy.concurrency`) only when every switch shows no traffic evidence read from the
+device (day0_evidence.py, issue 32); this module judges the config tree part of that: a switch that
+still holds its factory config forwards nothing between GPUs by its config (no BGP, no address on a
+front-panel port or a loopback, no bridge). A factory-looking tree alone proves nothing: flat
+files and snippets configure a Cumulus switch outside it (DEVICE_STATE.md).
 
 Conservative by design: anything in the running config beyond the factory's management and
 system settings counts as carrying traffic, even the demo peers of a SONiC image's t1 preset

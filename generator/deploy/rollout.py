@@ -37,9 +37,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from generator.deploy.candidate import build_candidate
 from generator.deploy.credentials import Access, CredentialsError, Target, resolve_access
+from generator.deploy.day0_evidence import evidence as day0_evidence
 from generator.deploy.drivers.factory import switch_driver
 from generator.deploy.guard import GuardContext, check_diff, touches_access
-from generator.deploy.in_service import traffic_evidence
 from generator.deploy.interrupt import Interrupted, StopSignals
 from generator.deploy.lock import DeployLock, LockError, lock_path
 from generator.deploy.overrides import CONFIRM_ENV, confirm_timeout, ssh_timeout  # noqa: F401
@@ -102,9 +102,10 @@ class Job:
     notes: dict[str, list[str]] = field(default_factory=dict)
     kept: dict[str, tuple[str, ...]] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)
-    # What in each switch's running config shows it may carry traffic (in_service.py), None for a
-    # factory config; a switch missing here was not read and counts as carrying traffic.
-    traffic: dict[str, str | None] = field(default_factory=dict)
+    # `--day0`: the rollout drops rail and spine-pair waves only when every switch was read and
+    # showed no traffic evidence (day0_evidence.py); a switch missing here was not read.
+    day0: bool = False
+    traffic: dict[str, list[str]] = field(default_factory=dict)
     # Concurrent first-contact logins would each rewrite known_hosts and lose the others' keys.
     known_hosts_lock: threading.Lock = field(default_factory=threading.Lock)
     run_id: str | None = None                 # names this run's files on the switches
@@ -370,7 +371,12 @@ def _prepare(job: Job, name: str) -> None:
         suffix = "yaml" if job.os_name == "cumulus" else "json"
         _write_backup(job.backup_dir / f"{name}.{suffix}", running)
         text, tree = _candidate(job, name, driver, running)
-        job.traffic[name] = traffic_evidence(job.os_name, tree)
+        if job.day0:
+            job.traffic[name] = [job.scrub(found) for found in day0_evidence(job.os_name, driver, tree)]
+            if job.traffic[name]:
+                # the run is refused (one line per such switch): nothing to stage or diff here
+                result.status, result.message = SKIPPED, "not day 0"
+                return
         _load(job, driver, text, tree)
         diff = driver.compare_config()
         _guard(job, name, driver, diff, tree)
@@ -599,10 +605,11 @@ def _confirm(err: Console, yes: bool, question: str) -> bool:
 def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
                limit: str | None = None, dry_run: bool = False, yes: bool = False,
                accept_new_host_keys: bool = False, provision: bool = False, show_diff: bool = False,
-               plan_file: str | None = None) -> int:
+               plan_file: str | None = None, day0: bool = False) -> int:
     """SHOW_DIFF: print every switch's changes, old -> new (redacted), before the summary; a dry run
     without it prints one line per switch and the waves. PLAN_FILE: push exactly that saved plan
-    (from_plan.py), or nothing."""
+    (from_plan.py), or nothing. DAY0: drop the rail and spine-pair waves, refused unless every switch
+    of the fabric shows no traffic evidence read from the device (day0_evidence.py)."""
     # Piped output (CI logs, tests) gets a width that fits the wave table on one line per wave.
     out = Console(file=sys.stdout, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
     err = Console(file=sys.stderr, highlight=False, soft_wrap=True)
@@ -611,7 +618,7 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
         try:
             code = _run_deploy(intent_path, out, err, stop, endpoints=endpoints, only=only, limit=limit,
                                dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                               provision=provision, show_diff=show_diff, plan_file=plan_file)
+                               provision=provision, show_diff=show_diff, plan_file=plan_file, day0=day0)
         except Interrupted:
             code = stop.exit_code
     if stop.signum is not None:
@@ -623,7 +630,8 @@ def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | No
 
 
 def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals, *, endpoints, only, limit,
-                dry_run, yes, accept_new_host_keys, provision, show_diff=False, plan_file=None) -> int:
+                dry_run, yes, accept_new_host_keys, provision, show_diff=False, plan_file=None,
+                day0=False) -> int:
     from generator.checks.runner import run_checks
     from generator.intent.loader import IntentError, load_intent
 
@@ -647,6 +655,14 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
         return 1
     if provision and only == "hosts":
         err.print("error: --provision applies to switches; drop --only hosts; nothing was pushed", markup=False)
+        return 1
+    if day0 and only == "hosts":
+        err.print("error: --day0 applies to switches; drop --only hosts; nothing was pushed", markup=False)
+        return 1
+    if day0 and limit:
+        # the switches --limit leaves out are not read, and may carry the jobs the waves protect
+        err.print(f"error: --day0 with --limit {limit!r}: day 0 is proven for the whole fabric only; drop "
+                  "--limit (or --day0, for rail-safe waves); nothing was pushed", markup=False)
         return 1
     planned = None
     if plan_file is not None:
@@ -682,7 +698,7 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
         return _deploy_locked(loaded, plan, fabric_dir, out, err, endpoints=endpoints, only=only, limit=limit,
                               dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
                               provision=provision, stop=stop, run_id=lock.run_id, show_diff=show_diff,
-                              planned=planned)
+                              planned=planned, day0=day0)
     except (CredentialsError, PreflightError) as exc:
         err.print(f"error: {exc}; nothing was pushed", markup=False)
         return 1
@@ -692,7 +708,8 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
 
 def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *, endpoints, only, limit,
                    dry_run, yes, accept_new_host_keys, provision=False, stop: StopSignals | None = None,
-                   run_id: str | None = None, show_diff: bool = False, planned=None) -> int:
+                   run_id: str | None = None, show_diff: bool = False, planned=None,
+                   day0: bool = False) -> int:
     stop = stop or StopSignals()
     from generator.render.output import render_files, write_tree
 
@@ -710,7 +727,8 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
         status = _deploy_switches(loaded, plan, files, names, backup_dir, out, err, endpoints=endpoints,
                                   dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
                                   provision=provision, stop=stop, run_id=run_id, show_diff=show_diff,
-                                  planned_running=planned.running if planned is not None else None)
+                                  planned_running=planned.running if planned is not None else None,
+                                  day0=day0)
         if status:
             return status
     if stop.event.is_set():
@@ -736,7 +754,7 @@ def _extra_ownership(plan, names) -> dict[str, dict[str, tuple]]:
 def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoints, dry_run, yes,
                      accept_new_host_keys, provision=False, stop: StopSignals | None = None,
                      run_id: str | None = None, show_diff: bool = False,
-                     planned_running: dict[str, str] | None = None) -> int:
+                     planned_running: dict[str, str] | None = None, day0: bool = False) -> int:
     stop = stop or StopSignals()
     suffix = "startup.yaml" if plan.switch_os == "cumulus" else "config_db.json"
     access = resolve_access(plan, names, loaded.file, endpoints)
@@ -764,7 +782,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
               managed=managed, guards=guards or {},
               sonic=SonicManaged(plan.management is not None) if plan.switch_os == "sonic" else None,
               provision=provision, run_id=run_id, stop=stop.event, planned_running=planned_running,
-              **_extra_ownership(plan, names))
+              day0=day0, **_extra_ownership(plan, names))
     try:
         started = time.monotonic()
         with _progress(err) as progress, stop.deferred():
@@ -778,9 +796,18 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         # Keys are now recorded: every later login is checked strictly.
         job.accept_new_host_keys = False
 
-        carrying = {n: job.traffic.get(n, "not read") for n in names}
-        # Day 0 only when the whole fabric was read: switches a --limit leaves out may carry traffic.
-        day0 = len(names) == len(plan.switches) and not any(carrying.values())
+        if day0:
+            # Every switch of the fabric was read (--limit is refused with --day0); one line per
+            # switch that shows traffic, or could not be read, and nothing is pushed.
+            refusals = [(n, job.traffic.get(n) or [f"not read ({job.results[n].message or 'no answer'})"])
+                        for n in names if job.traffic.get(n) != []]
+            if refusals:
+                for n, found in refusals:
+                    err.print(f"error: {n}: not day 0: " + for_terminal("; ".join(found)[:600]), markup=False)
+                err.print(f"error: --day0 refused: {len(refusals)} of {len(names)} switch(es) show traffic "
+                          "evidence or could not be read; deploy without --day0 for rail-safe waves; "
+                          "nothing was pushed", markup=False)
+                return 1
         waves = plan_waves([WaveDevice(n, by_name[n].role, by_name[n].rail, by_name[n].unit, by_name[n].group)
                             for n in names], concurrency,
                            prefer_canary=[n for n in names if job.results[n].status == WOULD_CHANGE],
@@ -798,8 +825,10 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         if managed is not None and not managed.management and kept:
             out.print(f"kept the switches' own management ({', '.join(kept)}): the intent has no management section",
                       markup=False)
-        for line in _rollout_order_lines(names, carrying, day0, concurrency):
-            out.print(line, markup=False)
+        if day0:
+            out.print(f"day 0 (--day0): no switch shows traffic evidence (FRR BGP, data ports, LLDP, counters, "
+                      f"flat files, snippets): the canary, then up to {concurrency} switch(es) per wave, rails "
+                      "and spine pairs together", markup=False)
         notes = list(dict.fromkeys(note for n in names for note in job.notes.get(n, ())))
         if notes:
             out.print(f"provisioning {'; '.join(notes)}", markup=False)
@@ -879,24 +908,6 @@ def _print_changes(job: Job, plan, changed: list[str], out: Console) -> None:
                              version=job.os_version, sonic_management=plan.management is not None)
         lines = lines or redact_text(job.os_name, job.diffs[n]).splitlines()
         out.print("\n".join(for_terminal(line) for line in lines), markup=False)     # a device's text, escaped
-
-
-def _rollout_order_lines(names: list[str], carrying: dict[str, str | None], day0: bool,
-                         concurrency: int) -> list[str]:
-    """Why the rollout goes rail by rail or not, when the fabric is (partly) fresh from the factory."""
-    if day0:
-        return [f"day 0: no switch carries traffic yet (factory configs): the canary, then up to {concurrency} "
-                "switch(es) per wave, rails and spine pairs together"]
-    fresh = [n for n in names if carrying[n] is None]
-    if not fresh:
-        return []
-    keep = "the waves keep one rail at a time and spine pairs apart"
-    busy = next((n for n in names if carrying[n] is not None), None)
-    if busy is None:        # all fresh, but --limit left switches unread
-        return [f"the {len(names)} switch(es) of --limit hold factory configs, but the fabric's others may carry "
-                f"traffic: {keep}"]
-    return [f"{len(fresh)} of {len(names)} switch(es) hold a factory config, but {busy} may carry traffic "
-            f"({for_terminal(carrying[busy][:80])}): {keep}"]
 
 
 def _refused_before_any_change(job: Job, failed: list[str], err: Console) -> int:

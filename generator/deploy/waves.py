@@ -6,8 +6,8 @@ carries one NIC of many nodes, and NCCL survives one rail degrading, not two); t
 spines and super-spines in halves of every redundant set, so the two spines of a
 pair are never down together. No wave is larger than the concurrency limit, which
 also bounds how many commits can be pending when a wave has to be rolled back.
-A fabric where no switch carries traffic yet (day 0) has no rail to protect: the canary,
-then waves of the concurrency limit.
+A fabric where no switch carries traffic yet (`deploy --day0`, proven from each switch) has no
+rail to protect: the canary, then waves of the concurrency limit.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def plan_waves(devices: Iterable[WaveDevice], concurrency: int, *,
     """Waves in rollout order; `prefer_canary` names devices that will really change,
     so the canary proves something rather than being a no-op.
 
-    carries_traffic=False: no switch of the fabric forwards anything yet (day 0, in_service.py),
+    carries_traffic=False: no switch of the fabric forwards anything yet (`--day0`, day0_evidence.py),
     so there is no rail and no spine pair to keep up: after the canary, the rest in the same order
     in waves of `concurrency`, which still bounds how many commits a failed wave rolls back."""
     if concurrency < 1:

@@ -135,6 +135,19 @@ def set_faults(directory: Path, device: str, faults: dict) -> None:
     write_faults(Path(directory).resolve(), device, faults)
 
 
+def write_device_files(directory: Path, device: str, files: dict[str, str]) -> None:
+    """Write {path: text} into a running switch's file system as an operator's automation would
+    (e.g. flat_files.automation_files: a Cumulus switch that routes outside NVUE); the switch reads
+    them at its next command. Each file is replaced whole, never seen half written."""
+    root = Path(directory).resolve() / "devices" / device
+    for path, text in files.items():
+        local = root / os.path.normpath("/" + path).lstrip("/")
+        local.parent.mkdir(parents=True, exist_ok=True)
+        partial = local.with_name(local.name + ".partial")
+        partial.write_text(text)
+        partial.replace(local)
+
+
 def set_wiring(directory: Path, world: World) -> None:
     """Re-cable a running lab (unplug, swap, CRC errors); the switches see it at their next command."""
     write_world(Path(directory).resolve(), world)

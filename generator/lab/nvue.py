@@ -12,7 +12,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
-from generator.lab import nvue_oper, platform_oper
+from generator.lab import flat_files, nvue_oper, platform_oper
 from generator.lab import tree as nvtree
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import (
@@ -56,6 +56,10 @@ class PendingConfirm:
     handle: asyncio.TimerHandle
 
 
+# Files someone else writes into a switch's /etc are seen within this many seconds (flat_files.py)
+FLAT_FILES_REREAD_S = 0.5
+
+
 NVUE_START_SECONDS = 2.0
 
 
@@ -93,6 +97,7 @@ class NvueDevice(Device):
         self._next_id = 1
         self.cut_off: str | None = None  # why the switch cannot be reached, while it cannot
         self._save_startup(self.factory)
+        self._write_flat_files()
 
     # --- identity -------------------------------------------------------
     @property
@@ -224,6 +229,8 @@ class NvueDevice(Device):
 
     # --- dispatch -------------------------------------------------------
     async def run(self, argv: list[str], io: Io) -> int | None:
+        if argv[:1] == ["vtysh"]:
+            return self._vtysh(argv[1:], io)
         if not argv or argv[0] != "nv":
             return None
         args = argv[1:]
@@ -480,6 +487,7 @@ class NvueDevice(Device):
             self.pending.state = "detached"
             self.pending = None
         self._record(revision.rev_id, "applied", message)
+        self._write_flat_files()
         if confirm_seconds is not None:
             loop = asyncio.get_running_loop()
             wall = confirm_seconds / self.time_scale
@@ -533,6 +541,7 @@ class NvueDevice(Device):
         self.applied_id = pending.previous_id
         self.revisions[pending.previous_id].state = "applied"
         self._record(pending.previous_id, "rollback", f"{reason} of revision {pending.rev_id}")
+        self._write_flat_files()
         self._check_management()
 
     def _save_startup(self, config: dict) -> None:
@@ -543,7 +552,9 @@ class NvueDevice(Device):
     fabric = None   # world.Fabric, set by the lab server; None: no world, every port is down
 
     def config_token(self) -> int:
-        return self.applied_id
+        # flat files someone else writes configure the switch too (flat_files.py): a new state of
+        # them is a new config for the world's caches
+        return hash((self.applied_id, self._flat_stamp()))
 
     @property
     def mgmt_ip(self) -> str:
@@ -554,20 +565,67 @@ class NvueDevice(Device):
         return f"Cumulus Linux version {self.release} running on NVIDIA {self.platform}"
 
     def oper_ports(self):
-        return self._oper("ports", nvue_oper.ports_of)
+        return self._oper("ports", lambda: nvue_oper.ports_of(self.running))
 
     def oper_bgp(self):
-        return self._oper("bgp", nvue_oper.bgp_of)
+        return self._oper("bgp", lambda: nvue_oper.bgp_of(self.running))
+
+    @property
+    def running(self) -> dict:
+        """What the switch runs: the applied NVUE tree, and what flat files NVUE did not write
+        configure (flat_files.py); `nv config show` prints the applied tree only."""
+        return self._oper("running", lambda: flat_files.merged(self.applied, flat_files.foreign_config(
+            self._flat_text(flat_files.INTERFACES), self._flat_text(flat_files.FRR_CONF))))
+
+    def _flat_text(self, path: str) -> str:
+        try:
+            return self.local_path(path).read_text()
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    def _flat_stamp(self) -> tuple:
+        """The files' state, re-read at most every FLAT_FILES_REREAD_S: the world asks a switch for
+        its ports hundreds of times per answer, and two stat calls each time cost more than the answer."""
+        now = time.monotonic()
+        cached = self.__dict__.get("_stamp")
+        if cached is not None and now - cached[0] < FLAT_FILES_REREAD_S:
+            return cached[1]
+        stamp = []
+        for path in (flat_files.INTERFACES, flat_files.FRR_CONF):
+            try:
+                info = self.local_path(path).stat()
+                stamp.append((info.st_mtime_ns, info.st_size))
+            except OSError:
+                stamp.append(None)
+        self._stamp = (now, tuple(stamp))
+        return self._stamp[1]
+
+    def _write_flat_files(self) -> None:
+        """NVUE renders both files on apply (and the factory's at first boot), removing what others wrote."""
+        applied = self.applied
+        self.write_file(flat_files.INTERFACES, flat_files.interfaces_file(self.mgmt, nvue_oper.ports_of(applied)))
+        self.write_file(flat_files.FRR_CONF, flat_files.frr_conf(self.hostname, nvue_oper.bgp_of(applied)))
+        self.__dict__.pop("_stamp", None)
+
+    def _vtysh(self, args: list[str], io: Io) -> int:
+        """FRR's shell: the lab answers `vtysh -c 'show bgp summary json'` from what bgpd runs."""
+        command = args[1].split() if args[:1] == ["-c"] and len(args) == 2 else []
+        if command == ["show", "bgp", "summary", "json"]:
+            io.write(flat_files.bgp_summary_json(self.fabric, self.name, self.oper_bgp()))
+            return 0
+        io.write(f"% vtysh {' '.join(args)}: not simulated\n")
+        return 1
 
     def _oper(self, what: str, build):
-        """What the world reads of the applied config, built once per applied revision (an applied
-        revision's config never changes: edits go to a new pending revision)."""
-        key = (what, self.applied_id)
+        """What the world reads of the running config, built once per applied revision and state of
+        the flat files (an applied revision's config never changes: edits go to a new pending revision)."""
+        key = (what, self.applied_id, self._flat_stamp())
         cache = self.__dict__.setdefault("_oper_cache", {})
         if key not in cache:
-            if len(cache) > 8:          # only the current revision's entries are ever asked again
+            value = build()
+            if len(cache) > 8:          # only the current state's entries are ever asked again
                 cache.clear()
-            cache[key] = build(self.applied)
+            cache[key] = value
         return cache[key]
 
     # --- nv show --------------------------------------------------------
@@ -594,7 +652,9 @@ class NvueDevice(Device):
             io.write("".join(f"{k:<16} {v}\n" for k, v in data.items()))
 
     def _show_data(self, what: list[str], view: str | None, args: list[str]) -> dict:
-        ports = self.applied.get("interface", {})
+        # `nv show interface` is the kernel's view: ports flat files configure are there too
+        running = self.running
+        ports = running.get("interface", {})
         if what == ["system"]:
             release = platform_oper.os_version(self.faults.current(), self.release)
             return {"hostname": self.hostname, "build": f"Cumulus Linux {release}",
@@ -618,7 +678,7 @@ class NvueDevice(Device):
         if what == ["interface"] and view is None:
             # 5.5+ `counters qos ...`; 5.4 and earlier `qos counters ...` (NVUE reference QoS page)
             qos_path = ("counters", "qos") if _release_key(self.version) >= (5, 5) else ("qos", "counters")
-            return nvue_oper.interfaces_json(self.name, self.applied, self.fabric, self.faults.current(), qos_path)
+            return nvue_oper.interfaces_json(self.name, running, self.fabric, self.faults.current(), qos_path)
         if len(what) >= 3 and what[0] == "interface" and what[1] in ports:
             port, rest = what[1], what[2:]
             faults = self.faults.current()

@@ -6,7 +6,8 @@ Commands, each printing roughly what sonic-utilities prints (config/main.py, gen
   config apply-patch FILE      RFC 6902 patch through GCU's checks (sonic_gcu.py)
   config replace FILE          the patch from running to FILE, through the same checks
   config checkpoint|rollback|list-checkpoints|delete-checkpoint NAME
-  config reload [-y] [FILE]    load FILE (default the saved startup) under init_cfg.json, no GCU checks
+  config reload [-y] [-f] [FILE]  load FILE (default the saved startup) under init_cfg.json, no GCU
+                               checks; without -f refused until swss has run 120 s (SWSS_READY_SECONDS)
   config save [-y]             running -> /etc/sonic/config_db.json
   sonic-cfggen -d -v EXPR | -d --print-data | -j FILE -v EXPR | -y FILE --print-data
   /etc/sonic/sonic_version.yml  the image's build_version and release (sonic_factory.image)
@@ -45,7 +46,7 @@ import zlib
 
 import yaml
 
-from generator.lab import platform_oper, sonic_factory, sonic_gcu, sonic_oper, sonic_platform
+from generator.lab import flat_files, platform_oper, sonic_factory, sonic_gcu, sonic_oper, sonic_platform
 from generator.lab.device import CommandError, Device, Io
 from generator.lab.factory import Management, lease_for
 from generator.lab.sonic_systemd import Systemd
@@ -58,6 +59,12 @@ CFGGEN = "/usr/local/bin/sonic-cfggen"
 # `config reload` stops and restarts every SONiC service, a minute or more on a switch; the lab
 # takes RELOAD_SECONDS, so whoever starts one must wait for it as for the real one.
 RELOAD_SECONDS = 1.0
+# sonic-utilities config/main.py reload (202305-202411): without -f (or -n), refused with
+# CONFIG_RELOAD_NOT_READY (exit 1) unless swss.service is active and entered that state more
+# than 120 s ago (_swss_ready / _per_namespace_swss_ready: ActiveEnterTimestampMonotonic); swss
+# starts at boot and again at the end of every reload. The lab's clock (`--time-scale`) scales it.
+SWSS_READY_SECONDS = 120.0
+SWSS_NOT_READY = "SwSS container is not ready. Retry later or use -f to avoid system checks"
 # "These service will restart eth0 and cause device lost network for 10 seconds" (sonic-utilities
 # config/main.py _restart_services): the lab's eth0 is back after ETH0_RESTART_SECONDS.
 ETH0_RESTART_SECONDS = 1.0
@@ -99,6 +106,9 @@ class SonicDevice(Device):
         self.systemd = Systemd(self.name, self.run, lambda name: name in self._handlers(),
                                lambda: self.time_scale)
         self.cut_off: str | None = None  # why new logins are refused, while they are
+        # monotonic time swss.service last became active (boot, the end of a reload); None while a
+        # reload has it stopped
+        self.swss_active_since: float | None = time.monotonic()
         self.write_file(INIT_CFG_FILE, _dump(sonic_factory.init_cfg()))
         self._save()
 
@@ -277,6 +287,8 @@ class SonicDevice(Device):
 
     # --- config reload ----------------------------------------------------
     async def _reload(self, options: list[str], path: str | None, io: Io) -> None:
+        if not ({"-f", "--force", "-n", "--no_service_restart"} & set(options)) and not self.swss_ready():
+            raise CommandError(SWSS_NOT_READY)
         if "-y" not in options and "--yes" not in options:
             question = ("Clear current config and reload config in config_db format from the default config "
                         "file(s) ?" if path is None else
@@ -293,7 +305,11 @@ class SonicDevice(Device):
         io.write("Acquired lock on /etc/sonic/reload.lock\nDisabling container monitoring ...\n"
                  "Stopping SONiC target ...\n"
                  + "".join(f"Running command: {c}\n" for c in commands))
-        await asyncio.sleep(RELOAD_SECONDS)
+        self.swss_active_since = None            # "Stopping SONiC target": swss goes down
+        try:
+            await asyncio.sleep(RELOAD_SECONDS)
+        finally:
+            self.swss_active_since = time.monotonic()
         io.write("Restarting SONiC target ...\nEnabling container monitoring ...\n"
                  "Reloading Monit configuration ...\nReinitializing monit daemon\n"
                  "Released lock on /etc/sonic/reload.lock\n")
@@ -302,6 +318,11 @@ class SonicDevice(Device):
         moved = sonic_factory.eth0_moved(before, loaded)
         if moved:
             self._restart_eth0(f"config reload {file}: {moved}")
+
+    def swss_ready(self) -> bool:
+        """_swss_ready of config/main.py: swss active for more than 120 s (of the lab's clock)."""
+        since = self.swss_active_since
+        return since is not None and (time.monotonic() - since) * self.time_scale > SWSS_READY_SECONDS
 
     def _restart_eth0(self, why: str) -> None:
         """interfaces-config and networking restart with the new eth0 (sonic-utilities config/main.py
@@ -400,7 +421,8 @@ class SonicDevice(Device):
         if args[:2] == ["runningconfiguration", "all"]:
             # sonic-utilities show/main.py `all`: the output of `sonic-cfggen -d --print-data`, and on a
             # single-ASIC switch (202311 and later) one more top-level key, "bgpraw", FRR's running
-            # config as one string (`vtysh -c 'show running-config'`), printed with json.dumps(indent=4).
+            # config as one string (`rvtysh -c 'show running-config'`; "" when that read fails),
+            # printed with json.dumps(indent=4).
             output = json.loads(_dump(self.running))
             if _release_at_least(self.version, BGPRAW_FROM):
                 output["bgpraw"] = frr_running_config(self.running, self.version)
@@ -531,6 +553,9 @@ class SonicDevice(Device):
         if command in (["show", "bgp", "vrf", "default", "neighbors", "json"], ["show", "bgp", "neighbors", "json"],
                        ["show", "ip", "bgp", "neighbors", "json"]):
             io.write(json.dumps(self._frozen(sonic_oper.bgp_neighbors_json, self.name, self.running, self.fabric), indent=2) + "\n")
+        elif command == ["show", "bgp", "summary", "json"]:
+            # bgpd's peers, as bgpcfgd gave them from CONFIG_DB (the same answer as Cumulus's FRR)
+            io.write(flat_files.bgp_summary_json(self.fabric, self.name, self.oper_bgp()))
         elif command == ["show", "ip", "route", "json"]:
             io.write(json.dumps(sonic_platform.routes_json(self.name, self.running, self.fabric), indent=2) + "\n")
         elif command in (["show", "running-config"], ["show", "run"]):

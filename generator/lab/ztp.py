@@ -372,12 +372,14 @@ class SwitchZtp:
             return False, f"Error[{str(exc)[:120]}] validating and sanitizing downloaded config_db.json file"
         staged = str(self.dir / "work" / "config_dl.json")
         text = json.dumps(doc, indent=4, sort_keys=True)
-        command = ["config", "reload" if clear else "load", "-y", staged]
+        # sonic-ztp's configdb-json reloads with -f (DEVICE_STATE.md): its switch has just booted, and
+        # `config reload` without -f is refused until swss has run 120 s (lab/sonic.py)
+        command = ["config", "reload", "-f", "-y", staged] if clear else ["config", "load", "-y", staged]
         self._log(f"configdb-json: {'Reloading' if clear else 'Applying'} config_db.json to Config DB.")
         rc, out = self._run_on_switch(command, {staged: text})
         if rc != 0:
             last = out.strip().splitlines()[-1:] or [""]
-            return False, f"Command '{' '.join(command[:3])} F' failed with exit code({rc}): {last[0][:160]}"
+            return False, f"Command '{' '.join(command[:-1])} F' failed with exit code({rc}): {last[0][:160]}"
         if destination is None and clear:
             destination = "/etc/sonic/config_db.json"   # "Copying downloaded config_db.json to startup"
         if destination is not None:

@@ -3,12 +3,13 @@
 The fabric is rail-optimized, 64 nodes x 2 rails: 4 leaves + 2 spines. It is in service (every
 switch already runs BGP, as after an earlier deploy), so the waves are
 canary (su1-r0) | rail 0 (su2-r0) | rail 1 (su1-r1, su2-r1) | spine-1 | spine-2.
-From the factory (nothing routes yet) they are canary | day 0 (4 switches) | day 0 (1 switch).
+From the factory (nothing routes yet), with --day0, they are canary | day 0 (4 switches) | day 0 (1 switch).
 """
 
 from __future__ import annotations
 
 import io
+import ipaddress
 import json
 import os
 import re
@@ -26,7 +27,11 @@ from generator.deploy.candidate import build_candidate
 from generator.deploy.drivers.nvue import NVUEDriver, load_nvue_document
 from generator.deploy.rollout import run_deploy
 from generator.intent.loader import load_intent
-from generator.lab.control import LabDevice
+from generator.lab.control import LabDevice, set_wiring, write_device_files
+from generator.lab.factory import Management
+from generator.lab.flat_files import automation_files
+from generator.lab.world import parse_wiring
+from generator.render.cabling import render_cabling
 from generator.render.managed import managed_set
 from generator.render.output import render_files
 from generator.render.sonic_managed import SonicManaged
@@ -474,46 +479,118 @@ def _dry_run_waves(out: str) -> dict[int, tuple[str, set[str]]]:
     return waves
 
 
-def test_day0_from_the_factory_is_the_canary_then_waves_of_the_concurrency(factory_fabric, capsys):
-    """Nothing routes yet, so no rail or spine pair carries a job: after the canary the rest goes
-    in waves of deploy.concurrency (4), spines with leaves. Once deployed, the fabric routes and a
-    later change goes rail by rail again."""
-    fab = factory_fabric
-    code, out, _ = fab.deploy(capsys, dry_run=True)
+RAIL_SAFE = ["canary", "leaves rail 0", "leaves rail 1", "spines half 1", "spines half 2"]
+
+
+def test_a_factory_fabric_without_day0_keeps_the_rails(factory_fabric, capsys):
+    """No automatic day 0: a fabric that looks factory still goes rail by rail unless --day0 asks."""
+    code, out, _ = factory_fabric.deploy(capsys, dry_run=True)
     assert code == 0, out
-    assert "day 0: no switch carries traffic yet (factory configs): the canary, then up to 4 switch(es)" in out
+    assert "day 0" not in out
+    assert [label for label, _ in _dry_run_waves(out).values()] == RAIL_SAFE, out
+
+
+def test_day0_from_the_factory_is_the_canary_then_waves_of_the_concurrency(factory_fabric, capsys):
+    """--day0 on a fabric that shows no traffic evidence: after the canary the rest goes in waves of
+    deploy.concurrency (4), spines with leaves. Once deployed the fabric routes: --day0 is refused
+    then, and a later change goes rail by rail."""
+    fab = factory_fabric
+    code, out, err = fab.deploy(capsys, dry_run=True, day0=True)
+    assert code == 0, out + err
+    assert "day 0 (--day0): no switch shows traffic evidence" in out
+    assert "the canary, then up to 4 switch(es) per wave" in out
     assert _dry_run_waves(out) == {1: ("canary", {CANARY}),
                                    2: ("day 0", {RAIL0, RAIL1_A, RAIL1_B, SPINES[0]}),
                                    3: ("day 0", {SPINES[1]})}
-    code, out, err = fab.deploy(capsys)
+    code, out, err = fab.deploy(capsys, day0=True)
     assert code == 0, out + err
     assert all(fab.deployed(n) for n in fab.names)
 
+    code, out, err = fab.deploy(capsys, dry_run=True, day0=True)
+    assert code == 1
+    for n in fab.names:
+        [line] = [ln for ln in err.splitlines() if ln.startswith(f"error: {n}: not day 0: ")]
+        assert "running config has qos" in line and "BGP peer(s) configured in FRR" in line, line
+        assert "/etc/network/interfaces has lo address" in line, line       # NVUE wrote them so
     code, out, _ = fab.deploy(capsys, dry_run=True)      # every switch listed in its wave, unchanged
     assert code == 0, out
-    assert "day 0" not in out
-    waves = _dry_run_waves(out)
-    assert [label for label, _ in waves.values()] == ["canary", "leaves rail 0", "leaves rail 1",
-                                                      "spines half 1", "spines half 2"], out
+    assert [label for label, _ in _dry_run_waves(out).values()] == RAIL_SAFE, out
 
 
-def test_one_switch_in_service_keeps_the_rails(factory_fabric, capsys):
-    """A fabric partly in service (a retried day 0, a growth) is not day 0: one switch that routes
-    keeps the rail waves for all, and the run says which switch and why."""
+def test_day0_refused_naming_the_one_switch_in_service(factory_fabric, capsys):
+    """A fabric partly in service (a retried day 0, a growth) is not day 0: the run stops before
+    anything is pushed, one line for the switch that routes and what it shows."""
     fab = factory_fabric
     put_in_service(fab.lab, SPINES[1])
-    code, out, _ = fab.deploy(capsys, dry_run=True)
-    assert code == 0, out
-    assert (f"5 of 6 switch(es) hold a factory config, but {SPINES[1]} may carry traffic (router): the waves "
-            "keep one rail at a time and spine pairs apart") in out
-    assert [label for label, _ in _dry_run_waves(out).values()] == [
-        "canary", "leaves rail 0", "leaves rail 1", "spines half 1", "spines half 2"]
+    before = fab.snapshot()
+    code, out, err = fab.deploy(capsys, day0=True)
+    assert code == 1, out + err
+    lines = [ln for ln in err.splitlines() if ": not day 0: " in ln]
+    assert lines == [f"error: {SPINES[1]}: not day 0: running config has router; "
+                     "/etc/frr/frr.conf has router bgp 65999"], err
+    assert "error: --day0 refused: 1 of 6 switch(es) show traffic evidence" in err
+    assert "nothing was pushed" in err
+    assert fab.snapshot() == before
 
 
-def test_day0_needs_the_whole_fabric(factory_fabric, capsys):
-    """--limit leaves switches unread that may carry traffic: the rails are kept."""
+def test_day0_with_limit_is_refused(factory_fabric, capsys):
+    """A partial fabric cannot prove day 0: the switches --limit leaves out are not read."""
+    before = factory_fabric.snapshot()
+    code, out, err = factory_fabric.deploy(capsys, day0=True, limit="dt-leaf-*")
+    assert code == 1
+    assert "error: --day0 with --limit 'dt-leaf-*': day 0 is proven for the whole fabric only" in err
+    assert factory_fabric.snapshot() == before
     code, out, _ = factory_fabric.deploy(capsys, dry_run=True, limit="dt-leaf-*")
     assert code == 0, out
-    assert "day 0" not in out
-    assert "the 4 switch(es) of --limit hold factory configs, but the fabric's others may carry traffic" in out
     assert [label for label, _ in _dry_run_waves(out).values()] == ["canary", "leaves rail 0", "leaves rail 1"]
+
+
+def test_a_fabric_routing_through_flat_files_is_not_day0(factory_fabric, capsys):
+    """Issue 32's blocker: every switch routes by /etc/network/interfaces + frr.conf written by
+    automation while NVUE's tree is factory. --day0 is refused naming each switch and what it shows
+    (FRR's peers, the files, addresses, carrier, LLDP); a plain deploy goes rail by rail, and its
+    apply rewrites the files as NVUE does."""
+    fab = factory_fabric
+    plan = run_checks(load_intent(fab.intent)).plan
+    set_wiring(fab.lab.directory, parse_wiring(render_cabling(plan), "cabling.csv"))
+    prefix = ipaddress.IPv4Network(plan.mgmt_pool).prefixlen
+    for sw in plan.switches:
+        tree = load_nvue_document(fab.rendered[sw.name])
+        files = automation_files(tree, Management(f"{sw.mgmt_ip}/{prefix}"), sw.name)
+        write_device_files(fab.lab.directory, sw.name, files)
+    assert all("router" not in fab.running(n) and "swp1" not in fab.running(n).get("interface", {})
+               for n in fab.names), "NVUE's tree stays factory"
+    assert wait_until(lambda: all(_frr_established(fab, n) for n in fab.names), 60), "the sessions come up"
+
+    before = fab.snapshot()
+    code, out, err = fab.deploy(capsys, day0=True)
+    assert code == 1, out + err
+    for n in fab.names:
+        [line] = [ln for ln in err.splitlines() if ln.startswith(f"error: {n}: not day 0: ")]
+        for evidence in ("BGP peer(s) established in FRR", "/etc/network/interfaces has lo address", "iface swp",
+                         "/etc/frr/frr.conf has router bgp", "address on lo", "carrier on swp",
+                         "LLDP neighbour on swp"):
+            assert evidence in line, line
+    assert "running config has" not in err
+    assert "error: --day0 refused: 6 of 6 switch(es)" in err
+    assert fab.snapshot() == before
+
+    code, out, err = fab.deploy(capsys, dry_run=True)
+    assert code == 0, out + err
+    assert [label for label, _ in _dry_run_waves(out).values()] == RAIL_SAFE, out
+    code, out, err = fab.deploy(capsys)
+    assert code == 0, out + err
+    assert all(fab.deployed(n) for n in fab.names)
+    etc = fab.lab.directory / "devices" / CANARY / "etc"
+    assert (etc / "network" / "interfaces").read_text().startswith("# Auto-generated by NVUE!")
+
+
+
+def _frr_established(fab: DeployFabric, name: str) -> bool:
+    device = fab.lab.driver(name)
+    device.open()
+    try:
+        peers = device.frr_bgp_summary().get("ipv4Unicast", {}).get("peers", {})
+        return bool(peers) and all(p["state"] == "Established" for p in peers.values())
+    finally:
+        device.close()

@@ -316,7 +316,7 @@ def test_live_buffer_changes_are_refused_with_the_provision_advice(fabric, capsy
     pool = edited["BUFFER_POOL"]["egress_lossless_pool"]
     pool["size"] = str(int(pool["size"]) - 1024)
     fab.put("/tmp/edited.json", json.dumps(edited))
-    fab.shell("sudo config reload -y /tmp/edited.json")
+    fab.shell("sudo config reload -y -f /tmp/edited.json")
     assert fab.running()["BUFFER_POOL"]["egress_lossless_pool"] == pool
     code, out, _ = fab.deploy(capsys)
     assert code == 1
@@ -338,7 +338,7 @@ def test_a_pool_size_change_follows_the_release_of_gcu(tmp_path, lab_start, monk
     pool = edited["BUFFER_POOL"]["ingress_lossless_pool"]
     pool["size"] = str(int(pool["size"]) - 1024)
     fab.put("/tmp/edited.json", json.dumps(edited))
-    fab.shell("sudo config reload -y /tmp/edited.json")
+    fab.shell("sudo config reload -y -f /tmp/edited.json")
     drifted = fab.running()
     assert drifted["BUFFER_POOL"]["ingress_lossless_pool"] == pool
     wanted = fab.rendered()["BUFFER_POOL"]["ingress_lossless_pool"]["size"]
@@ -386,6 +386,9 @@ def test_failed_post_check_rolls_the_patch_back(fabric, capsys, monkeypatch):
 
 
 def test_failed_provisioning_reloads_the_saved_config(fabric, capsys, monkeypatch):
+    """The undo runs seconds after the day-0 reload restarted swss: `config reload -y -f` of the
+    saved startup (issue 32); plain `config reload -y` is refused there for 120 s (sonic-utilities
+    _swss_ready), as the last line shows."""
     fab = fabric
     factory = fab.running()
     real_commit = SonicDriver.commit_config
@@ -400,6 +403,9 @@ def test_failed_provisioning_reloads_the_saved_config(fabric, capsys, monkeypatc
     assert code == 1, out + err
     assert "rolled back" in out
     assert fab.running() == factory, "the untouched startup file was reloaded"
+    refused = fab.shell("sudo config reload -y; echo status=$?")[0]
+    assert "SwSS container is not ready. Retry later or use -f to avoid system checks" in refused
+    assert "status=1" in refused
 
 
 def test_provision_is_refused_for_cumulus(tmp_path, capsys):
@@ -411,3 +417,22 @@ def test_provision_is_refused_for_cumulus(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1 and "--provision is for switch_os sonic" in err
     assert not (tmp_path / "backups").exists() or not os.listdir(tmp_path / "backups")
+
+
+def test_day0_on_sonic_is_proven_from_config_db_and_frr(fabric, capsys):
+    """`--day0` on SONiC: a factory switch (its t1 preset ports up, no address, no BGP) proves day 0;
+    once provisioned it routes (CONFIG_DB's BGP tables) and --day0 is
+    refused naming it, with nothing pushed (issue 32)."""
+    fab = fabric
+    code, out, err = fab.deploy(capsys, provision=True, day0=True, dry_run=True)
+    assert code == 0, out + err
+    assert "day 0 (--day0): no switch shows traffic evidence" in out
+    provision(fab, capsys)
+    before = fab.running()
+    code, out, err = fab.deploy(capsys, day0=True)
+    assert code == 1, out + err
+    [line] = [ln for ln in err.splitlines() if ": not day 0: " in ln]
+    # a single-switch fabric has BGP globals and no peer: bgpd's summary shows none
+    assert line == f"error: {fab.name}: not day 0: running config has BGP_GLOBALS", line
+    assert "--day0 refused: 1 of 1 switch(es)" in err
+    assert fab.running() == before

@@ -269,3 +269,18 @@ def test_day0_with_a_taken_confirm_unit_starts_no_reload(lab_switch, factory, CO
     assert running(lab_switch) == factory
     shown = lab_switch._check("systemctl show fabricgen-reload.service")
     assert "LoadState=not-found" in shown, shown
+
+
+def test_a_confirm_prunes_fabricgen_checkpoints_beyond_the_newest_three(lab_switch, CONFIG_DB):
+    """Checkpoints are full config_db copies nothing else deletes (DEVICE_STATE.md): after a confirm
+    the driver deletes its own (its name pattern only) beyond the newest three; the operator's, and a
+    name that only starts like fabricgen's, stay."""
+    older = [f"fabricgen-2026010{d}T120000000000" for d in range(1, 6)]
+    for name in [*older, "before-upgrade", "fabricgen-keep-me"]:
+        lab_switch._check(f"sudo config checkpoint {name}")
+    commit(lab_switch, CONFIG_DB, revert_in=60)
+    lab_switch.confirm_commit()
+    left = json.loads(lab_switch._check("sudo config list-checkpoints"))
+    made = [n for n in left if n.startswith("fabricgen-2026") and n not in older]
+    assert len(made) == 1, left                       # the one this commit made
+    assert sorted(left) == sorted(["before-upgrade", "fabricgen-keep-me", older[-2], older[-1], *made]), left

@@ -127,7 +127,7 @@ def test_apply_patch_allowed_and_refused(lab, shell):
              "egress_lossless_pool": {"size": "60817392", "type": "egress", "mode": "dynamic"},
              "egress_lossy_pool": {"size": "50270208", "type": "egress", "mode": "dynamic"}}
     shell.put("/tmp/buffers.json", dict(shell.running(), BUFFER_POOL=pools))
-    assert "Running command:" in shell.run("sudo config reload -y /tmp/buffers.json")
+    assert "Running command:" in shell.run("sudo config reload -y -f /tmp/buffers.json")
     loaded = shell.running()
     shell.put("/tmp/pool.json", [{"op": "replace", "path": "/BUFFER_POOL/egress_lossless_pool/size", "value": "1024"}])
     status, out = exec_status(lab, "sw1", "sudo config apply-patch /tmp/pool.json")
@@ -164,22 +164,22 @@ def test_reload_save_and_startup(lab, shell):
     del edited["FEATURE"]                     # init_cfg.json brings it back
     del edited["VERSIONS"]                    # db_migrator writes it
     shell.put("/tmp/edited.json", edited)
-    out = shell.run("sudo config reload -y /tmp/edited.json")
+    out = shell.run("sudo config reload -y -f /tmp/edited.json")
     assert "sonic-cfggen -j /etc/sonic/init_cfg.json -j /tmp/edited.json --write-to-db" in out
     after = shell.running()
     assert after["PORT"]["Ethernet0"]["mtu"] == "9216"
     assert after["FEATURE"] == running["FEATURE"] and after["VERSIONS"] == running["VERSIONS"]
     assert json.loads(shell.run("cat /etc/sonic/config_db.json")) == running    # not saved yet
-    shell.run("sudo config reload -y")
+    shell.run("sudo config reload -y -f")
     assert shell.running() == running                                           # the saved startup
-    shell.run("sudo config reload -y /tmp/edited.json")
+    shell.run("sudo config reload -y -f /tmp/edited.json")
     shell.run("sudo config save -y")
     assert json.loads(shell.run("cat /etc/sonic/config_db.json")) == after
 
     # 202411: a file without platform/mac gets them from the hardware (load_sysinfo_if_missing)
     shell.put("/tmp/bare.json", {"DEVICE_METADATA": {"localhost": {"hwsku": "ACS-SN5600", "hostname": "sw1"}},
                                  "MGMT_INTERFACE": running["MGMT_INTERFACE"]})
-    out = shell.run("sudo config reload -y /tmp/bare.json")
+    out = shell.run("sudo config reload -y -f /tmp/bare.json")
     assert "sonic-cfggen -H -k ACS-SN5600 --write-to-db" in out
     bare = shell.running()
     assert bare["DEVICE_METADATA"]["localhost"]["mac"] == running["DEVICE_METADATA"]["localhost"]["mac"]
@@ -207,21 +207,21 @@ def test_systemd_timer_reloads_the_saved_startup(lab, shell, lab_wait):
     candidate["DEVICE_METADATA"]["localhost"]["hwsku"] = "Mellanox-SN5600-O128"
     candidate["MGMT_INTERFACE"] = {"eth0|10.30.0.50/24": {"gwaddr": "10.30.0.1"}}   # and a new address
     shell.put("/tmp/day0.json", candidate)
-    out = shell.run(ARM.format(s=3, c="config reload -y"))
+    out = shell.run(ARM.format(s=3, c="config reload -y -f"))
     assert out.splitlines() == ["Running timer as unit: fabricgen-confirm.timer",
                                 "Will run service as unit: fabricgen-confirm.service"]
     units = show(shell, "fabricgen-confirm.timer", "fabricgen-confirm.service")
     timer, service = units["fabricgen-confirm.timer"], units["fabricgen-confirm.service"]
     assert (timer["ActiveState"], timer["SubState"]) == ("active", "waiting")
-    assert timer["Description"] == "fabricgen commit-confirm: config reload -y"
+    assert timer["Description"] == "fabricgen commit-confirm: config reload -y -f"
     assert (service["LoadState"], service["ActiveState"]) == ("loaded", "inactive")
     # detached, as the deploy does it: systemd-run returns at once, the reload runs under PID 1
-    assert shell.run("sudo systemd-run --unit fabricgen-reload config reload -y /tmp/day0.json") == (
+    assert shell.run("sudo systemd-run --unit fabricgen-reload config reload -y -f /tmp/day0.json") == (
         "Running as unit: fabricgen-reload.service")
     # eth0 gets another address: this session drops, new logins fail
     assert lab_wait(lambda: not shell.conn.is_alive(), timeout=5)
     refused(lab, "sw1")
-    # the timer fired, ran `config reload -y` of the saved startup, and eth0 is back where it was
+    # the timer fired, ran `config reload -y -f` of the saved startup, and eth0 is back where it was
     assert lab_wait(lambda: _login_works(lab), timeout=10)
     again = Shell(lab, "sw1")
     try:
@@ -243,7 +243,7 @@ def test_a_reload_that_moves_eth0_drops_every_session(lab, shell, lab_wait):
     running = shell.running()
     other = Shell(lab, "sw1")
     shell.put("/tmp/mvrf.json", dict(running, MGMT_VRF_CONFIG={"vrf_global": {"mgmtVrfEnabled": "true"}}))
-    assert shell.run("sudo systemd-run --unit r1 config reload -y /tmp/mvrf.json") == "Running as unit: r1.service"
+    assert shell.run("sudo systemd-run --unit r1 config reload -y -f /tmp/mvrf.json") == "Running as unit: r1.service"
     assert other.conn.is_alive(), "the reload runs for a while first"
     assert lab_wait(lambda: not shell.conn.is_alive() and not other.conn.is_alive(), timeout=5)
     assert "eth0 moves into VRF mgmt: eth0 restarts, dropping 2 SSH session(s)" in (lab.directory / "lab.log").read_text()
@@ -253,7 +253,7 @@ def test_a_reload_that_moves_eth0_drops_every_session(lab, shell, lab_wait):
         assert again.running()["MGMT_VRF_CONFIG"] == {"vrf_global": {"mgmtVrfEnabled": "true"}}
         # a reload that leaves eth0 alone keeps the sessions (the mgmt VRF stays on)
         again.put("/tmp/same.json", again.running())
-        again.run("sudo config reload -y /tmp/same.json")
+        again.run("sudo config reload -y -f /tmp/same.json")
         assert again.conn.is_alive() and again.run("hostname").strip() == "sw1"
     finally:
         again.close()
@@ -300,8 +300,26 @@ def test_rollback_timer_and_faults(lab, shell, lab_wait):
         status, out = exec_status(lab, "sw1", "sudo config apply-patch /tmp/p.json")
         assert status == 2 and "swss is not ready" in out
         shell.put("/tmp/same.json", before)
-        status, out = exec_status(lab, "sw1", "sudo config reload -y /tmp/same.json")
+        status, out = exec_status(lab, "sw1", "sudo config reload -y -f /tmp/same.json")
         assert status == 1 and "swss is not ready" in out
         assert shell.running() == before
     finally:
         set_faults(lab.directory, "sw1", {})
+
+
+NOT_READY = "SwSS container is not ready. Retry later or use -f to avoid system checks\n"
+
+
+def test_config_reload_without_f_waits_120s_after_every_swss_start(lab, lab_start, lab_wait):
+    """sonic-utilities config/main.py reload: without -f refused (exit 1, nothing loaded) until
+    swss.service has been active 120 s: after boot and after every reload. -f skips the check
+    (what sonic-ztp and fabricgen's undo and revert use)."""
+    status, out = exec_status(lab, "sw1", "sudo config reload -y")     # booted seconds ago
+    assert (status, out) == (1, NOT_READY)
+    status, out = exec_status(lab, "sw1", "sudo config reload -y -f")
+    assert status == 0 and "Restarting SONiC target" in out
+    # the lab's clock runs 60 times faster: the 120 s of a reload's swss start pass in 2 s
+    fast = lab_start([SW1], username="admin", time_scale=60.0, subdir="fast")
+    status, out = exec_status(fast, "sw1", "sudo config reload -y -f; sudo config reload -y; echo status=$?")
+    assert out.endswith(NOT_READY + "status=1\n"), out
+    assert lab_wait(lambda: exec_status(fast, "sw1", "sudo config reload -y")[0] == 0, timeout=30)

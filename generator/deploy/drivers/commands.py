@@ -60,6 +60,9 @@ SONIC_CANDIDATE_PATH = "/tmp/fabricgen-{run}-candidate.json"
 SONIC_PATCH_PATH = "/tmp/fabricgen-{run}-patch.json"
 # coreutils sha256sum: "<64 hex>  <path>" (GNU coreutils manual, sha2 utilities)
 SHA256SUM = "sha256sum {path}"
+# FRR's BGP summary of every address family, as FRR itself holds it (bgpd: bgp_show_summary_vty);
+# `{}` when no BGP instance runs. Both NOSes run FRR; vtysh needs root on both.
+FRR_BGP_SUMMARY_JSON = "sudo vtysh -c 'show bgp summary json'"
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -110,6 +113,11 @@ class NvueCommands:
     show_ntp_json: str = "nv show service ntp mgmt -o json"
     show_routes_json: str = "nv show vrf default router rib ipv4 route -o json"
     show_nexthops_json: str = "nv show router nexthop -o json"
+    # `deploy --day0` reads what routes outside NVUE (DEVICE_STATE.md: Ansible-written flat files,
+    # snippets): FRR's own BGP view and the two files NVUE renders. frr.conf is root:frr 0640.
+    frr_bgp_summary_json: str = FRR_BGP_SUMMARY_JSON
+    show_interfaces_file: str = "cat /etc/network/interfaces"
+    show_frr_conf: str = "sudo cat /etc/frr/frr.conf"
     candidate_path: str = NVUE_CANDIDATE_PATH
 
     def commit(self, message: str = "", revert_in: int | None = None) -> str:
@@ -161,17 +169,17 @@ class SonicCommands:
                sudo config apply-patch /tmp/fabricgen-<run>-patch.json
       day 0    sudo config checkpoint fabricgen-<UTC time>     (for the operator)
                sudo systemd-run --unit fabricgen-confirm --on-active=<s>s \
-                   --description 'fabricgen commit-confirm: config reload -y' config reload -y
+                   --description 'fabricgen commit-confirm: config reload -y -f' config reload -y -f
                sudo systemd-run --unit fabricgen-reload \
-                   --description 'fabricgen day 0: config reload -y <file>' \
-                   config reload -y /tmp/fabricgen-<run>-candidate.json
+                   --description 'fabricgen day 0: config reload -y -f <file>' \
+                   config reload -y -f /tmp/fabricgen-<run>-candidate.json
                then the session is closed and a new one opened, with backoff, until
                `systemctl show fabricgen-reload.service` says the reload has ended
       confirm  sudo systemctl stop fabricgen-confirm.timer, then sudo config save -y
       status   systemctl show fabricgen-confirm.timer fabricgen-confirm.service \
                    -p Id,Description,LoadState,ActiveState,SubState,Result
       undo     day 2: sudo systemctl stop fabricgen-confirm.timer, sudo config rollback <checkpoint>
-               day 0: sudo systemctl stop fabricgen-confirm.timer, then `config reload -y` of the
+               day 0: sudo systemctl stop fabricgen-confirm.timer, then `config reload -y -f` of the
                saved startup detached as above (fabricgen-reload), and reconnect
 
     SONiC has no commit-confirm. `systemd-run --on-active` makes a transient timer and service
@@ -185,8 +193,8 @@ class SonicCommands:
     operator looks at `journalctl -u fabricgen-confirm.service` first.
 
     Day 2 uses `config apply-patch` (RFC 6902, scoped to fabricgen's tables); day 0
-    `config reload -y FILE` (sonic-utilities config/main.py: reload takes the file to load),
-    saved with `config save -y` only once confirmed, so the timer's `config reload -y` of the
+    `config reload -y -f FILE` (sonic-utilities config/main.py: reload takes the file to load),
+    saved with `config save -y` only once confirmed, so the timer's `config reload -y -f` of the
     untouched startup file is the day-0 undo. A reload restarts eth0 ("These service will restart
     eth0 and cause device lost network", config/main.py _restart_services) and, when it turns
     the management VRF on, moves eth0 into it (mvrf_restart_services): the session that started
@@ -199,14 +207,23 @@ class SonicCommands:
     checkpoint: str = "sudo config checkpoint {name}"
     apply_patch: str = "sudo config apply-patch {path}"
     # day 0: run detached under systemd (see the docstring), never in the deploy's own session
-    reload: str = "config reload -y {path}"
+    # -f: sonic-utilities refuses `config reload` without it while the system starts and until
+    # swss has been active 120 s (config/main.py _swss_ready; DEVICE_STATE.md): right after ZTP's
+    # own reload, after the day-0 reload, while swss crash-loops: exactly when a day 0 or a revert
+    # runs. sonic-ztp's configdb-json plugin uses `config reload -f -y` for the same reason.
+    reload: str = "config reload -y -f {path}"
     rollback: str = "sudo config rollback {name}"
     list_checkpoints: str = "sudo config list-checkpoints"
+    # Checkpoints are full config_db copies in /etc/sonic/checkpoints that nothing else prunes
+    # (DEVICE_STATE.md): after a confirm, fabricgen deletes its own beyond the newest few.
+    delete_checkpoint: str = "sudo config delete-checkpoint {name}"
+    checkpoints_kept: int = 3
     save: str = "sudo config save -y"
-    # config_db exactly: `show runningconfiguration all` is this command's output plus, on 202311+
-    # single-ASIC images, a top-level "bgpraw" string with FRR's config (sonic-utilities
-    # show/main.py), which is no table: never in a candidate, a patch or a day-0 file. Same
-    # privileges as `show` (it runs this very command as the calling user).
+    # config_db exactly. `show runningconfiguration all` (sonic-utilities show/main.py `all`) runs
+    # this very command and, on a single-ASIC switch (202311 and later, DEVICE_STATE.md), adds one
+    # top-level key "bgpraw": FRR's `show running-config` through rvtysh as one string, "" when
+    # that read fails (later master adds it per namespace on multi-ASIC switches too). bgpraw is
+    # no table: never in a candidate, a patch or a day-0 file.
     show_running: str = "sonic-cfggen -d --print-data"
     show_startup: str = "cat /etc/sonic/config_db.json"
     show_version: str = "show version"
@@ -216,7 +233,7 @@ class SonicCommands:
     confirm_unit: str = "fabricgen-confirm"
     confirm_description: str = "fabricgen commit-confirm: {command}"
     revert_rollback: str = "config rollback {name}"
-    revert_reload: str = "config reload -y"
+    revert_reload: str = "config reload -y -f"
     run_timer: str = "sudo systemd-run --unit {unit} --on-active={seconds}s --description {description} {command}"
     run_detached: str = "sudo systemd-run --unit {unit} --description {description} {command}"
     reload_unit: str = "fabricgen-reload"
@@ -236,6 +253,7 @@ class SonicCommands:
     ecn_counters_from: str = "202505"
     show_lldp_json: str = "sudo docker exec -i lldp lldpctl -f json0"
     show_bgp_neighbors_json: str = 'sudo vtysh -c "show bgp vrf default neighbors json"'
+    frr_bgp_summary_json: str = FRR_BGP_SUMMARY_JSON
     # Hardware, optics, time, routes (formats and sources: generator/lab/sonic_platform.py). SONiC
     # has no one bulk read of the platform: psushow, fanshow and tempershow are three tables.
     show_psus: str = "show platform psustatus"

@@ -240,6 +240,30 @@ class NVUEDriver(SSHCliDriver):
                                        mac_address=str(link.get("mac-address") or ""))
         return out
 
+    def get_interfaces_ip(self) -> dict[str, dict]:
+        """napalm's {interface: {"ipv4": {address: {"prefix_length": n}}}}: the addresses `nv show
+        interface` reports, which are the kernel's, whoever configured them (NVUE, ifupdown2 files)."""
+        out: dict[str, dict] = {}
+        for name, entry in sorted(self._interfaces().items()):
+            addresses = ((entry or {}).get("ip") or {}).get("address") or {}
+            for address in sorted(addresses if isinstance(addresses, dict) else ()):
+                ip, _, length = str(address).partition("/")
+                family = "ipv6" if ":" in ip else "ipv4"
+                out.setdefault(name, {}).setdefault(family, {})[ip] = {
+                    "prefix_length": int(length) if length.isdigit() else 0}
+        return out
+
+    # --- day 0 proof (`deploy --day0`): what routes outside NVUE ---------------------------
+    def frr_bgp_summary(self) -> dict:
+        """FRR's `show bgp summary json`: BGP as bgpd runs it, from NVUE, frr.conf or a snippet."""
+        return self._json(self.commands.frr_bgp_summary_json)
+
+    def flat_files(self) -> dict[str, str]:
+        """/etc/network/interfaces and /etc/frr/frr.conf as they are on the switch (NVUE renders
+        both; automation may have written them instead: DEVICE_STATE.md)."""
+        return {"/etc/network/interfaces": self._check(self.commands.show_interfaces_file),
+                "/etc/frr/frr.conf": self._check(self.commands.show_frr_conf)}
+
     def _lldp(self, port: str) -> list[dict]:
         neighbors = self._port_json(self.commands.show_lldp_json, port).get("neighbor") or {}
         return [entry | {"_id": nid} for nid, entry in sorted(neighbors.items()) if isinstance(entry, dict)]

@@ -6,7 +6,7 @@ target (jsonpatch) and applies it with `config checkpoint` + `config apply-patch
 `config replace` of a partial file (DEVICE_STATE.md: GCU's replace removes what the file
 lacks). fabricgen builds the target from the running config with only its own tables changed
 (generator/render/sonic_managed.py), so the patch touches nothing else.
-Day 0 (load_provision_candidate): a full config_db loaded with `config reload -y FILE`; the
+Day 0 (load_provision_candidate): a full config_db loaded with `config reload -y -f FILE`; the
 startup file is written (`config save`) only when the commit is confirmed, so the confirm
 timer's `config reload` of the untouched startup file is the rollback. The reload restarts eth0
 (and moves it into the management VRF when the file turns that on), which drops the SSH session:
@@ -19,6 +19,7 @@ optional_args: port, known_hosts, accept_new_host_keys, key_file.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as dt
 import difflib
@@ -59,7 +60,10 @@ RELOAD_PROBE_TIMEOUT = 5.0          # s: `systemctl show` answers at once; silen
 RELOAD_POLL = 0.5                   # s: between two looks at the reload unit over a working login
 ROLLBACK = "rollback"
 # The Description the deploy gives its timer names what the timer will run (systemctl show reads it back)
-_DESCRIPTION = re.compile(r"^fabricgen commit-confirm: config (?:rollback (\S+)|reload -y)$")
+# (a timer an earlier fabricgen armed says `reload -y`: still ours)
+_DESCRIPTION = re.compile(r"^fabricgen commit-confirm: config (?:rollback (\S+)|reload -y(?: -f)?)$")
+# the names _checkpoint_name makes: fabricgen-<UTC %Y%m%dT%H%M%S%f>
+_OUR_CHECKPOINT = re.compile(r"^fabricgen-\d{8}T\d{12}$")
 _RUNNING = "Running {what}as unit: {unit}"          # systemd-run's line once the unit is started
 
 
@@ -383,7 +387,7 @@ class SonicDriver(SSHCliDriver):
             raise CommandFailed(f"{unit}.timer is still waiting after systemctl stop")
 
     def _restore_startup(self) -> None:
-        """Day-0 undo now: stop the timer, then what it would have run, `config reload -y` of the
+        """Day-0 undo now: stop the timer, then what it would have run, `config reload -y -f` of the
         untouched startup file, detached as the day-0 reload was (it moves eth0 back)."""
         self._stop_timer()
         self._reload_detached(self.commands.revert_reload, "rollback")
@@ -397,6 +401,19 @@ class SonicDriver(SSHCliDriver):
             self._check(self.commands.save)
         except CommandFailed as exc:
             raise CommitError(f"{self.where}: {exc}") from None
+        with contextlib.suppress(CommandFailed, ReadIncomplete, CommitError):
+            # the change is confirmed and saved; a checkpoint left over is disk space, not a failure
+            self.prune_checkpoints()
+
+    def prune_checkpoints(self) -> list[str]:
+        """Delete fabricgen's checkpoints (its own name pattern only) beyond the newest
+        `checkpoints_kept`; an operator's checkpoints are never touched. Returns the deleted names."""
+        names = self._json(self.commands.list_checkpoints) or []
+        ours = sorted(n for n in names if isinstance(n, str) and _OUR_CHECKPOINT.match(n))
+        stale = ours[:-self.commands.checkpoints_kept] if self.commands.checkpoints_kept else ours
+        if stale:
+            self._check(" && ".join(self.commands.delete_checkpoint.format(name=n) for n in stale))
+        return stale
 
     def has_pending_commit(self) -> bool:
         """The confirm timer waits, or the revert it started is still running: either way the
@@ -526,6 +543,10 @@ class SonicDriver(SSHCliDriver):
                 sonic_show.build(self._check(self.commands.show_version))
             self._sonic_release = sonic_release.release_of(self._version_fields, self._version_build)
         return self._sonic_release
+
+    def frr_bgp_summary(self) -> dict:
+        """FRR's `show bgp summary json` (`deploy --day0`): peers bgpcfgd or frr.conf gave bgpd."""
+        return self._json(self.commands.frr_bgp_summary_json)
 
     def get_interfaces(self) -> dict[str, models.InterfaceDict]:
         status = sonic_show.interfaces_status(self._check(self.commands.show_interfaces_status))
