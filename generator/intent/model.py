@@ -489,6 +489,13 @@ class DeployHosts(_Strict):
                                                                             "{host} = host name, e.g. "
                                                                             "{host}.cluster.example; unset: the "
                                                                             "host name")] = None
+    # A drain hook with scheduler none is taken as done when it exits, and `scontrol update State=DRAIN`
+    # exits at once while jobs run on: only a fleet that runs no jobs may do without a scheduler (FG340)
+    idle: Annotated[bool, Field(description="no jobs run on the hosts: with scheduler none, a drain hook's exit "
+                                            "is the drain (FG340)")] = False
+    # Ansible runs `forks` hosts at a time (default 5): a batch of 50 would take ten rounds
+    forks: Annotated[int | None, Field(ge=1, le=500, description="hosts Ansible works on at once; unset: the "
+                                                                 "largest batch, 5 to 50")] = None
 
     @field_validator("drain", "undrain")
     @classmethod

@@ -103,7 +103,7 @@ def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_pa
     hook.write_text(HOOK.format(log=hook_log))
     hook.chmod(0o755)
     intent, plan, render, gateway = _plan(tmp_path, extra=(
-        "deploy:\n  hosts:\n    canary: 1\n    batch: 2\n"
+        "deploy:\n  hosts:\n    canary: 1\n    batch: 2\n    idle: true\n"
         f"    drain: \"{hook} drain {{host}}\"\n    undrain: \"{hook} undrain {{host}}\"\n"))
     names = [h.name for h in plan.hosts]
     lab = netns_hosts(plan, gateway)

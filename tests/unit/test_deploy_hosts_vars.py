@@ -35,8 +35,8 @@ def test_defaults_from_the_rendered_inventory(tmp_path):
 
 def test_intent_settings_and_an_unsafe_tagged_hook(tmp_path):
     # a drain command with quotes and spaces is written `!unsafe "..."` (never templated by Ansible)
-    path = _inventory(tmp_path, {"canary": 2, "batch": 16, "max_fail_percentage": 5,
-                                 "drain": 'scontrol update NodeName={host} State=DRAIN Reason="fabricgen rollout"',
+    path = _inventory(tmp_path, {"canary": 2, "batch": 16, "max_fail_percentage": 5, "scheduler": "slurm",
+                                 "drain": 'scontrol update NodeName={host} State=DRAIN Reason="fabricgen: rollout"',
                                  "undrain": "scontrol update NodeName={host} State=RESUME"})
     assert "!unsafe" in path.read_text()
     assert inventory_play_vars(path) == {"fabricgen_hosts_serial": [2, 16], "fabricgen_hosts_max_fail_percentage": 5}

@@ -141,7 +141,7 @@ def test_inventory_carries_the_scheduler_only_when_set(tmp_path):
     plain = _inventory(tmp_path)
     assert "fabricgen_hosts_scheduler" not in plain and "fabricgen_hosts_drain_timeout" not in plain
     slurm = _inventory(tmp_path, {"scheduler": "slurm", "drain_timeout": 900,
-                                  "drain": "scontrol update NodeName={host} State=DRAIN Reason=fabricgen",
+                                  "drain": "scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy",
                                   "undrain": "scontrol update NodeName={host} State=RESUME"})
     assert slurm["fabricgen_hosts_scheduler"] == "slurm" and slurm["fabricgen_hosts_drain_timeout"] == 900
 
