@@ -41,6 +41,9 @@ PRE_DRAIN_TASK = "Record a drain set before this run"     # fg_we_drained false:
 PLAY_KEYWORD_VARS = ("fabricgen_hosts_serial", "fabricgen_hosts_max_fail_percentage")
 # a check run: every host in one batch, and no host's failure stops the others being read
 CHECK_PLAY_VARS = {"fabricgen_hosts_serial": 0, "fabricgen_hosts_max_fail_percentage": 100}
+# forks when deploy.hosts.forks is unset: the largest batch, within these bounds (a controller runs one
+# process per fork, each with an SSH connection)
+FORKS_MIN, FORKS_MAX = 5, 50
 
 
 @dataclass
@@ -100,18 +103,58 @@ class _InventoryLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
 _InventoryLoader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
 
 
-def inventory_play_vars(inventory: str | os.PathLike[str]) -> dict[str, Any]:
-    """PLAY_KEYWORD_VARS set in the inventory's `hosts` group vars ({} when it has none)."""
+def _hosts_group(inventory: str | os.PathLike[str]) -> dict:
+    """The inventory's `hosts` group ({} when unreadable or absent)."""
     try:
         with open(inventory, encoding="utf-8") as fh:
             data = yaml.load(fh, Loader=_InventoryLoader)  # noqa: S506 - a SafeLoader subclass
     except (OSError, yaml.YAMLError):
         return {}   # ansible-playbook reports an unreadable inventory itself
     group = (((data or {}).get("all") or {}).get("children") or {}).get("hosts") if isinstance(data, dict) else None
-    group_vars = group.get("vars") if isinstance(group, dict) else None
+    return group if isinstance(group, dict) else {}
+
+
+def inventory_play_vars(inventory: str | os.PathLike[str]) -> dict[str, Any]:
+    """PLAY_KEYWORD_VARS set in the inventory's `hosts` group vars ({} when it has none)."""
+    group_vars = _hosts_group(inventory).get("vars")
     if not isinstance(group_vars, dict):
         return {}
     return {key: group_vars[key] for key in PLAY_KEYWORD_VARS if key in group_vars}
+
+
+def _batch_hosts(serial: object, hosts: int) -> int:
+    """Hosts in one batch of `serial` over HOSTS hosts, as Ansible counts it: a percentage is
+    int(pct / 100 * hosts) or 1 (ansible.utils.helpers.pct_to_int); 0 or none is every host."""
+    if isinstance(serial, str) and serial.endswith("%"):
+        try:
+            return int(float(serial[:-1]) / 100.0 * hosts) or 1
+        except ValueError:
+            return hosts
+    try:
+        count = int(serial)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return hosts
+    return min(count, hosts) if count > 0 else hosts
+
+
+def inventory_forks(inventory: str | os.PathLike[str], serial: object = None) -> int:
+    """Ansible forks for the host playbook: deploy.hosts.forks (inventory var fabricgen_hosts_forks)
+    when set, else the largest batch of `serial` (default: the inventory's), FORKS_MIN to FORKS_MAX.
+
+    Ansible's default is 5 forks: a batch of 50 hosts would drain and change 5 at a time, ten
+    rounds of the slowest host each (ansible.cfg DEFAULT_FORKS)."""
+    group = _hosts_group(inventory)
+    group_vars = group.get("vars") if isinstance(group.get("vars"), dict) else {}
+    set_forks = group_vars.get("fabricgen_hosts_forks")
+    if isinstance(set_forks, int) and not isinstance(set_forks, bool) and set_forks >= 1:
+        return set_forks
+    members = group.get("hosts")
+    hosts = len(members) if isinstance(members, dict) else 0
+    if serial is None:
+        serial = group_vars.get("fabricgen_hosts_serial", [1, "10%"])
+    batches = serial if isinstance(serial, list) else [serial]
+    largest = max((_batch_hosts(b, hosts) for b in batches), default=hosts)
+    return max(FORKS_MIN, min(FORKS_MAX, largest))
 
 
 def _message(res: dict[str, Any]) -> str:
@@ -151,6 +194,7 @@ def run_playbook(
     collect: tuple[str, ...] = (),
     tags: str | None = None,
     skip_tags: str | None = None,
+    forks: int | None = None,
 ) -> HostRunResult:
     """Run `playbook` over `inventory` with strict host keys; summarise per host.
 
@@ -200,6 +244,7 @@ def run_playbook(
             verbosity=verbosity or None,
             tags=tags,
             skip_tags=skip_tags,
+            forks=forks,
             quiet=True,
         )
         result = HostRunResult(status=runner.status, rc=runner.rc)
@@ -292,7 +337,8 @@ def run_hosts_playbook(
     variables.update(extravars or {})
     return run_playbook(playbook_path(), inventory, extravars=variables, limit=limit, check=check, diff=diff,
                         private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
-                        verbosity=verbosity, tags=tags, skip_tags=skip_tags)
+                        verbosity=verbosity, tags=tags, skip_tags=skip_tags,
+                        forks=inventory_forks(inventory, variables.get("fabricgen_hosts_serial")))
 
 
 def run_discover_playbook(
@@ -311,5 +357,5 @@ def run_discover_playbook(
                         collect=(DISCOVER_TASK,))
 
 
-__all__ = ["run_hosts_playbook", "run_discover_playbook", "run_playbook", "inventory_play_vars",
+__all__ = ["run_hosts_playbook", "run_discover_playbook", "run_playbook", "inventory_play_vars", "inventory_forks",
            "HostRunResult", "HostStats", "playbook_path", "APPLY_PLAY", "DISCOVER_TASK", "LEFT_DRAINED_TASK"]
