@@ -12,18 +12,23 @@ What it reproduces, from Slurm's scontrol(1), sinfo(1) "NODE STATE CODES" and th
 - `scontrol update NodeName=NAME State=DRAIN Reason=TEXT` adds the DRAIN flag and the reason
   (running jobs go on: MIXED+DRAIN until they end, then IDLE+DRAIN); State=DRAIN without a
   Reason is refused as the real one refuses it ("You must specify a reason when DOWNING or
-  DRAINING a node. Request denied"). `State=RESUME` clears DRAIN and the reason.
+  DRAINING a node. Request denied"). `State=RESUME` clears DRAIN and the reason. Every drain
+  records who asked and when, as slurmctld does (node_mgr.c update_node: reason_uid is the
+  caller's uid, reason_time now): a drain over a drain replaces reason, user and time alike,
+  and scontrol has no way to give another user or time.
 - $FAKE_SLURM_WATCH, a path with {node} in it: each `show` also logs whether that path exists
   then, so a test sees what the host looked like while the node still ran jobs.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from pathlib import Path
 
 FAKE_SCONTROL = r'''#!/usr/bin/env python3
-import fcntl, json, os, sys, time
+import fcntl, json, os, pwd, sys, time
 state_path = os.environ["FAKE_SLURM_STATE"]
 # slurmctld serialises every request; hosts in one Ansible batch call scontrol at the same moment,
 # so the whole read-modify-write holds one lock (released when the process exits).
@@ -66,7 +71,7 @@ if argv[:2] == ["show", "node"] and len(argv) == 3:
           f"   LastBusyTime=2026-12-04T12:00:00 ResumeAfterTime=None\n"
           f"   CfgTRES=cpu=224,mem=2000000M,billing=224,gres/gpu=8\n"
           f"   AllocTRES=cpu={alloc}\n   CapWatts=n/a\n   CurrentWatts=0 AveWatts=0\n"
-          + (f"   Reason={n['reason']} [{n['by']}@2026-12-04T12:00:00]\n" if n["reason"] else ""))
+          + (f"   Reason={n['reason']} [{n['by']}@{n['at']}]\n" if n["reason"] else ""))
     sys.exit(0)
 if argv[:1] == ["update"]:
     args = dict(a.split("=", 1) for a in argv[1:] if "=" in a)
@@ -81,9 +86,10 @@ if argv[:1] == ["update"]:
         if not args.get("Reason"):
             print("You must specify a reason when DOWNING or DRAINING a node. Request denied", file=sys.stderr)
             sys.exit(1)
-        n.update(drain=True, reason=args["Reason"], by=os.environ.get("USER", "root"))
+        n.update(drain=True, reason=args["Reason"], by=pwd.getpwuid(os.getuid()).pw_name,
+                 at=time.strftime("%Y-%m-%dT%H:%M:%S"))
     elif want == "RESUME":
-        n.update(drain=False, reason="", by="")
+        n.update(drain=False, reason="", by="", at="")
     else:
         print(f"fake scontrol: State={want} not modelled", file=sys.stderr)
         sys.exit(1)
@@ -103,11 +109,17 @@ def write_fake_scontrol(bin_dir: Path) -> Path:
 
 
 def set_nodes(state_file: Path, nodes: dict[str, dict]) -> None:
-    """nodes: name -> {"jobs": steps until its jobs end (0 none, -1 never), "drain": bool, "reason": str}."""
-    data = json.loads(state_file.read_text()) if state_file.exists() else {}
-    for name, node in nodes.items():
-        data[name] = {"jobs": 0, "drain": False, "reason": "", "by": "admin", **data.get(name, {}), **node}
-    state_file.write_text(json.dumps(data))
+    """nodes: name -> {"jobs": steps until its jobs end (0 none, -1 never), "drain": bool, "reason": str,
+    "by": user, "at": time of the reason}. Under the fakes' lock: a test may change a node mid-run."""
+    with open(f"{state_file}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = json.loads(state_file.read_text()) if state_file.exists() else {}
+        for name, node in nodes.items():
+            data[name] = {"jobs": 0, "drain": False, "reason": "", "by": "admin", "at": "2026-12-04T12:00:00",
+                          **data.get(name, {}), **node}
+        tmp = state_file.with_name(state_file.name + ".set")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, state_file)
 
 
 def node(state_file: Path, name: str) -> dict:

@@ -34,6 +34,8 @@ NOT_RESTORED_TASK = "Report a drain that could not be restored"
 # a rail port DOWN, slower or at another MTU on a host the run changed nothing on: not drained, reported
 PORT_WARNING_TASK = "Report a rail port not as planned"
 REFAIL_TASK = "Stop after a failed host"
+# fails every host still in a batch that lost one (unreachable): the rollout stops before the next batch
+LOST_TASK = "Stop the rollout after a lost host"
 DRAIN_TASK = "Drain the host before its changes (fabricgen_hosts_drain)"
 UNDRAIN_TASK = "Undrain the host after its changes (fabricgen_hosts_undrain)"
 PRE_DRAIN_TASK = "Record a drain set before this run"     # fg_we_drained false: an operator's drain, kept
@@ -73,6 +75,8 @@ class HostRunResult:
     not_restored: list[tuple[str, str]] = field(default_factory=list)
     # (host, what) per host whose rail port is not as planned though its settings are (PORT_WARNING_TASK)
     port_warnings: list[tuple[str, str]] = field(default_factory=list)
+    # hosts that became unreachable in a batch of the apply play, which then stopped the rollout (LOST_TASK)
+    lost: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -273,7 +277,11 @@ def run_playbook(
             if host and kind.startswith("runner_on_") and result.batches and host not in result.batches[-1][1]:
                 result.batches[-1][1].append(host)
             if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
-                if task != REFAIL_TASK:
+                if kind == "runner_on_unreachable" and result.batches and \
+                        result.batches[-1][0] == APPLY_PLAY and host not in result.lost:
+                    result.lost.append(host)
+                # the batch mates of a lost host fail on purpose (LOST_TASK): the lost host is the news
+                if task not in (REFAIL_TASK, LOST_TASK):
                     result.failures.append((host, task, _message(data.get("res") or {})))
             elif kind in ("runner_on_ok", "runner_item_on_ok") and (data.get("res") or {}).get("changed"):
                 if kind == "runner_on_ok":
@@ -297,7 +305,9 @@ def run_playbook(
         reported = {host for host, _ in result.left_drained}
         for host in drained:
             if host not in undrained and host not in reported:
-                result.left_drained.append((host, "drained, the run stopped before its undrain "
+                result.left_drained.append((host, "unreachable after its drain, state unknown: check it, then "
+                                                  "undrain it by hand" if host in result.lost else
+                                                  "drained, the run stopped before its undrain "
                                                   "(unreachable or interrupted)"))
         stdout = runner.stdout.read() if runner.stdout else ""
         result.stdout = stdout

@@ -58,10 +58,10 @@ echo "$*" >> {log}
 """
 
 
-def _plan(tmp_path: Path, extra: str = ""):
+def _plan(tmp_path: Path, extra: str = "", nodes: int = 3):
     octet = random.randrange(1, 250)
     intent = tmp_path / "fabric.yaml"
-    intent.write_text(INTENT.format(octet=octet, extra=extra))
+    intent.write_text(INTENT.format(octet=octet, extra=extra).replace("  nodes: 3\n", f"  nodes: {nodes}\n"))
     loaded = load_intent(intent)
     plan = run_checks(loaded).plan
     assert plan is not None
