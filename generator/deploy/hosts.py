@@ -39,6 +39,9 @@ LOST_TASK = "Stop the rollout after a lost host"
 DRAIN_TASK = "Drain the host before its changes (fabricgen_hosts_drain)"
 UNDRAIN_TASK = "Undrain the host after its changes (fabricgen_hosts_undrain)"
 PRE_DRAIN_TASK = "Record a drain set before this run"     # fg_we_drained false: an operator's drain, kept
+# Slurm: this run's drain was replaced (or resumed) by someone else during the run, so not undrained;
+# or its state could not be read before the undrain, so it stays drained (then a left-drained line)
+NOT_OURS_TASK = "Report a drain that is no longer this run's"
 # inventory `hosts` group vars that the playbook uses as play keywords
 PLAY_KEYWORD_VARS = ("fabricgen_hosts_serial", "fabricgen_hosts_max_fail_percentage")
 # a check run: every host in one batch, and no host's failure stops the others being read
@@ -75,6 +78,8 @@ class HostRunResult:
     not_restored: list[tuple[str, str]] = field(default_factory=list)
     # (host, what) per host whose rail port is not as planned though its settings are (PORT_WARNING_TASK)
     port_warnings: list[tuple[str, str]] = field(default_factory=list)
+    # (host, what) per host whose drain someone else took over or ended during the run (NOT_OURS_TASK)
+    drain_notes: list[tuple[str, str]] = field(default_factory=list)
     # hosts that became unreachable in a batch of the apply play, which then stopped the rollout (LOST_TASK)
     lost: list[str] = field(default_factory=list)
 
@@ -295,6 +300,15 @@ def run_playbook(
             if kind == "runner_on_ok" and task == PRE_DRAIN_TASK and \
                     str(((data.get("res") or {}).get("ansible_facts") or {}).get("fg_we_drained")).lower() == "false":
                 undrained.add(host)       # drained before the run: left so on purpose, not ours to report
+            if kind == "runner_on_ok" and task == NOT_OURS_TASK:
+                line = " ".join(str((data.get("res") or {}).get("msg") or "").split())
+                line = line.removeprefix(f"{host}: ")
+                undrained.add(host)       # reported here, one way or the other
+                if "could not be read" in line:
+                    result.left_drained.append((host, line.removeprefix("not undrained: ")))
+                else:
+                    result.drain_notes.append((host, line))
+                continue
             if kind == "runner_on_ok" and task in (LEFT_DRAINED_TASK, NOT_RESTORED_TASK, PORT_WARNING_TASK):
                 line = " ".join(str((data.get("res") or {}).get("msg") or "").split())
                 target = {LEFT_DRAINED_TASK: result.left_drained, NOT_RESTORED_TASK: result.not_restored,

@@ -887,6 +887,9 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
                   "no later batch started", markup=False)
     for host, why in result.not_restored:
         err.print(f"hosts: {host}: {why}", markup=False)
+    # a drain someone else set or ended during the run: theirs, not resumed (issue 33, item 3)
+    for host, what in result.drain_notes:
+        err.print(f"hosts: {host}: warning: {what}", markup=False)
     # a bad rail port on a host whose settings are in place: not a failure of the run (issue 24)
     for host, what in result.port_warnings:
         err.print(f"hosts: {host}: warning: {what}", markup=False)

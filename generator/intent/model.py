@@ -426,7 +426,7 @@ def _host_hook(value: str | None) -> str | None:
         raise ValueError("must be one line of printable characters: the playbook runs it as one shell command")
     if "{host}" not in value:
         raise ValueError(f"{value!r} must contain {{host}}, replaced by each host's inventory name, "
-                         "e.g. scontrol update NodeName={host} State=DRAIN Reason=fabricgen")
+                         "e.g. scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy")
     if any(d in value for d in _JINJA):
         raise ValueError(f"{value!r} contains a Jinja delimiter ({{{{ }}}} {{% %}} {{# #}}): write the "
                          "command plainly; only {host} is replaced")
@@ -448,6 +448,13 @@ def _scheduler_node(value: str | None) -> str | None:
         raise ValueError(f"{value!r} must give a host name (letters, digits, '.', '-', '_' around {{host}}), "
                          "e.g. {host}.cluster.example")
     return value
+
+
+# the reason prefix of the rollout's Slurm drains (playbooks/files/fabricgen_sched.py OWN_PREFIX)
+SLURM_DRAIN_PREFIX = "fabricgen:"
+SLURM_DRAIN_EXAMPLE = "scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy"
+# scontrol reads its keywords in any case (Reason=, reason=), the reason itself as written
+_OWN_REASON = re.compile(r"""\b(?i:reason)=(["']?)fabricgen:""")
 
 
 def _batch(value: object) -> int | str:
@@ -510,9 +517,14 @@ class DeployHosts(_Strict):
     @model_validator(mode="after")
     def _scheduler_hooks(self) -> DeployHosts:
         if self.scheduler != "none" and not (self.drain and self.undrain):
-            example = ("scontrol update NodeName={host} State=DRAIN Reason=fabricgen" if self.scheduler == "slurm"
+            example = (SLURM_DRAIN_EXAMPLE if self.scheduler == "slurm"
                        else "kubectl drain {host} --ignore-daemonsets --delete-emptydir-data")
             raise ValueError(f"scheduler {self.scheduler} needs the drain and undrain hooks, e.g. drain: {example!r}")
+        # a drain belongs to whoever set it: the playbook resumes a Slurm node only while its reason
+        # still carries this prefix, and never drains over (or resumes) one without it (issue 33)
+        if self.scheduler == "slurm" and self.drain and not _OWN_REASON.search(self.drain):
+            raise ValueError(f"the drain hook must set a reason starting {SLURM_DRAIN_PREFIX} (e.g. drain: "
+                             f"{SLURM_DRAIN_EXAMPLE!r}): fabricgen resumes only the drains it marked so")
         return self
 
 

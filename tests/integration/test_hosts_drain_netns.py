@@ -29,7 +29,7 @@ DEPLOY = """deploy:
     canary: 1
     batch: 2
     scheduler: slurm
-    drain: "scontrol update NodeName={host} State=DRAIN Reason=fabricgen"
+    drain: "scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy"
     undrain: "scontrol update NodeName={host} State=RESUME"
 """
 
@@ -65,7 +65,7 @@ def test_slurm_drain_waits_times_out_and_keeps_an_operators_drain(netns_hosts, t
     assert _apply_batches(first) == [[one], sorted([two, three])], first.batches
     seen = lines(one)
     assert seen[0] == f"show {one} MIXED watched=False"        # read before the drain
-    assert seen[1] == f"update NodeName={one} State=DRAIN Reason=fabricgen"
+    assert seen[1] == f"update NodeName={one} State=DRAIN Reason=fabricgen:deploy"
     draining = [s for s in seen if s.startswith(f"show {one} MIXED+DRAIN")]
     assert len(draining) == 2 and all(s.endswith("watched=False") for s in draining), seen
     # rails touched only after Slurm said DRAINED; then the undrain
@@ -114,7 +114,7 @@ def test_slurm_drain_waits_times_out_and_keeps_an_operators_drain(netns_hosts, t
     assert not failed.ok
     assert [(h, t) for h, t, _ in failed.failures] == [(two, "Install nccl.conf and nccl.env")], failed.failures
     assert failed.left_drained == [(two, 'half-applied, failed at "Install nccl.conf and nccl.env"')]
-    assert node(state, two)["drain"] is True and node(state, two)["reason"] == "fabricgen"
+    assert node(state, two)["drain"] is True and node(state, two)["reason"] == "fabricgen:deploy"
     assert node(state, three)["drain"] is False, lines(three)
     assert failed.hosts[three].failed == 0
     for name in (two, three):
@@ -209,7 +209,7 @@ def test_scheduler_node_names_and_a_bad_port_on_a_host_as_rendered(netns_hosts, 
     for name in names:
         mine = [c for c in calls if f" {fqdn[name]} " in c + " " or f"={fqdn[name]} " in c + " "]
         assert mine[0] == f"show {fqdn[name]} {'MIXED' if name == one else 'IDLE'}", mine
-        assert mine[1] == f"update NodeName={fqdn[name]} State=DRAIN Reason=fabricgen", mine
+        assert mine[1] == f"update NodeName={fqdn[name]} State=DRAIN Reason=fabricgen:deploy", mine
         assert mine[-1] == f"update NodeName={fqdn[name]} State=RESUME", mine
         assert not node(state, fqdn[name])["drain"]
     assert len(calls) == len([c for c in calls if ".cluster.example" in c]), "no call by the inventory name"
@@ -301,10 +301,91 @@ def test_a_host_lost_mid_batch_stops_the_rollout(netns_hosts, tmp_path, monkeypa
     assert result.left_drained == [(three, "unreachable after its drain, state unknown: check it, then undrain "
                                            "it by hand")]
     # the scheduler: gpu03 drained by this run, gpu02 back, gpu04/05 never touched
-    assert node(state, three)["drain"] and node(state, three)["reason"] == "fabricgen"
+    assert node(state, three)["drain"] and node(state, three)["reason"] == "fabricgen:deploy"
     assert not node(state, one)["drain"] and not node(state, two)["drain"]
     assert not any(f"={n} " in line + " " for line in log.read_text().splitlines() for n in (four, five)
                    if line.startswith("update")), log.read_text()
     for name in (four, five):
         assert not (lab.hosts[name].root / "etc/netplan/60-fabricgen.yaml").exists(), name
     assert (lab.hosts[two].root / "etc/netplan/60-fabricgen.yaml").is_file()
+
+
+ADMIN = {"drain": True, "reason": "RMA 4711: replace the PSU", "by": "alice", "at": "2026-11-30T09:15:00"}
+
+
+def test_drains_belong_to_whoever_set_them(netns_hosts, tmp_path, monkeypatch):  # noqa: F811
+    """Issue 33, item 3: `scontrol update State=DRAIN` replaces a drain's reason, user and time
+    (node_mgr.c update_node). An operator's drain keeps all three through the deploy, --health and
+    the undrain; a drain someone put over the run's own during the run is not resumed; a drain the
+    rollout left ("fabricgen:") is the rollout's to take up and resume."""
+    import shlex
+    import threading
+
+    from fake_nic import reset_nic_qos
+    from test_hosts_netns import _host_env
+
+    _, plan, render, gateway = _plan(tmp_path, extra=DEPLOY)
+    one, two, three = [h.name for h in plan.hosts]
+    lab = netns_hosts(plan, gateway)
+    fakes = write_fake_nic_tools(lab.directory / "fakebin")
+    for host in plan.hosts:
+        write_fake_sysfs(lab.directory / "sys" / host.name, [n.netdev for n in host.nics])
+    slurm_bin = write_fake_scontrol(tmp_path / "slurmbin")
+    state, log = tmp_path / "slurm.json", tmp_path / "slurm.log"
+    monkeypatch.setenv("PATH", f"{slurm_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_SLURM_STATE", str(state))
+    monkeypatch.setenv("FAKE_SLURM_LOG", str(log))
+    extravars = {**_lab_vars(lab, fakes), "fabricgen_hosts_drain_poll": 0.2}
+
+    def run():
+        return run_hosts_playbook(render, render / "inventory.yml", extravars=extravars, ssh_key=lab.key,
+                                  known_hosts=lab.known_hosts, private_data_dir=tmp_path / "runner")
+
+    def updates(name: str) -> list[str]:
+        return [c for c in log.read_text().splitlines() if c.startswith(f"update NodeName={name} ")]
+
+    # 1. gpu03 an operator drained; gpu02 runs a job while the run drains it, and an operator drains
+    # it for an RMA before the job ends: the run goes on, and leaves the RMA drain alone
+    set_nodes(state, {one: {}, two: {"jobs": -1}, three: ADMIN})
+    done: dict = {}
+    worker = threading.Thread(target=lambda: done.update(result=run()))
+    worker.start()
+    try:
+        _wait_for(lambda: node(state, two)["drain"] or not worker.is_alive(), f"the drain of {two}")
+        rma = {"reason": "RMA 99: fan", "by": "bob", "at": "2026-12-05T08:00:00"}
+        set_nodes(state, {two: {**rma, "jobs": 0}})
+    finally:
+        worker.join(timeout=900)
+    first = done["result"]
+    assert first.ok, (first.failures, first.stdout[-4000:])
+    assert first.drain_notes == [(two, f"not undrained: its drain now has Reason={rma['reason']} "
+                                       f"[{rma['by']}@{rma['at']}], not set by this run: left to whoever set it")]
+    assert updates(two) == [f"update NodeName={two} State=DRAIN Reason=fabricgen:deploy"], "never resumed"
+    assert {k: node(state, two)[k] for k in rma} == rma and node(state, two)["drain"]
+    assert updates(three) == [] and {k: node(state, three)[k] for k in ADMIN} == ADMIN
+    assert (lab.hosts[three].root / "etc/netplan/60-fabricgen.yaml").is_file()
+    assert first.left_drained == []
+
+    # 2. --health on gpu03 with its QoS reset: the operator's drain is kept, not replaced
+    host = lab.hosts[three]
+    reset_nic_qos(lab.directory / "sys" / three, lab.directory / "nicstate" / three, "ens2f0np0")
+    env = f"{_host_env(lab, fakes, three)} FAKE_SLURM_STATE={shlex.quote(str(state))} SLURMD_NODENAME={three}"
+    health = host.sh(f"{env} {host.root}/usr/local/sbin/fabricgen-roce-qos --health", check=False)
+    assert health.returncode == 1, health.stdout
+    assert f"kept: slurm node {three} is drained or down already (Reason={ADMIN['reason']})" in health.stdout
+    assert updates(three) == [] and {k: node(state, three)[k] for k in ADMIN} == ADMIN
+
+    # 3. deploy again: gpu03 (QoS drifted) is changed under the operator's drain, which stays as it
+    # was; gpu01 has a drain an earlier run left ("fabricgen:", e.g. a run that lost it) and a
+    # drifted rail: the run takes it up, re-applies and resumes it
+    set_nodes(state, {one: {"drain": True, "reason": "fabricgen:deploy", "by": "root"}})
+    lab.hosts[one].sh("ip link set dev ens1f0np0 mtu 1500")
+    log.write_text("")
+    second = run()
+    assert second.ok, (second.failures, second.stdout[-4000:])
+    assert updates(three) == [] and {k: node(state, three)[k] for k in ADMIN} == ADMIN
+    assert host.sh(f"{_host_env(lab, fakes, three)} {host.root}/usr/local/sbin/fabricgen-roce-qos --check",
+                   check=False).returncode == 0, "applied under the operator's drain"
+    assert updates(one)[-1] == f"update NodeName={one} State=RESUME" and not node(state, one)["drain"]
+    assert " mtu 4200 " in lab.hosts[one].sh("ip -o link show dev ens1f0np0").stdout
+    assert second.left_drained == [] and second.drain_notes == [] and second.not_restored == []

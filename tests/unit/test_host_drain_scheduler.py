@@ -105,16 +105,47 @@ def test_wait_refuses_a_node_the_hook_did_not_drain(slurm):
 
 def test_state_and_restore_keep_the_operators_reason(slurm):
     run, state, log = slurm
-    set_nodes(state, {"gpu01": {"drain": True, "reason": "disk failure"}})
+    set_nodes(state, {"gpu01": {"drain": True, "reason": "disk failure", "by": "alice", "at": "2026-11-30T09:15:00"}})
     r = run("state", "slurm", "gpu01")
-    assert json.loads(r.stdout) == {"state": "IDLE+DRAIN", "drain": True, "drained": True, "reason": "disk failure"}
-    assert run("restore", "slurm", "gpu01", "disk failure").stdout.startswith("kept: ")
+    assert json.loads(r.stdout) == {"state": "IDLE+DRAIN", "drain": True, "drained": True, "reason": "disk failure",
+                                    "by": "alice", "at": "2026-11-30T09:15:00", "ours": False}
+    assert run("restore", "slurm", "gpu01", "disk failure", "alice", "2026-11-30T09:15:00").stdout.startswith("kept: ")
     assert not any(line.startswith("update") for line in log.read_text().splitlines())
-    # someone resumed it meanwhile: it is drained again, with the operator's reason
-    set_nodes(state, {"gpu01": {"drain": False, "reason": ""}})
-    r = run("restore", "slurm", "gpu01", "disk failure")
-    assert r.returncode == 0 and r.stdout.startswith("changed: ")
+    assert node(state, "gpu01")["by"] == "alice" and node(state, "gpu01")["at"] == "2026-11-30T09:15:00"
+    # someone resumed it meanwhile: drained again with the operator's reason, and the run says that
+    # Slurm now records its own user and time (scontrol cannot set them; issue 33, item 3)
+    set_nodes(state, {"gpu01": {"drain": False, "reason": "", "by": "", "at": ""}})
+    r = run("restore", "slurm", "gpu01", "disk failure", "alice", "2026-11-30T09:15:00")
+    assert r.returncode == 3, r.stdout
+    assert r.stdout.strip() == ("error: gpu01 was resumed during the run; drained again with Reason=disk failure, but "
+                                "Slurm now records this run's user and time instead of alice@2026-11-30T09:15:00 "
+                                "(scontrol cannot set them)")
     assert node(state, "gpu01")["drain"] and node(state, "gpu01")["reason"] == "disk failure"
+    # someone drained it anew meanwhile: theirs now, not replaced by the old reason
+    set_nodes(state, {"gpu01": {"drain": True, "reason": "RMA 99", "by": "bob", "at": "2026-12-05T08:00:00"}})
+    log.write_text("")
+    r = run("restore", "slurm", "gpu01", "disk failure", "alice", "2026-11-30T09:15:00")
+    assert r.returncode == 1 and "replaced during the run by Reason=RMA 99 [bob@2026-12-05T08:00:00]" in r.stdout
+    assert not log.read_text().count("update") and node(state, "gpu01")["reason"] == "RMA 99"
+
+
+def test_a_drain_is_ours_only_by_its_reason_prefix(slurm):
+    run, state, _ = slurm
+    for reason, ours in (("fabricgen:deploy", True), ("fabricgen-roce-qos: 1 setting(s) differ", False),
+                         ("fabricgen", False), ("RMA fabricgen:x", False)):
+        set_nodes(state, {"gpu01": {"drain": True, "reason": reason}})
+        assert json.loads(run("state", "slurm", "gpu01").stdout)["ours"] is ours, reason
+
+
+def test_the_slurm_drain_hook_marks_its_reason():
+    ok = "scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy"
+    assert DeployHosts(scheduler="slurm", drain=ok, undrain="x {host}").drain == ok
+    DeployHosts(scheduler="slurm", drain="scontrol update nodename={host} state=drain reason='fabricgen: x'",
+                undrain="x {host}")
+    for bad in ("scontrol update NodeName={host} State=DRAIN Reason=fabricgen",
+                "scontrol update NodeName={host} State=DRAIN Reason=maintenance"):
+        with pytest.raises(ValidationError, match="must set a reason starting fabricgen:"):
+            DeployHosts(scheduler="slurm", drain=bad, undrain="x {host}")
 
 
 def test_scheduler_needs_the_hooks():
@@ -248,7 +279,7 @@ def test_playbook_addresses_the_scheduler_by_the_node_name():
     assert apply["vars"]["fg_sched_node"] == "{{ fabricgen_scheduler_node | default(inventory_hostname, true) }}"
     tasks = [t for t in apply["tasks"][0]["block"] + apply["tasks"][0]["always"]]
     sched = [t for t in tasks if "fabricgen_sched.py" in json.dumps(t) or "{host}" in json.dumps(t)]
-    assert len(sched) == 5, [t["name"] for t in sched]          # state, drain, wait, undrain, restore
+    assert len(sched) == 6, [t["name"] for t in sched]   # state, drain, wait, state before undrain, undrain, restore
     for task in sched:
         text = json.dumps(task)
         assert "fg_sched_node" in text and "inventory_hostname" not in text, task["name"]
