@@ -127,25 +127,51 @@ def node(state_file: Path, name: str) -> dict:
 
 
 # A fake `kubectl` for deploy.hosts.scheduler: kubernetes (kubectl reference: drain, uncordon, get).
-# `kubectl drain NODE ...` cordons first (spec.unschedulable: true), then evicts the pods and
-# returns once they are gone: here it sleeps the node's "evict" seconds. `kubectl uncordon NODE`
-# clears the cordon. `kubectl get node NODE -o jsonpath={.spec.unschedulable}` prints "true" for a
-# cordoned node and nothing for a schedulable one (the field is then absent). Same state file.
+# `kubectl drain NODE ... [--timeout=DURATION]` cordons first (spec.unschedulable: true), then evicts
+# the pods and returns once they are gone: here it takes the node's "evict" seconds (-1: pods that
+# never go, e.g. a PodDisruptionBudget that allows no eviction). --timeout (a Go duration, default 0:
+# no bound) ends the wait as kubectl does: exit 1, "error: timed out waiting for the condition" on
+# stderr after "There are pending nodes to be drained:", the node left cordoned. While it evicts, the
+# node's state holds the process id ("evicting"); `kubectl uncordon NODE` clears the cordon and logs
+# "evicting=True" when a drain of that node is still running then, which a real cluster would let
+# happen and a test must catch. `kubectl get node NODE -o jsonpath={.spec.unschedulable}` prints
+# "true" for a cordoned node and nothing for a schedulable one (the field is then absent).
 FAKE_KUBECTL = r'''#!/usr/bin/env python3
-import fcntl, json, os, sys, time
+import fcntl, json, os, re, sys, time
 state_path = os.environ["FAKE_SLURM_STATE"]
 # The API server serialises updates; the lock keeps concurrent calls from losing one another's.
 _lock = open(state_path + ".lock", "a")
-fcntl.flock(_lock, fcntl.LOCK_EX)
-with open(state_path) as fh:
-    nodes = json.load(fh)
-argv = sys.argv[1:]
-def save():
+def load():
+    fcntl.flock(_lock, fcntl.LOCK_EX)
+    with open(state_path) as fh:
+        return json.load(fh)
+def save(nodes):
     with open(state_path + ".tmp", "w") as fh:
         json.dump(nodes, fh)
     os.replace(state_path + ".tmp", state_path)
-with open(os.environ["FAKE_SLURM_LOG"], "a") as fh:
-    fh.write("kubectl " + " ".join(argv) + "\n")
+    fcntl.flock(_lock, fcntl.LOCK_UN)
+def log(line):
+    with open(os.environ["FAKE_SLURM_LOG"], "a") as fh:
+        fh.write(line + "\n")
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+def seconds(text):
+    if text == "0":
+        return 0
+    m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?", text)
+    if not m or not any(m.groups()):
+        print(f'error: invalid argument "{text}" for "--timeout" flag: time: invalid duration "{text}"',
+              file=sys.stderr)
+        sys.exit(1)
+    h, mi, s = (int(g or 0) for g in m.groups())
+    return h * 3600 + mi * 60 + s
+argv = sys.argv[1:]
+log("kubectl " + " ".join(argv))
+nodes = load()
 name = argv[2] if argv[:2] == ["get", "node"] else (argv[1] if len(argv) > 1 else "")
 if name not in nodes:
     print(f'Error from server (NotFound): nodes "{name}" not found', file=sys.stderr)
@@ -154,15 +180,39 @@ n = nodes[name]
 if argv[:2] == ["get", "node"] and argv[3:] == ["-o", "jsonpath={.spec.unschedulable}"]:
     print("true" if n["drain"] else "", end="")
 elif argv[0] == "drain":
+    bound = 0
+    for i, a in enumerate(argv):
+        if a.startswith("--timeout="):
+            bound = seconds(a.split("=", 1)[1])
+        elif a == "--timeout" and i + 1 < len(argv):
+            bound = seconds(argv[i + 1])
     n["drain"] = True
-    save()
-    print(f"node/{name} cordoned")
-    fcntl.flock(_lock, fcntl.LOCK_UN)  # evictions on other nodes go on meanwhile
-    time.sleep(n.get("evict", 0))
+    n["evicting"] = os.getpid()
+    save(nodes)
+    print(f"node/{name} cordoned", flush=True)
+    evict = n.get("evict", 0)
+    start = time.monotonic()
+    while evict < 0 or time.monotonic() - start < evict:
+        if bound and time.monotonic() - start >= bound:
+            nodes = load()
+            nodes[name]["evicting"] = 0
+            save(nodes)
+            log(f"drain {name} ended: timed out")
+            print("There are pending nodes to be drained:\n " + name + "\nerror: timed out waiting for the condition",
+                  file=sys.stderr)
+            sys.exit(1)
+        time.sleep(0.05)
+    nodes = load()
+    nodes[name]["evicting"] = 0
+    save(nodes)
+    log(f"drain {name} ended: drained")
     print(f"node/{name} drained")
 elif argv[0] == "uncordon":
+    pid = n.get("evicting") or 0
+    if pid and alive(pid):
+        log(f"uncordon {name} evicting=True")
     n["drain"] = False
-    save()
+    save(nodes)
     print(f"node/{name} uncordoned")
 else:
     print("fake kubectl: " + " ".join(argv) + " not modelled", file=sys.stderr)

@@ -457,6 +457,23 @@ SLURM_DRAIN_EXAMPLE = "scontrol update NodeName={host} State=DRAIN Reason=fabric
 _OWN_REASON = re.compile(r"""\b(?i:reason)=(["']?)fabricgen:""")
 
 
+_KUBECTL_DRAIN = re.compile(r"\bkubectl\b.*\sdrain\s")
+_KUBECTL_TIMEOUT = re.compile(r"\s--timeout[= ](\S+)")
+_GO_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?")
+
+
+def _go_seconds(text: str) -> int | None:
+    """kubectl's --timeout, a Go duration ("90s", "1h30m", "0"), in seconds; None if not one."""
+    text = text.strip("'\"")
+    if text == "0":
+        return 0
+    found = _GO_DURATION.fullmatch(text)
+    if not found or not any(found.groups()):
+        return None
+    h, m, s = (int(g or 0) for g in found.groups())
+    return h * 3600 + m * 60 + s
+
+
 def _batch(value: object) -> int | str:
     """Ansible `serial` after the canary: a host count >= 1 or a percentage "1%".."100%"."""
     if (isinstance(value, int) and not isinstance(value, bool) and value >= 1) or \
@@ -518,8 +535,19 @@ class DeployHosts(_Strict):
     def _scheduler_hooks(self) -> DeployHosts:
         if self.scheduler != "none" and not (self.drain and self.undrain):
             example = (SLURM_DRAIN_EXAMPLE if self.scheduler == "slurm"
-                       else "kubectl drain {host} --ignore-daemonsets --delete-emptydir-data")
+                       else f"kubectl drain {{host}} --ignore-daemonsets --timeout={self.drain_timeout}s")
             raise ValueError(f"scheduler {self.scheduler} needs the drain and undrain hooks, e.g. drain: {example!r}")
+        # `kubectl drain` waits for its evictions without end unless given --timeout (kubectl drain
+        # reference: 0, the default, is no bound); the playbook ends it a grace after drain_timeout
+        if self.scheduler == "kubernetes" and self.drain and _KUBECTL_DRAIN.search(self.drain):
+            bound = _KUBECTL_TIMEOUT.search(self.drain)
+            seconds = _go_seconds(bound.group(1)) if bound else None
+            if not seconds or seconds > self.drain_timeout:
+                given = f"its --timeout={bound.group(1)} is " + ("no bound" if seconds == 0 else
+                        f"longer than drain_timeout {self.drain_timeout} s") if bound else "it has no --timeout"
+                raise ValueError(f"kubectl drain in the drain hook must end within drain_timeout, and {given}: "
+                                 f"add --timeout={self.drain_timeout}s (e.g. drain: 'kubectl drain {{host}} "
+                                 f"--ignore-daemonsets --timeout={self.drain_timeout}s')")
         # a drain belongs to whoever set it: the playbook resumes a Slurm node only while its reason
         # still carries this prefix, and never drains over (or resumes) one without it (issue 33)
         if self.scheduler == "slurm" and self.drain and not _OWN_REASON.search(self.drain):

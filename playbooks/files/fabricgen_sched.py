@@ -7,6 +7,9 @@
                                                  poll until no job runs on NODE; exit 1 after TIMEOUT s
     fabricgen_sched.py restore slurm NODE REASON BY AT
                                                  put NODE back to DRAIN with REASON (unless it is so)
+    fabricgen_sched.py hook BOUND GRACE COMMAND  run the drain hook (a shell command line) in its own
+                                                 process group; past BOUND s, TERM the group, KILL it
+                                                 GRACE s later, and return once no process of it is left
 
 Exit status: 0 done, 1 a problem, told in ONE line starting "error: "; restore: 3 the reason is back
 but not its user and time (scontrol sets them to the caller and now, and has no way to set others).
@@ -23,14 +26,21 @@ Slurm (scontrol(1) "show node", sinfo(1) "NODE STATE CODES", slurm.conf(5)):
   drain hook by deploy.hosts); a drain with any other reason is someone else's (an operator's, or
   roce-qos.sh --health's "fabricgen-roce-qos:"), neither replaced nor resumed by the rollout.
 Kubernetes (kubectl drain / cordon reference): `kubectl drain` cordons the node (spec.unschedulable)
-and blocks until the pods are evicted, bounded by its own --timeout; its exit status is the wait.
-A node cordoned before the run has spec.unschedulable true; Kubernetes keeps no reason for it.
+and blocks until the pods are evicted, bounded by its own --timeout (default 0: no bound), after which
+it exits 1 ("error: timed out waiting for the condition") and leaves the node cordoned; its exit
+status is the wait. A node cordoned before the run has spec.unschedulable true; Kubernetes keeps no
+reason for it.
+The hook: an Ansible task `timeout` fails the task but leaves the process it started running (its
+evictions go on while the undrain uncordons the node), so the hook runs here, where its whole process
+group is ended at the bound, and the undrain comes only after the last process of it is gone.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -100,7 +110,53 @@ def _kubernetes(node: str) -> dict:
             "reason": "cordoned" if cordoned else "", "by": "", "at": "", "ours": False}
 
 
+def _group_gone(pgid: int, wait: float) -> bool:
+    """True once no process of group PGID is left (signal 0 finds none), within WAIT seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+def run_hook(bound: float, grace: float, command: str) -> int:
+    """The drain hook in its own session (so its own process group), its output passed on."""
+    proc = subprocess.Popen(["/bin/sh", "-c", command], stdout=sys.stdout, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        return proc.wait(timeout=bound if bound > 0 else None)
+    except subprocess.TimeoutExpired:
+        pass
+    sys.stdout.flush()
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        if _group_gone(proc.pid, wait):
+            break
+    if not _group_gone(proc.pid, 10.0):
+        print(f"error: the drain hook outlived its bound of {bound:g} s and part of it survived SIGKILL: "
+              "not undrained while it may still evict")
+        return 2
+    print(f"error: the drain hook outlived its bound of {bound:g} s (deploy.hosts.drain_timeout): its processes "
+          "were ended, nothing evicts any more; give kubectl drain a --timeout within the bound")
+    return 1
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["hook"] and len(argv) == 4:
+        return run_hook(float(argv[1]), float(argv[2]), argv[3])
     if len(argv) < 3 or argv[0] not in ("state", "wait", "restore") or argv[1] not in ("slurm", "kubernetes"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

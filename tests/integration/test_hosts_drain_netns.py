@@ -68,8 +68,9 @@ def test_slurm_drain_waits_times_out_and_keeps_an_operators_drain(netns_hosts, t
     assert seen[1] == f"update NodeName={one} State=DRAIN Reason=fabricgen:deploy"
     draining = [s for s in seen if s.startswith(f"show {one} MIXED+DRAIN")]
     assert len(draining) == 2 and all(s.endswith("watched=False") for s in draining), seen
-    # rails touched only after Slurm said DRAINED; then the undrain
-    assert seen[-2:] == [f"show {one} IDLE+DRAIN watched=False", f"update NodeName={one} State=RESUME"], seen
+    # rails touched only after Slurm said DRAINED; then the undrain, once the drain is still the run's
+    assert seen[-3:] == [f"show {one} IDLE+DRAIN watched=False", f"show {one} IDLE+DRAIN watched=True",
+                         f"update NodeName={one} State=RESUME"], seen
     assert (lab.hosts[one].root / "etc/netplan/60-fabricgen.yaml").is_file()
     assert node(state, one)["drain"] is False and node(state, two)["drain"] is False
     # the operator's drain: not drained again (its reason kept), not resumed, still applied
@@ -128,7 +129,8 @@ K8S = """deploy:
     canary: 1
     batch: 2
     scheduler: kubernetes
-    drain: "kubectl drain {host} --ignore-daemonsets"
+    drain_timeout: 10
+    drain: "kubectl drain {host} --ignore-daemonsets --timeout=10s"
     undrain: "kubectl uncordon {host}"
 """
 
@@ -157,25 +159,42 @@ def test_kubernetes_drain_is_bounded_and_keeps_a_cordon(netns_hosts, tmp_path, m
     first = run()
     assert first.ok, (first.failures, first.stdout[-4000:])
     calls = log.read_text().splitlines()
-    assert f"kubectl drain {two} --ignore-daemonsets" in calls        # its pods are evicted all the same
+    assert f"kubectl drain {two} --ignore-daemonsets --timeout=10s" in calls    # its pods are evicted all the same
     assert f"kubectl uncordon {two}" not in calls and node(state, two)["drain"] is True
     assert f"kubectl uncordon {one}" in calls and f"kubectl uncordon {three}" in calls
     assert not node(state, one)["drain"] and not node(state, three)["drain"]
     assert first.left_drained == [], "a cordon found before the run is kept on purpose, not reported"
 
-    # pods that take longer than drain_timeout to go: the canary stops unchanged and is uncordoned
+    # pods that never go (issue 33, item 2): kubectl's own --timeout ends the drain at its bound, exit 1
+    # and the node cordoned; the canary stops unchanged, and is uncordoned only after kubectl ended
     lab.hosts[one].sh("ip link set dev ens1f0np0 mtu 1500")
-    set_nodes(state, {one: {"evict": 30}})
+    set_nodes(state, {one: {"evict": -1}})
     log.write_text("")
-    stopped = run(fabricgen_hosts_drain_timeout=3)
+    stopped = run(fabricgen_hosts_drain_grace=1)
     assert not stopped.ok
-    assert [(h, t) for h, t, _ in stopped.failures] == [(one, "Drain the host before its changes "
-                                                              "(fabricgen_hosts_drain)")], stopped.failures
-    assert "(3)" in stopped.failures[0][2], stopped.failures
+    assert stopped.failures == [(one, "Drain the host before its changes (fabricgen_hosts_drain)",
+                                 "error: timed out waiting for the condition")], stopped.failures
     assert " mtu 1500 " in lab.hosts[one].sh("ip -o link show dev ens1f0np0").stdout
-    assert log.read_text().splitlines()[-1] == f"kubectl uncordon {one}" and not node(state, one)["drain"]
-    assert stopped.left_drained == []
+    calls = log.read_text().splitlines()
+    assert calls[-2:] == [f"drain {one} ended: timed out", f"kubectl uncordon {one}"], calls
+    assert not node(state, one)["drain"] and stopped.left_drained == []
     assert _apply_batches(stopped) == [[one]], "the rollout stopped after the canary"
+
+    # a kubectl whose --timeout is longer than drain_timeout (an inventory edited by hand; the intent
+    # refuses it): before, the Ansible task timed out and the undrain uncordoned the node while kubectl
+    # still evicted. Its process group is now ended at the bound, and only then is it uncordoned.
+    set_nodes(state, {one: {"evict": -1}})
+    log.write_text("")
+    killed = run(fabricgen_hosts_drain_timeout=2, fabricgen_hosts_drain_grace=1,
+                 fabricgen_hosts_drain="kubectl drain {host} --timeout=600s")
+    assert not killed.ok
+    assert [(h, t) for h, t, _ in killed.failures] == [(one, "Drain the host before its changes "
+                                                            "(fabricgen_hosts_drain)")], killed.failures
+    assert "outlived its bound of 3 s" in killed.failures[0][2], killed.failures
+    calls = log.read_text().splitlines()
+    assert f"uncordon {one} evicting=True" not in calls, calls
+    assert calls[-1] == f"kubectl uncordon {one}" and not node(state, one)["drain"]
+    assert " mtu 1500 " in lab.hosts[one].sh("ip -o link show dev ens1f0np0").stdout
 
 
 def test_scheduler_node_names_and_a_bad_port_on_a_host_as_rendered(netns_hosts, tmp_path, monkeypatch):  # noqa: F811

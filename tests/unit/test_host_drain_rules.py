@@ -65,3 +65,17 @@ def test_validate_and_deploy_refuse_with_one_line_and_push_nothing(tmp_path, mon
     assert "nothing was pushed" in r.output
     assert not list(tmp_path.glob("**/inventory.yml")), "nothing rendered for the hosts"
 
+
+
+def test_the_readme_drain_example_validates(tmp_path):
+    """The README's hosts section pairs its drain example with the scheduler that runs the jobs."""
+    import yaml
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = [b.split("```")[0] for b in readme.split("```yaml")[1:] if "drain:" in b.split("```")[0]]
+    assert blocks, "the README shows a drain hook"
+    for block in blocks:
+        hosts = yaml.safe_load(block)["deploy"]["hosts"]
+        path = _write(tmp_path, "medium", **{"deploy.hosts": hosts})
+        errors = run_checks(load_intent(path)).errors
+        assert errors == [], [f.one_line() for f in errors]
