@@ -308,3 +308,52 @@ def test_deploy_summary_warns_about_a_bad_rail_port(tmp_path, monkeypatch):
     assert rc == 0
     assert err.getvalue().splitlines() == [
         "hosts: gpu02: warning: rail port not as planned: rail 1 ens2f0np0 (mlx5_1) port is DOWN"]
+
+
+def test_deploy_summary_names_a_lost_host_and_a_drain_someone_else_took(tmp_path, monkeypatch):
+    """Issue 33, items 1 and 3: the run fails naming the host lost mid-batch and what it left drained;
+    a drain someone set during the run is a warning, not resumed."""
+    import io
+
+    from rich.console import Console
+
+    from generator.deploy import hosts as hosts_mod
+    from generator.deploy import rollout
+    from generator.deploy.hosts import HostRunResult, HostStats
+
+    def fake_run(render_dir, inventory, **kw):
+        result = HostRunResult(status="failed", rc=2, hosts={"gpu02": HostStats(failed=1),
+                                                              "gpu03": HostStats(unreachable=1)})
+        result.failures = [("gpu03", "Create destination directories", "Failed to connect to the host via ssh")]
+        result.left_drained = [("gpu03", "unreachable after its drain, state unknown: check it, then undrain it "
+                                         "by hand")]
+        result.lost = ["gpu03"]
+        result.drain_notes = [("gpu02", "not undrained: its drain now has Reason=RMA [bob@t], not set by this run: "
+                                        "left to whoever set it")]
+        return result
+
+    monkeypatch.setattr(hosts_mod, "run_hosts_playbook", fake_run)
+    out, err = io.StringIO(), io.StringIO()
+    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, Console(file=out, width=300),
+                               Console(file=err, width=300), lambda files, d: d, intent_path=str(tmp_path / "f.yaml"),
+                               endpoints=None, only="hosts", limit=None, dry_run=True, yes=True)
+    assert rc == 1
+    assert err.getvalue().splitlines() == [
+        "hosts: gpu03: Create destination directories: Failed to connect to the host via ssh",
+        "hosts: gpu03: left drained: unreachable after its drain, state unknown: check it, then undrain it by hand",
+        "hosts: rollout stopped after the batch that lost gpu03 (unreachable): no later batch started",
+        "hosts: gpu02: warning: not undrained: its drain now has Reason=RMA [bob@t], not set by this run: left to "
+        "whoever set it"]
+    assert out.getvalue().strip() == "hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu03"
+
+
+def test_a_kubectl_drain_hook_needs_a_timeout_within_drain_timeout():
+    ok = "kubectl drain {host} --ignore-daemonsets --timeout=3600s"
+    assert DeployHosts(scheduler="kubernetes", drain=ok, undrain="kubectl uncordon {host}").drain == ok
+    DeployHosts(scheduler="kubernetes", drain="kubectl drain {host} --timeout 10m", undrain="kubectl uncordon {host}",
+                drain_timeout=600)
+    for bad, words in (("kubectl drain {host} --ignore-daemonsets", "it has no --timeout"),
+                       ("kubectl drain {host} --timeout=0", "is no bound"),
+                       ("kubectl drain {host} --timeout=2h", "longer than drain_timeout 3600 s")):
+        with pytest.raises(ValidationError, match=words):
+            DeployHosts(scheduler="kubernetes", drain=bad, undrain="kubectl uncordon {host}")
