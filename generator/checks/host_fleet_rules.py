@@ -1,4 +1,4 @@
-"""FG308, FG309, FG313, FG330: the host fleet as it really is, and how it is rolled out.
+"""FG308, FG309, FG313, FG330, FG340: the host fleet as it really is, and how it is rolled out.
 
 Rail NIC names that are guessed (hosts.rails omitted), what the discovery file says about
 each host's rail NICs (hosts.discovered), rollout batches that are no batches
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from generator.checks.registry import WARNING, CheckContext, rule
+from generator.checks.registry import ERROR, WARNING, CheckContext, rule
 from generator.render.hosts import UNIT_NAME, systemd_escape
 
 Finding = Iterator[tuple[str, str]]
@@ -157,3 +157,24 @@ def netdev_needs_escaping(ctx: CheckContext) -> Finding:
             yield path, (f"{nic.netdev} becomes {UNIT_NAME.replace('@', '@' + escaped)}: systemd 233-257 drop the "
                          "backslash from udev's SYSTEMD_WANTS and start a wrongly named instance; rename the "
                          "interface without '-'")
+
+
+@rule("FG340", ERROR, "drain hook with no scheduler to wait for", stage="intent")
+def drain_without_scheduler(ctx: CheckContext) -> Finding:
+    """deploy.hosts.drain is set and deploy.hosts.scheduler is none: the playbook takes the
+    hook's exit as the end of the drain and changes the host's rails and NIC QoS right after.
+
+    `scontrol update NodeName=... State=DRAIN` exits at once: it only stops new jobs, and the
+    running ones go on (scontrol(1)); Slurm says the node is DRAINED only once they end. So
+    with scheduler none a Slurm drain hook reconfigures the rails under running jobs. Name
+    the scheduler (scheduler: slurm waits until `scontrol show node` says DRAINED;
+    scheduler: kubernetes bounds `kubectl drain`), or, for hosts that run no jobs at all,
+    say so with deploy.hosts.idle: true. idle with a scheduler contradicts itself."""
+    d = ctx.intent.deploy.hosts
+    if d.idle and d.scheduler != "none":
+        yield "deploy.hosts.idle", (f"idle: true says no jobs run, but scheduler is {d.scheduler}: remove idle "
+                                    "(the drain waits for the scheduler) or set scheduler: none")
+    elif d.drain and d.scheduler == "none" and not d.idle:
+        yield "deploy.hosts.scheduler", ("none with a drain hook: the hook's exit is taken as the drain, and "
+                                         "`scontrol update State=DRAIN` returns while jobs still run; set "
+                                         "scheduler: slurm or kubernetes, or idle: true if the hosts run no jobs")

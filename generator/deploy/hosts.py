@@ -34,13 +34,21 @@ NOT_RESTORED_TASK = "Report a drain that could not be restored"
 # a rail port DOWN, slower or at another MTU on a host the run changed nothing on: not drained, reported
 PORT_WARNING_TASK = "Report a rail port not as planned"
 REFAIL_TASK = "Stop after a failed host"
+# fails every host still in a batch that lost one (unreachable): the rollout stops before the next batch
+LOST_TASK = "Stop the rollout after a lost host"
 DRAIN_TASK = "Drain the host before its changes (fabricgen_hosts_drain)"
 UNDRAIN_TASK = "Undrain the host after its changes (fabricgen_hosts_undrain)"
 PRE_DRAIN_TASK = "Record a drain set before this run"     # fg_we_drained false: an operator's drain, kept
+# Slurm: this run's drain was replaced (or resumed) by someone else during the run, so not undrained;
+# or its state could not be read before the undrain, so it stays drained (then a left-drained line)
+NOT_OURS_TASK = "Report a drain that is no longer this run's"
 # inventory `hosts` group vars that the playbook uses as play keywords
 PLAY_KEYWORD_VARS = ("fabricgen_hosts_serial", "fabricgen_hosts_max_fail_percentage")
 # a check run: every host in one batch, and no host's failure stops the others being read
 CHECK_PLAY_VARS = {"fabricgen_hosts_serial": 0, "fabricgen_hosts_max_fail_percentage": 100}
+# forks when deploy.hosts.forks is unset: the largest batch, within these bounds (a controller runs one
+# process per fork, each with an SSH connection)
+FORKS_MIN, FORKS_MAX = 5, 50
 
 
 @dataclass
@@ -70,6 +78,10 @@ class HostRunResult:
     not_restored: list[tuple[str, str]] = field(default_factory=list)
     # (host, what) per host whose rail port is not as planned though its settings are (PORT_WARNING_TASK)
     port_warnings: list[tuple[str, str]] = field(default_factory=list)
+    # (host, what) per host whose drain someone else took over or ended during the run (NOT_OURS_TASK)
+    drain_notes: list[tuple[str, str]] = field(default_factory=list)
+    # hosts that became unreachable in a batch of the apply play, which then stopped the rollout (LOST_TASK)
+    lost: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -100,18 +112,58 @@ class _InventoryLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
 _InventoryLoader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
 
 
-def inventory_play_vars(inventory: str | os.PathLike[str]) -> dict[str, Any]:
-    """PLAY_KEYWORD_VARS set in the inventory's `hosts` group vars ({} when it has none)."""
+def _hosts_group(inventory: str | os.PathLike[str]) -> dict:
+    """The inventory's `hosts` group ({} when unreadable or absent)."""
     try:
         with open(inventory, encoding="utf-8") as fh:
             data = yaml.load(fh, Loader=_InventoryLoader)  # noqa: S506 - a SafeLoader subclass
     except (OSError, yaml.YAMLError):
         return {}   # ansible-playbook reports an unreadable inventory itself
     group = (((data or {}).get("all") or {}).get("children") or {}).get("hosts") if isinstance(data, dict) else None
-    group_vars = group.get("vars") if isinstance(group, dict) else None
+    return group if isinstance(group, dict) else {}
+
+
+def inventory_play_vars(inventory: str | os.PathLike[str]) -> dict[str, Any]:
+    """PLAY_KEYWORD_VARS set in the inventory's `hosts` group vars ({} when it has none)."""
+    group_vars = _hosts_group(inventory).get("vars")
     if not isinstance(group_vars, dict):
         return {}
     return {key: group_vars[key] for key in PLAY_KEYWORD_VARS if key in group_vars}
+
+
+def _batch_hosts(serial: object, hosts: int) -> int:
+    """Hosts in one batch of `serial` over HOSTS hosts, as Ansible counts it: a percentage is
+    int(pct / 100 * hosts) or 1 (ansible.utils.helpers.pct_to_int); 0 or none is every host."""
+    if isinstance(serial, str) and serial.endswith("%"):
+        try:
+            return int(float(serial[:-1]) / 100.0 * hosts) or 1
+        except ValueError:
+            return hosts
+    try:
+        count = int(serial)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return hosts
+    return min(count, hosts) if count > 0 else hosts
+
+
+def inventory_forks(inventory: str | os.PathLike[str], serial: object = None) -> int:
+    """Ansible forks for the host playbook: deploy.hosts.forks (inventory var fabricgen_hosts_forks)
+    when set, else the largest batch of `serial` (default: the inventory's), FORKS_MIN to FORKS_MAX.
+
+    Ansible's default is 5 forks: a batch of 50 hosts would drain and change 5 at a time, ten
+    rounds of the slowest host each (ansible.cfg DEFAULT_FORKS)."""
+    group = _hosts_group(inventory)
+    group_vars = group.get("vars") if isinstance(group.get("vars"), dict) else {}
+    set_forks = group_vars.get("fabricgen_hosts_forks")
+    if isinstance(set_forks, int) and not isinstance(set_forks, bool) and set_forks >= 1:
+        return set_forks
+    members = group.get("hosts")
+    hosts = len(members) if isinstance(members, dict) else 0
+    if serial is None:
+        serial = group_vars.get("fabricgen_hosts_serial", [1, "10%"])
+    batches = serial if isinstance(serial, list) else [serial]
+    largest = max((_batch_hosts(b, hosts) for b in batches), default=hosts)
+    return max(FORKS_MIN, min(FORKS_MAX, largest))
 
 
 def _message(res: dict[str, Any]) -> str:
@@ -151,6 +203,7 @@ def run_playbook(
     collect: tuple[str, ...] = (),
     tags: str | None = None,
     skip_tags: str | None = None,
+    forks: int | None = None,
 ) -> HostRunResult:
     """Run `playbook` over `inventory` with strict host keys; summarise per host.
 
@@ -200,6 +253,7 @@ def run_playbook(
             verbosity=verbosity or None,
             tags=tags,
             skip_tags=skip_tags,
+            forks=forks,
             quiet=True,
         )
         result = HostRunResult(status=runner.status, rc=runner.rc)
@@ -228,7 +282,11 @@ def run_playbook(
             if host and kind.startswith("runner_on_") and result.batches and host not in result.batches[-1][1]:
                 result.batches[-1][1].append(host)
             if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
-                if task != REFAIL_TASK:
+                if kind == "runner_on_unreachable" and result.batches and \
+                        result.batches[-1][0] == APPLY_PLAY and host not in result.lost:
+                    result.lost.append(host)
+                # the batch mates of a lost host fail on purpose (LOST_TASK): the lost host is the news
+                if task not in (REFAIL_TASK, LOST_TASK):
                     result.failures.append((host, task, _message(data.get("res") or {})))
             elif kind in ("runner_on_ok", "runner_item_on_ok") and (data.get("res") or {}).get("changed"):
                 if kind == "runner_on_ok":
@@ -242,6 +300,15 @@ def run_playbook(
             if kind == "runner_on_ok" and task == PRE_DRAIN_TASK and \
                     str(((data.get("res") or {}).get("ansible_facts") or {}).get("fg_we_drained")).lower() == "false":
                 undrained.add(host)       # drained before the run: left so on purpose, not ours to report
+            if kind == "runner_on_ok" and task == NOT_OURS_TASK:
+                line = " ".join(str((data.get("res") or {}).get("msg") or "").split())
+                line = line.removeprefix(f"{host}: ")
+                undrained.add(host)       # reported here, one way or the other
+                if "could not be read" in line:
+                    result.left_drained.append((host, line.removeprefix("not undrained: ")))
+                else:
+                    result.drain_notes.append((host, line))
+                continue
             if kind == "runner_on_ok" and task in (LEFT_DRAINED_TASK, NOT_RESTORED_TASK, PORT_WARNING_TASK):
                 line = " ".join(str((data.get("res") or {}).get("msg") or "").split())
                 target = {LEFT_DRAINED_TASK: result.left_drained, NOT_RESTORED_TASK: result.not_restored,
@@ -252,7 +319,9 @@ def run_playbook(
         reported = {host for host, _ in result.left_drained}
         for host in drained:
             if host not in undrained and host not in reported:
-                result.left_drained.append((host, "drained, the run stopped before its undrain "
+                result.left_drained.append((host, "unreachable after its drain, state unknown: check it, then "
+                                                  "undrain it by hand" if host in result.lost else
+                                                  "drained, the run stopped before its undrain "
                                                   "(unreachable or interrupted)"))
         stdout = runner.stdout.read() if runner.stdout else ""
         result.stdout = stdout
@@ -292,7 +361,8 @@ def run_hosts_playbook(
     variables.update(extravars or {})
     return run_playbook(playbook_path(), inventory, extravars=variables, limit=limit, check=check, diff=diff,
                         private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
-                        verbosity=verbosity, tags=tags, skip_tags=skip_tags)
+                        verbosity=verbosity, tags=tags, skip_tags=skip_tags,
+                        forks=inventory_forks(inventory, variables.get("fabricgen_hosts_serial")))
 
 
 def run_discover_playbook(
@@ -311,5 +381,5 @@ def run_discover_playbook(
                         collect=(DISCOVER_TASK,))
 
 
-__all__ = ["run_hosts_playbook", "run_discover_playbook", "run_playbook", "inventory_play_vars",
+__all__ = ["run_hosts_playbook", "run_discover_playbook", "run_playbook", "inventory_play_vars", "inventory_forks",
            "HostRunResult", "HostStats", "playbook_path", "APPLY_PLAY", "DISCOVER_TASK", "LEFT_DRAINED_TASK"]

@@ -995,8 +995,15 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
     # hosts this run drained and did not give back to the scheduler, with why (issue 24, item 3)
     for host, why in result.left_drained:
         err.print(f"hosts: {host}: left drained: {why}", markup=False)
+    # Ansible goes on past an unreachable host; the playbook stops the rollout after its batch (issue 33)
+    if result.lost:
+        err.print(f"hosts: rollout stopped after the batch that lost {', '.join(result.lost)} (unreachable): "
+                  "no later batch started", markup=False)
     for host, why in result.not_restored:
         err.print(f"hosts: {host}: {why}", markup=False)
+    # a drain someone else set or ended during the run: theirs, not resumed (issue 33, item 3)
+    for host, what in result.drain_notes:
+        err.print(f"hosts: {host}: warning: {what}", markup=False)
     # a bad rail port on a host whose settings are in place: not a failure of the run (issue 24)
     for host, what in result.port_warnings:
         err.print(f"hosts: {host}: warning: {what}", markup=False)

@@ -436,7 +436,7 @@ def _host_hook(value: str | None) -> str | None:
         raise ValueError("must be one line of printable characters: the playbook runs it as one shell command")
     if "{host}" not in value:
         raise ValueError(f"{value!r} must contain {{host}}, replaced by each host's inventory name, "
-                         "e.g. scontrol update NodeName={host} State=DRAIN Reason=fabricgen")
+                         "e.g. scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy")
     if any(d in value for d in _JINJA):
         raise ValueError(f"{value!r} contains a Jinja delimiter ({{{{ }}}} {{% %}} {{# #}}): write the "
                          "command plainly; only {host} is replaced")
@@ -458,6 +458,30 @@ def _scheduler_node(value: str | None) -> str | None:
         raise ValueError(f"{value!r} must give a host name (letters, digits, '.', '-', '_' around {{host}}), "
                          "e.g. {host}.cluster.example")
     return value
+
+
+# the reason prefix of the rollout's Slurm drains (playbooks/files/fabricgen_sched.py OWN_PREFIX)
+SLURM_DRAIN_PREFIX = "fabricgen:"
+SLURM_DRAIN_EXAMPLE = "scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy"
+# scontrol reads its keywords in any case (Reason=, reason=), the reason itself as written
+_OWN_REASON = re.compile(r"""\b(?i:reason)=(["']?)fabricgen:""")
+
+
+_KUBECTL_DRAIN = re.compile(r"\bkubectl\b.*\sdrain\s")
+_KUBECTL_TIMEOUT = re.compile(r"\s--timeout[= ](\S+)")
+_GO_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?")
+
+
+def _go_seconds(text: str) -> int | None:
+    """kubectl's --timeout, a Go duration ("90s", "1h30m", "0"), in seconds; None if not one."""
+    text = text.strip("'\"")
+    if text == "0":
+        return 0
+    found = _GO_DURATION.fullmatch(text)
+    if not found or not any(found.groups()):
+        return None
+    h, m, s = (int(g or 0) for g in found.groups())
+    return h * 3600 + m * 60 + s
 
 
 def _batch(value: object) -> int | str:
@@ -499,6 +523,13 @@ class DeployHosts(_Strict):
                                                                             "{host} = host name, e.g. "
                                                                             "{host}.cluster.example; unset: the "
                                                                             "host name")] = None
+    # A drain hook with scheduler none is taken as done when it exits, and `scontrol update State=DRAIN`
+    # exits at once while jobs run on: only a fleet that runs no jobs may do without a scheduler (FG340)
+    idle: Annotated[bool, Field(description="no jobs run on the hosts: with scheduler none, a drain hook's exit "
+                                            "is the drain (FG340)")] = False
+    # Ansible runs `forks` hosts at a time (default 5): a batch of 50 would take ten rounds
+    forks: Annotated[int | None, Field(ge=1, le=500, description="hosts Ansible works on at once; unset: the "
+                                                                 "largest batch, 5 to 50")] = None
 
     @field_validator("drain", "undrain")
     @classmethod
@@ -513,9 +544,25 @@ class DeployHosts(_Strict):
     @model_validator(mode="after")
     def _scheduler_hooks(self) -> DeployHosts:
         if self.scheduler != "none" and not (self.drain and self.undrain):
-            example = ("scontrol update NodeName={host} State=DRAIN Reason=fabricgen" if self.scheduler == "slurm"
-                       else "kubectl drain {host} --ignore-daemonsets --delete-emptydir-data")
+            example = (SLURM_DRAIN_EXAMPLE if self.scheduler == "slurm"
+                       else f"kubectl drain {{host}} --ignore-daemonsets --timeout={self.drain_timeout}s")
             raise ValueError(f"scheduler {self.scheduler} needs the drain and undrain hooks, e.g. drain: {example!r}")
+        # `kubectl drain` waits for its evictions without end unless given --timeout (kubectl drain
+        # reference: 0, the default, is no bound); the playbook ends it a grace after drain_timeout
+        if self.scheduler == "kubernetes" and self.drain and _KUBECTL_DRAIN.search(self.drain):
+            bound = _KUBECTL_TIMEOUT.search(self.drain)
+            seconds = _go_seconds(bound.group(1)) if bound else None
+            if not seconds or seconds > self.drain_timeout:
+                given = f"its --timeout={bound.group(1)} is " + ("no bound" if seconds == 0 else
+                        f"longer than drain_timeout {self.drain_timeout} s") if bound else "it has no --timeout"
+                raise ValueError(f"kubectl drain in the drain hook must end within drain_timeout, and {given}: "
+                                 f"add --timeout={self.drain_timeout}s (e.g. drain: 'kubectl drain {{host}} "
+                                 f"--ignore-daemonsets --timeout={self.drain_timeout}s')")
+        # a drain belongs to whoever set it: the playbook resumes a Slurm node only while its reason
+        # still carries this prefix, and never drains over (or resumes) one without it (issue 33)
+        if self.scheduler == "slurm" and self.drain and not _OWN_REASON.search(self.drain):
+            raise ValueError(f"the drain hook must set a reason starting {SLURM_DRAIN_PREFIX} (e.g. drain: "
+                             f"{SLURM_DRAIN_EXAMPLE!r}): fabricgen resumes only the drains it marked so")
         return self
 
 

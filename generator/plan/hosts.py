@@ -19,7 +19,8 @@ def host_rollout(intent: Intent) -> HostRollout:
     d = intent.deploy.hosts
     return HostRollout(user=d.user, canary=d.canary, batch=d.batch, max_fail_percentage=d.max_fail_percentage,
                        drain=d.drain or "", undrain=d.undrain or "", require_gpudirect=d.require_gpudirect,
-                       scheduler=d.scheduler, drain_timeout=d.drain_timeout, scheduler_node=d.scheduler_node or "")
+                       scheduler=d.scheduler, drain_timeout=d.drain_timeout, scheduler_node=d.scheduler_node or "",
+                       idle=d.idle, forks=d.forks)
 
 
 def discovered_rdma(found: DiscoveredHost | None, nic: HostRail) -> str:

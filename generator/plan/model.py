@@ -167,6 +167,8 @@ class HostRollout:
     scheduler: str = "none"           # none | slurm | kubernetes: what the drain waits for
     drain_timeout: int = 3600         # seconds
     scheduler_node: str = ""          # {host} template of the scheduler's node name; "": the host name
+    idle: bool = False                # no jobs run on the hosts (deploy.hosts.idle)
+    forks: int | None = None          # Ansible forks; None: from the largest batch (generator/deploy/hosts.py)
 
     def serial(self) -> list[int | str]:
         """Ansible `serial`: the canary batch, then batches of `batch` (the last one repeats)."""

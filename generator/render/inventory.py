@@ -93,6 +93,8 @@ def _rollout_vars(rollout: HostRollout, pad: str) -> list[str]:
     scheduler = [f"{pad}  fabricgen_hosts_scheduler: {_s(rollout.scheduler)}",
                  f"{pad}  fabricgen_hosts_drain_timeout: {rollout.drain_timeout}"] \
         if rollout.scheduler != "none" else []
+    # written only when set: an inventory without it takes forks from its largest batch
+    forks = [f"{pad}  fabricgen_hosts_forks: {rollout.forks}"] if rollout.forks is not None else []
     return [f"{pad}vars:",
             f"{pad}  ansible_user: {_s(rollout.user)}",
             f"{pad}  fabricgen_hosts_serial: [{serial}]",
@@ -100,7 +102,7 @@ def _rollout_vars(rollout: HostRollout, pad: str) -> list[str]:
             # shell command templates run on the controller, {host} = the inventory name
             f"{pad}  fabricgen_hosts_drain: {_s(rollout.drain)}",
             f"{pad}  fabricgen_hosts_undrain: {_s(rollout.undrain)}",
-            f"{pad}  fabricgen_require_gpudirect: {_s(rollout.require_gpudirect)}", *scheduler]
+            f"{pad}  fabricgen_require_gpudirect: {_s(rollout.require_gpudirect)}", *scheduler, *forks]
 
 
 def _names(names: list[str], pad: str) -> list[str]:

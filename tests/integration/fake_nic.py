@@ -38,8 +38,9 @@ What each fake reproduces, and from where:
   Both act on one per-netdev DCB state as mlx5_core keeps it (default trust pcp, PFC off,
   dscp>>3 map, no APP entries; the first DSCP APP entry switches trust to DSCP, the last one
   removed back to PCP: en_dcbnl.c mlx5e_dcbnl_ieee_setapp/delapp).
-- `scontrol`: Slurm scontrol; logs its arguments and prints nothing on success, like
-  `scontrol update`. FAKE_SCONTROL_FAIL=1 makes it fail as for an unknown node
+- `scontrol`: Slurm scontrol; `update` logs its arguments and prints nothing on success, and keeps
+  the node's drain, reason, user and time as slurmctld does; `show node` prints them (see
+  FAKE_SCONTROL). FAKE_SCONTROL_FAIL=1 makes an update fail as for an unknown node
   ("slurm_update error: Invalid node name specified", exit 1).
 - `ibv_devinfo` (read-only, not logged): rdma-core libibverbs/examples/devinfo.c, `-d <dev> -i
   <port>`: the device block, then the port's state ("PORT_ACTIVE (4)", from sysfs ports/<p>/state),
@@ -481,14 +482,47 @@ save(path, st)
 print("-I- Please reboot machine to load new configurations.")
 '''
 
-FAKE_SCONTROL = _FAKE_COMMON + r'''
+# Readers that change nothing: the same helpers without the call log.
+_FAKE_READER = _FAKE_COMMON.replace("\nlog()\n", "\n")
+
+FAKE_SCONTROL = _FAKE_READER + r'''
+import fcntl, pwd, time
+# Slurm's scontrol as a node's health check uses it: `show node NAME` (a read, not logged) and
+# `update NodeName=NAME State=DRAIN Reason=TEXT | State=RESUME` (logged). The nodes live in
+# $FAKE_SLURM_STATE, the file tests/fake_scontrol.py keeps for the controller (the same slurmctld),
+# else in $FAKE_NIC_STATE/scontrol-nodes.json; a node not in it is IDLE with no reason. As slurmctld
+# does (node_mgr.c update_node), a drain records the caller's user and the time, replacing those of
+# a drain already there; `show` prints them after the reason: "Reason=TEXT [user@time]".
+args = sys.argv[1:]
+path = Path(os.environ.get("FAKE_SLURM_STATE") or Path(os.environ["FAKE_NIC_STATE"]) / "scontrol-nodes.json")
+path.parent.mkdir(parents=True, exist_ok=True)
+lock = open(str(path) + ".lock", "a")
+fcntl.flock(lock, fcntl.LOCK_EX)
+nodes = json.loads(path.read_text()) if path.exists() else {}
+if args[:2] == ["show", "node"] and len(args) == 3:
+    n = {"jobs": 0, "drain": False, "reason": "", "by": "", "at": "", **nodes.get(args[2], {})}
+    base = "MIXED" if n["jobs"] != 0 else "IDLE"
+    print(f"NodeName={args[2]} Arch=x86_64 CoresPerSocket=56\n   CPUAlloc={64 if n['jobs'] else 0} CPUTot=224\n"
+          f"   State={base}{'+DRAIN' if n['drain'] else ''} ThreadsPerCore=2 TmpDisk=0 Weight=1\n   Partitions=gpu\n"
+          + (f"   Reason={n['reason']} [{n['by']}@{n['at']}]\n" if n["reason"] else ""))
+    sys.exit(0)
+log()
 if os.environ.get("FAKE_SCONTROL_FAIL"):
     print("slurm_update error: Invalid node name specified", file=sys.stderr)
     sys.exit(1)
+if args[:1] == ["update"]:
+    kv = dict(a.split("=", 1) for a in args[1:] if "=" in a)
+    n = nodes.setdefault(kv.get("NodeName", ""), {"jobs": 0, "drain": False, "reason": "", "by": "", "at": ""})
+    if kv.get("State", "").upper() == "DRAIN":
+        n.update(drain=True, reason=kv.get("Reason", ""), by=pwd.getpwuid(os.getuid()).pw_name,
+                 at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+    elif kv.get("State", "").upper() == "RESUME":
+        n.update(drain=False, reason="", by="", at="")
+    tmp = Path(str(path) + ".host")
+    tmp.write_text(json.dumps(nodes))
+    os.replace(tmp, path)
 '''
 
-# Readers that change nothing: the same helpers without the call log.
-_FAKE_READER = _FAKE_COMMON.replace("\nlog()\n", "\n")
 
 FAKE_IBV_DEVINFO = _FAKE_READER + r'''
 args = sys.argv[1:]

@@ -73,6 +73,20 @@ class NetnsHost:
         """Run a shell command inside the host namespace."""
         return _run("ip", "netns", "exec", self.netns, "sh", "-c", command, check=check)
 
+    def stop_sshd(self) -> list[int]:
+        """The host drops off the management network as a crashed or hung server does: its sshd and
+        every session it forked (an open ControlMaster connection dies with them) are killed, by the
+        PIDs `ip netns pids` lists for this namespace; new connections are refused. Returns them."""
+        pids = [int(p) for p in _run("ip", "netns", "pids", self.netns, check=False).stdout.split()]
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.sshd is not None:
+            self.sshd.wait(timeout=10)
+        return pids
+
     def sysctl(self, key: str) -> str:
         return self.sh(f"cat /proc/sys/{key.replace('.', '/')}").stdout.split("\n")[0].replace("\t", " ").strip()
 

@@ -58,10 +58,10 @@ echo "$*" >> {log}
 """
 
 
-def _plan(tmp_path: Path, extra: str = ""):
+def _plan(tmp_path: Path, extra: str = "", nodes: int = 3):
     octet = random.randrange(1, 250)
     intent = tmp_path / "fabric.yaml"
-    intent.write_text(INTENT.format(octet=octet, extra=extra))
+    intent.write_text(INTENT.format(octet=octet, extra=extra).replace("  nodes: 3\n", f"  nodes: {nodes}\n"))
     loaded = load_intent(intent)
     plan = run_checks(loaded).plan
     assert plan is not None
@@ -103,7 +103,7 @@ def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_pa
     hook.write_text(HOOK.format(log=hook_log))
     hook.chmod(0o755)
     intent, plan, render, gateway = _plan(tmp_path, extra=(
-        "deploy:\n  hosts:\n    canary: 1\n    batch: 2\n"
+        "deploy:\n  hosts:\n    canary: 1\n    batch: 2\n    idle: true\n"
         f"    drain: \"{hook} drain {{host}}\"\n    undrain: \"{hook} undrain {{host}}\"\n"))
     names = [h.name for h in plan.hosts]
     lab = netns_hosts(plan, gateway)

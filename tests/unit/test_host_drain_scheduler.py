@@ -105,16 +105,47 @@ def test_wait_refuses_a_node_the_hook_did_not_drain(slurm):
 
 def test_state_and_restore_keep_the_operators_reason(slurm):
     run, state, log = slurm
-    set_nodes(state, {"gpu01": {"drain": True, "reason": "disk failure"}})
+    set_nodes(state, {"gpu01": {"drain": True, "reason": "disk failure", "by": "alice", "at": "2026-11-30T09:15:00"}})
     r = run("state", "slurm", "gpu01")
-    assert json.loads(r.stdout) == {"state": "IDLE+DRAIN", "drain": True, "drained": True, "reason": "disk failure"}
-    assert run("restore", "slurm", "gpu01", "disk failure").stdout.startswith("kept: ")
+    assert json.loads(r.stdout) == {"state": "IDLE+DRAIN", "drain": True, "drained": True, "reason": "disk failure",
+                                    "by": "alice", "at": "2026-11-30T09:15:00", "ours": False}
+    assert run("restore", "slurm", "gpu01", "disk failure", "alice", "2026-11-30T09:15:00").stdout.startswith("kept: ")
     assert not any(line.startswith("update") for line in log.read_text().splitlines())
-    # someone resumed it meanwhile: it is drained again, with the operator's reason
-    set_nodes(state, {"gpu01": {"drain": False, "reason": ""}})
-    r = run("restore", "slurm", "gpu01", "disk failure")
-    assert r.returncode == 0 and r.stdout.startswith("changed: ")
+    assert node(state, "gpu01")["by"] == "alice" and node(state, "gpu01")["at"] == "2026-11-30T09:15:00"
+    # someone resumed it meanwhile: drained again with the operator's reason, and the run says that
+    # Slurm now records its own user and time (scontrol cannot set them; issue 33, item 3)
+    set_nodes(state, {"gpu01": {"drain": False, "reason": "", "by": "", "at": ""}})
+    r = run("restore", "slurm", "gpu01", "disk failure", "alice", "2026-11-30T09:15:00")
+    assert r.returncode == 3, r.stdout
+    assert r.stdout.strip() == ("error: gpu01 was resumed during the run; drained again with Reason=disk failure, but "
+                                "Slurm now records this run's user and time instead of alice@2026-11-30T09:15:00 "
+                                "(scontrol cannot set them)")
     assert node(state, "gpu01")["drain"] and node(state, "gpu01")["reason"] == "disk failure"
+    # someone drained it anew meanwhile: theirs now, not replaced by the old reason
+    set_nodes(state, {"gpu01": {"drain": True, "reason": "RMA 99", "by": "bob", "at": "2026-12-05T08:00:00"}})
+    log.write_text("")
+    r = run("restore", "slurm", "gpu01", "disk failure", "alice", "2026-11-30T09:15:00")
+    assert r.returncode == 1 and "replaced during the run by Reason=RMA 99 [bob@2026-12-05T08:00:00]" in r.stdout
+    assert not log.read_text().count("update") and node(state, "gpu01")["reason"] == "RMA 99"
+
+
+def test_a_drain_is_ours_only_by_its_reason_prefix(slurm):
+    run, state, _ = slurm
+    for reason, ours in (("fabricgen:deploy", True), ("fabricgen-roce-qos: 1 setting(s) differ", False),
+                         ("fabricgen", False), ("RMA fabricgen:x", False)):
+        set_nodes(state, {"gpu01": {"drain": True, "reason": reason}})
+        assert json.loads(run("state", "slurm", "gpu01").stdout)["ours"] is ours, reason
+
+
+def test_the_slurm_drain_hook_marks_its_reason():
+    ok = "scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy"
+    assert DeployHosts(scheduler="slurm", drain=ok, undrain="x {host}").drain == ok
+    DeployHosts(scheduler="slurm", drain="scontrol update nodename={host} state=drain reason='fabricgen: x'",
+                undrain="x {host}")
+    for bad in ("scontrol update NodeName={host} State=DRAIN Reason=fabricgen",
+                "scontrol update NodeName={host} State=DRAIN Reason=maintenance"):
+        with pytest.raises(ValidationError, match="must set a reason starting fabricgen:"):
+            DeployHosts(scheduler="slurm", drain=bad, undrain="x {host}")
 
 
 def test_scheduler_needs_the_hooks():
@@ -141,7 +172,7 @@ def test_inventory_carries_the_scheduler_only_when_set(tmp_path):
     plain = _inventory(tmp_path)
     assert "fabricgen_hosts_scheduler" not in plain and "fabricgen_hosts_drain_timeout" not in plain
     slurm = _inventory(tmp_path, {"scheduler": "slurm", "drain_timeout": 900,
-                                  "drain": "scontrol update NodeName={host} State=DRAIN Reason=fabricgen",
+                                  "drain": "scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy",
                                   "undrain": "scontrol update NodeName={host} State=RESUME"})
     assert slurm["fabricgen_hosts_scheduler"] == "slurm" and slurm["fabricgen_hosts_drain_timeout"] == 900
 
@@ -248,7 +279,7 @@ def test_playbook_addresses_the_scheduler_by_the_node_name():
     assert apply["vars"]["fg_sched_node"] == "{{ fabricgen_scheduler_node | default(inventory_hostname, true) }}"
     tasks = [t for t in apply["tasks"][0]["block"] + apply["tasks"][0]["always"]]
     sched = [t for t in tasks if "fabricgen_sched.py" in json.dumps(t) or "{host}" in json.dumps(t)]
-    assert len(sched) == 5, [t["name"] for t in sched]          # state, drain, wait, undrain, restore
+    assert len(sched) == 6, [t["name"] for t in sched]   # state, drain, wait, state before undrain, undrain, restore
     for task in sched:
         text = json.dumps(task)
         assert "fg_sched_node" in text and "inventory_hostname" not in text, task["name"]
@@ -277,3 +308,52 @@ def test_deploy_summary_warns_about_a_bad_rail_port(tmp_path, monkeypatch):
     assert rc == 0
     assert err.getvalue().splitlines() == [
         "hosts: gpu02: warning: rail port not as planned: rail 1 ens2f0np0 (mlx5_1) port is DOWN"]
+
+
+def test_deploy_summary_names_a_lost_host_and_a_drain_someone_else_took(tmp_path, monkeypatch):
+    """Issue 33, items 1 and 3: the run fails naming the host lost mid-batch and what it left drained;
+    a drain someone set during the run is a warning, not resumed."""
+    import io
+
+    from rich.console import Console
+
+    from generator.deploy import hosts as hosts_mod
+    from generator.deploy import rollout
+    from generator.deploy.hosts import HostRunResult, HostStats
+
+    def fake_run(render_dir, inventory, **kw):
+        result = HostRunResult(status="failed", rc=2, hosts={"gpu02": HostStats(failed=1),
+                                                              "gpu03": HostStats(unreachable=1)})
+        result.failures = [("gpu03", "Create destination directories", "Failed to connect to the host via ssh")]
+        result.left_drained = [("gpu03", "unreachable after its drain, state unknown: check it, then undrain it "
+                                         "by hand")]
+        result.lost = ["gpu03"]
+        result.drain_notes = [("gpu02", "not undrained: its drain now has Reason=RMA [bob@t], not set by this run: "
+                                        "left to whoever set it")]
+        return result
+
+    monkeypatch.setattr(hosts_mod, "run_hosts_playbook", fake_run)
+    out, err = io.StringIO(), io.StringIO()
+    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, Console(file=out, width=300),
+                               Console(file=err, width=300), lambda files, d: d, intent_path=str(tmp_path / "f.yaml"),
+                               endpoints=None, only="hosts", limit=None, dry_run=True, yes=True)
+    assert rc == 1
+    assert err.getvalue().splitlines() == [
+        "hosts: gpu03: Create destination directories: Failed to connect to the host via ssh",
+        "hosts: gpu03: left drained: unreachable after its drain, state unknown: check it, then undrain it by hand",
+        "hosts: rollout stopped after the batch that lost gpu03 (unreachable): no later batch started",
+        "hosts: gpu02: warning: not undrained: its drain now has Reason=RMA [bob@t], not set by this run: left to "
+        "whoever set it"]
+    assert out.getvalue().strip() == "hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu03"
+
+
+def test_a_kubectl_drain_hook_needs_a_timeout_within_drain_timeout():
+    ok = "kubectl drain {host} --ignore-daemonsets --timeout=3600s"
+    assert DeployHosts(scheduler="kubernetes", drain=ok, undrain="kubectl uncordon {host}").drain == ok
+    DeployHosts(scheduler="kubernetes", drain="kubectl drain {host} --timeout 10m", undrain="kubectl uncordon {host}",
+                drain_timeout=600)
+    for bad, words in (("kubectl drain {host} --ignore-daemonsets", "it has no --timeout"),
+                       ("kubectl drain {host} --timeout=0", "is no bound"),
+                       ("kubectl drain {host} --timeout=2h", "longer than drain_timeout 3600 s")):
+        with pytest.raises(ValidationError, match=words):
+            DeployHosts(scheduler="kubernetes", drain=bad, undrain="kubectl uncordon {host}")

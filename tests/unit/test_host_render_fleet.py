@@ -316,11 +316,11 @@ def test_deploy_hosts_errors_are_one_line_with_the_key(tmp_path, hosts, path, wo
 
 
 def test_inventory_carries_the_rollout_and_preflight_vars(tmp_path):
-    drain = 'scontrol update NodeName={host} State=DRAIN Reason="fabricgen rollout"'
+    drain = 'scontrol update NodeName={host} State=DRAIN Reason="fabricgen: rollout"'
     undrain = "scontrol update NodeName={host} State=RESUME"
     loaded, result = _checked(_write(tmp_path, "medium", **{"deploy.hosts": {
         "user": "ubuntu", "canary": 2, "batch": 8, "max_fail_percentage": 10, "drain": drain, "undrain": undrain,
-        "require_gpudirect": False}}))
+        "require_gpudirect": False, "scheduler": "slurm", "forks": 20}}))
     text = render_inventory(result.plan)
     assert "!unsafe " + json.dumps(drain) in text         # a space and quotes: never templated
     inv = yaml.load(text, Loader=_UnsafeLoader)["all"]
@@ -330,7 +330,9 @@ def test_inventory_carries_the_rollout_and_preflight_vars(tmp_path):
     group = inv["children"]["hosts"]["vars"]
     assert group == {"ansible_user": "ubuntu", "fabricgen_hosts_serial": [2, 8],
                      "fabricgen_hosts_max_fail_percentage": 10, "fabricgen_hosts_drain": drain,
-                     "fabricgen_hosts_undrain": undrain, "fabricgen_require_gpudirect": False}
+                     "fabricgen_hosts_undrain": undrain, "fabricgen_require_gpudirect": False,
+                     "fabricgen_hosts_scheduler": "slurm", "fabricgen_hosts_drain_timeout": 3600,
+                     "fabricgen_hosts_forks": 20}
     default = yaml.safe_load(render_inventory(_plan("small")))["all"]
     assert default["children"]["hosts"]["vars"] == {
         "ansible_user": "root", "fabricgen_hosts_serial": [1, "10%"], "fabricgen_hosts_max_fail_percentage": 0,
@@ -385,8 +387,8 @@ def test_rails_omitted_is_a_warning_naming_the_key(tmp_path):
     ("medium", {"batch": "100%"}, {"deploy.hosts.batch"}),
     ("medium", {"batch": 31}, {"deploy.hosts.batch"}),
     ("medium", {"batch": 30}, set()),
-    ("medium", {"drain": "kubectl cordon {host}"}, {"deploy.hosts.undrain"}),
-    ("medium", {"drain": "kubectl cordon {host}", "undrain": "kubectl uncordon {host}"}, set()),
+    ("medium", {"drain": "kubectl cordon {host}", "idle": True}, {"deploy.hosts.undrain"}),
+    ("medium", {"drain": "kubectl cordon {host}", "undrain": "kubectl uncordon {host}", "idle": True}, set()),
 ])
 def test_rollout_findings(tmp_path, name, hosts, found):
     _, result = _checked(_write(tmp_path, name, **{"deploy.hosts": hosts}))

@@ -14,8 +14,10 @@
 #                       3 if every setting is in place but a rail port is not as planned
 #   --health            as --check; when a setting differs or a rail port is not as planned and
 #                       scontrol exists, also drain this node (scontrol update
-#                       NodeName=$SLURMD_NODENAME, else <hostname -s>, State=DRAIN Reason=...), and
-#                       warn about RoCE counters that climb fast
+#                       NodeName=$SLURMD_NODENAME, else <hostname -s>, State=DRAIN
+#                       Reason="fabricgen-roce-qos: ...") unless it has a reason already (an
+#                       operator's drain is never replaced); when all is in place, resume a drain
+#                       of its own; and warn about RoCE counters that climb fast
 #   --counters          change nothing; print the rails' RoCE counters ("counter:" lines) for
 #                       fabricgen verify, which reads them twice
 #   --interface NETDEV  only this rail NIC (one of the NICS below); exit 2 for any other name
@@ -784,31 +786,110 @@ if [ "$MODE" = health ] && [ "$COUNTER_INTERVAL" -gt 0 ]; then
     counter_lines "$(counters_climb "$elapsed")"
 fi
 
+# --- Slurm drains of --health (issue 33, item 3) -----------------------------------------------
+# A drain belongs to whoever set it. `scontrol update State=DRAIN Reason=...` over a drain (or a DOWN
+# with a reason) replaces its reason, user and time (Slurm node_mgr.c update_node), and an RMA note
+# or an operator's word is lost. So --health drains only a node without a reason, marks its reasons
+# with HEALTH_DRAIN_PREFIX, and resumes only a drain so marked, once every setting is in place again
+# (as LBNL NHC does with its own). A node whose state cannot be read is left as it is: unsure is
+# someone else's. The rollout's own drains use another prefix ("fabricgen:"), never resumed here.
+HEALTH_DRAIN_PREFIX="fabricgen-roce-qos:"
+
+# slurmd exports SLURMD_NODENAME to the program: the node's Slurm name, which can differ from the
+# host name (slurm.conf(5) NodeName/NodeHostname, HealthCheckProgram)
+slurm_node() {
+    sn=${SLURMD_NODENAME:-}
+    [ -n "$sn" ] || sn=$(hostname -s 2>/dev/null) || sn=""
+    [ -n "$sn" ] || { sn=$(uname -n); sn=${sn%%.*}; }
+    printf '%s
+' "$sn"
+}
+
+# slurm_drain NODE: ONE line, "none", "ours REASON", "other REASON" or "unknown WHY". scontrol show
+# node prints "State=BASE[+FLAG...]" and, when a reason is set, "Reason=TEXT [user@time]" (scontrol(1))
+slurm_drain() {
+    sd_out=$(timeout -k 1 "$TOOL_TIMEOUT" scontrol show node "$1" 2>&1)
+    case $? in
+        0) ;;
+        124 | 137) echo "unknown scontrol show node $1 timed out after $TOOL_TIMEOUT s"; return ;;
+        *) echo "unknown scontrol show node $1 failed: $(first_line "$sd_out")"; return ;;
+    esac
+    sd_state=$(printf '%s\n' "$sd_out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^State=/) { print substr($i, 7); exit } }')
+    sd_reason=$(printf '%s\n' "$sd_out" | sed -n 's/^[[:space:]]*Reason=//p' | head -n 1)
+    sd_reason=$(printf '%s' "$sd_reason" | sed 's/ \[[^] ]*@[^] ]*\]$//')
+    if [ -z "$sd_state" ]; then
+        echo "unknown scontrol show node $1 printed no State="
+    elif [ -n "$sd_reason" ]; then
+        case "$sd_reason" in
+            "$HEALTH_DRAIN_PREFIX"*) echo "ours $sd_reason" ;;
+            *) echo "other $sd_reason" ;;
+        esac
+    else
+        case "$sd_state" in
+            *DRAIN*) echo "other (no reason)" ;;
+            *) echo none ;;
+        esac
+    fi
+}
+
+# health_drain REASON: drain this node unless someone else has
+health_drain() {
+    hd_node=$(slurm_node)
+    hd_now=$(slurm_drain "$hd_node")
+    case "$hd_now" in
+        unknown*)
+            say "error: ${hd_now#unknown }: node not drained (its drain is unknown, so it may be someone else's)"
+            return ;;
+        other*)
+            say "kept: slurm node $hd_node is drained or down already (Reason=${hd_now#other }): not replaced, it is not $HEALTH_DRAIN_PREFIX's"
+            return ;;
+        "ours $1")
+            say "kept: slurm node $hd_node: State=DRAIN Reason=\"$1\" already"
+            return ;;
+    esac
+    # bounded too: a slurmctld that does not answer must not push the check past 60 s
+    hd_out=$(timeout -k 1 "$TOOL_TIMEOUT" scontrol update NodeName="$hd_node" State=DRAIN Reason="$1" 2>&1)
+    case $? in
+        0) say "changed: slurm node $hd_node: State=DRAIN Reason=\"$1\"" ;;
+        124 | 137) say "error: scontrol update NodeName=$hd_node State=DRAIN timed out after $TOOL_TIMEOUT s" ;;
+        *) say "error: scontrol update NodeName=$hd_node State=DRAIN failed: $(first_line "$hd_out")" ;;
+    esac
+}
+
+# health_resume: every setting is in place: end a drain of --health's own, and no other
+health_resume() {
+    have_tool scontrol || return 0
+    hr_node=$(slurm_node)
+    hr_now=$(slurm_drain "$hr_node")
+    case "$hr_now" in
+        ours*) ;;
+        unknown*) warn "${hr_now#unknown }: a drain of $HEALTH_DRAIN_PREFIX's, if any, is left in place"; return ;;
+        *) return ;;
+    esac
+    hr_out=$(timeout -k 1 "$TOOL_TIMEOUT" scontrol update NodeName="$hr_node" State=RESUME 2>&1)
+    case $? in
+        0) say "changed: slurm node $hr_node: State=RESUME (its drain was $HEALTH_DRAIN_PREFIX's: ${hr_now#ours "$HEALTH_DRAIN_PREFIX" })" ;;
+        124 | 137) say "error: scontrol update NodeName=$hr_node State=RESUME timed out after $TOOL_TIMEOUT s" ;;
+        *) say "error: scontrol update NodeName=$hr_node State=RESUME failed: $(first_line "$hr_out")" ;;
+    esac
+}
+# --- end of the Slurm drains of --health ----------------------------------------------------
+
 if [ "$CHECK" = 1 ]; then
     found=""
     [ "$DIFFS" -eq 0 ] || found="$DIFFS setting(s) differ"
     [ "$PORTS" -eq 0 ] || found="${found:+$found, }$PORTS rail port(s) not as planned"
     if [ -z "$found" ]; then
+        [ "$MODE" != health ] || health_resume
         say "summary: every setting in place"
         exit 0
     fi
     if [ "$MODE" = health ]; then
         # Slurm runs HealthCheckProgram as root on every node and leaves the action to it
         # (slurm.conf(5) HealthCheckProgram): drain, so running jobs finish and no new one lands.
-        reason="fabricgen-roce-qos: $found${PORT_REASON:+ ($PORT_REASON)}"
+        reason="$HEALTH_DRAIN_PREFIX $found${PORT_REASON:+ ($PORT_REASON)}"
         if have_tool scontrol; then
-            # slurmd exports SLURMD_NODENAME to the program: the node's Slurm name, which can
-            # differ from the host name (slurm.conf(5) NodeName/NodeHostname, HealthCheckProgram)
-            node=${SLURMD_NODENAME:-}
-            [ -n "$node" ] || node=$(hostname -s 2>/dev/null) || node=""
-            [ -n "$node" ] || { node=$(uname -n); node=${node%%.*}; }
-            # bounded too: a slurmctld that does not answer must not push the check past 60 s
-            out=$(timeout -k 1 "$TOOL_TIMEOUT" scontrol update NodeName="$node" State=DRAIN Reason="$reason" 2>&1)
-            case $? in
-                0) say "changed: slurm node $node: State=DRAIN Reason=\"$reason\"" ;;
-                124 | 137) say "error: scontrol update NodeName=$node State=DRAIN timed out after $TOOL_TIMEOUT s" ;;
-                *) say "error: scontrol update NodeName=$node State=DRAIN failed: $(first_line "$out")" ;;
-            esac
+            health_drain "$reason"
         else
             warn "scontrol not found: node not drained"
         fi

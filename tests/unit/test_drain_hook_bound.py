@@ -1,0 +1,52 @@
+"""fabricgen_sched.py hook (issue 33, item 2): the drain hook runs in its own process group, which is
+ended at its bound, and the call returns only once no process of it is left; an Ansible task
+`timeout` would leave the hook (and kubectl's evictions) running while the undrain goes on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "playbooks" / "files" / "fabricgen_sched.py"
+
+
+def _hook(bound: float, grace: float, command: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), "hook", str(bound), str(grace), command],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purpose: it evicts nothing
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+def test_a_hook_that_ends_passes_its_status_and_output():
+    r = _hook(30, 1, "echo node/gpu01 cordoned; echo 'error: timed out waiting for the condition' >&2; exit 1")
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == ["node/gpu01 cordoned", "error: timed out waiting for the condition"]
+    assert _hook(30, 1, "true").returncode == 0
+
+
+def test_a_hook_past_its_bound_is_ended_with_every_process_it_started(tmp_path):
+    pids = tmp_path / "pids"
+    # a shell that starts a background child (as a wrapper script around kubectl would) and one that
+    # ignores TERM: both are gone when the call returns
+    command = (f"sleep 600 & echo $! >> {pids}; "
+               f"sh -c 'trap \"\" TERM; echo $$ >> {pids}; while :; do sleep 1; done' & "
+               f"echo $$ >> {pids}; wait")
+    # 5 s: time enough for the three to start on a loaded machine before the bound ends them
+    r = _hook(5, 1, command)
+    assert r.returncode == 1, r.stdout
+    assert r.stdout.strip().endswith("its processes were ended, nothing evicts any more; give kubectl drain a "
+                                     "--timeout within the bound")
+    assert "outlived its bound of 5 s" in r.stdout
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 3
+    assert [p for p in started if _alive(p)] == [], "a process of the hook outlived the call"
