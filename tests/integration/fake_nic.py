@@ -889,6 +889,22 @@ def remove_rdma_device(root: Path, rdma: str) -> None:
         target.parent.rmdir()
 
 
+def reregister_rdma_device(root: Path, state_dir: Path, rdma: str) -> None:
+    """mlx5 suspending and resuming the Ethernet function with the netdev still registered (a
+    firmware reset recovered in place, `devlink dev reload`; en_main.c mlx5e_suspend/mlx5e_resume):
+    mlx5_ib unregisters the RDMA device and registers it again. The netdev, its DCB state (trust,
+    PFC, DSCP map) and ECN stay; the cma_device holding the rdma_cm ToS is freed and made anew (ToS
+    0, drivers/infiniband/core/cma.c), and OFED's traffic class starts unset again (DEVICE_STATE.md,
+    GPU servers at fleet scale). Only the RDMA half of reset_nic_qos, as that one treats it."""
+    (state_dir / f"cma_roce_tos-{rdma}.json").unlink(missing_ok=True)
+    group = root / "sys/kernel/config/rdma_cm" / rdma
+    for tos in group.glob("ports/*/default_roce_tos"):
+        tos.write_text("0\n")
+    tc = root / "sys/class/infiniband" / rdma / "tc/1/traffic_class"
+    if tc.exists():
+        tc.write_text("")
+
+
 def firmware_reset(root: Path, state_dir: Path, pci: str) -> None:
     """mlxfwreset (or a reboot) of the adapter at `pci`: mlxconfig values set since become
     current (a LINK_TYPE_P1/P2 change flips the port's link_layer) and, as after any reset,
@@ -909,5 +925,5 @@ def firmware_reset(root: Path, state_dir: Path, pci: str) -> None:
 __all__ = ["FAKE_TOOLS", "GID_TABLE_LEN", "HW_COUNTERS", "LOCKDOWN_LEVELS", "ROCE_V1", "ROCE_V2", "ZERO_GID",
            "add_pause_frames", "bump_hw_counters", "firmware_reset",
            "lock_fake_debugfs", "unlock_fake_debugfs", "qp_traffic_class", "show_fake_sysfs",
-           "remove_rdma_device", "reset_nic_qos", "write_fake_gids", "write_fake_nic_tools",
+           "remove_rdma_device", "reregister_rdma_device", "reset_nic_qos", "write_fake_gids", "write_fake_nic_tools",
            "write_fake_sysfs"]

@@ -159,6 +159,14 @@ def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_pa
                                 ("fabricgen-roce-qos@.service", "etc/systemd/system/fabricgen-roce-qos@.service",
                                  0o644),
                                 ("81-fabricgen-roce-qos.rules", "etc/udev/rules.d/81-fabricgen-roce-qos.rules", 0o644),
+                                ("fabricgen-roce-qos-reconcile.service",
+                                 "etc/systemd/system/fabricgen-roce-qos-reconcile.service", 0o644),
+                                ("fabricgen-roce-qos-reconcile.timer",
+                                 "etc/systemd/system/fabricgen-roce-qos-reconcile.timer", 0o644),
+                                ("slurmd-roce-qos.conf", "etc/systemd/system/slurmd.service.d/fabricgen-roce-qos.conf",
+                                 0o644),
+                                ("kubelet-roce-qos.conf",
+                                 "etc/systemd/system/kubelet.service.d/fabricgen-roce-qos.conf", 0o644),
                                 ("nccl.conf", "etc/nccl.conf", 0o644),
                                 ("nccl.env", "etc/fabricgen/nccl.env", 0o644)):
             installed = h.root / dest

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -21,6 +22,7 @@ from fake_nic import (
     lock_fake_debugfs,
     qp_traffic_class,
     remove_rdma_device,
+    reregister_rdma_device,
     reset_nic_qos,
     show_fake_sysfs,
     unlock_fake_debugfs,
@@ -387,6 +389,72 @@ def test_qos_reset_is_detected_and_repaired_per_interface(tmp_path, fake_env):
     assert _calls(log) == ["mlnx_qos -i ens2f0np0 --trust dscp", "mlnx_qos -i ens2f0np0 --pfc 0,0,0,1,0,0,0,0",
                            "cma_roce_tos -d mlx5_1 -t 104"]
     assert _run(script, env, "--check").returncode == 0
+
+
+def _rendered(name: str) -> str:
+    data, lines = parse_yaml(INTENT.format(tooling="mlnx_qos", mode="lossless", dscp=26, nccl="", rdma0="mlx5_0",
+                                           rdma1="mlx5_1"), "qos.yaml")
+    plan = compile_plan(validate_data(data, lines, "qos.yaml"))
+    return render_host(plan, plan.hosts[0])[f"hosts/{plan.hosts[0].name}/{name}"]
+
+
+def test_an_rdma_device_registering_again_has_the_rails_unit_set_the_tos_again(tmp_path, fake_env):
+    """A simulated mlx5 reset recovered in place (mlx5e_suspend/resume, devlink reload): the RDMA
+    device registers again and loses its rdma_cm ToS and traffic class, the netdev stays (no udev
+    "net" add). The rendered udev rule restarts the rail's unit on that "infiniband" event
+    (tests/integration/test_host_udev_rule.py runs it through udevadm); the unit's command sets
+    the ToS again. The rule before this change had no infiniband line: nothing ran."""
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    reregister_rdma_device(_root(env), Path(env["FAKE_NIC_STATE"]), "mlx5_1")
+    assert _lines(_run(script, env, "--check").stdout, "differs:") == [
+        "differs: mlx5_1 roce tos: have '0', want '104'",
+        "differs: mlx5_1 traffic class: have 'unset', want '104'"]
+    # the rule's line for mlx5_1 names the rail's instance; its ExecStart is what systemd runs
+    rule = next(line for line in _rendered("81-fabricgen-roce-qos.rules").splitlines()
+                if 'SUBSYSTEM=="infiniband"' in line and 'KERNEL=="mlx5_1"' in line)
+    run = re.search(r'RUN\+="([^"]*)"', rule).group(1).split()
+    assert run[:4] == ["/bin/systemctl", "--no-block", "restart", "fabricgen-roce-qos@ens2f0np0.service"]
+    unit = _rendered("fabricgen-roce-qos@.service")
+    exec_start = next(line.split("=", 1)[1] for line in unit.splitlines() if line.startswith("ExecStart="))
+    argv = exec_start.replace("%I", "ens2f0np0").split()
+    assert argv[1:] == ["--interface", "ens2f0np0"]
+    log.write_text("")
+    again = _run(script, env, *argv[1:])
+    assert again.returncode == 0, again.stdout
+    assert _calls(log) == ["cma_roce_tos -d mlx5_1 -t 104"]
+    assert _kernel_tos(env, "mlx5_1") == {"1": 104}
+    assert _run(script, env, "--check").returncode == 0
+
+
+def test_reconcile_reapplies_only_what_drifted_and_says_what_in_one_line(tmp_path, fake_env):
+    """--reconcile (the timer's service): silent and changing nothing when every setting is in place
+    or only a rail port is wrong; else one "reconcile:" line naming what differed, then the apply."""
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    log.write_text("")
+    quiet = _run(script, env, "--reconcile")
+    assert (quiet.returncode, quiet.stdout, _calls(log)) == (0, "", [])
+    reregister_rdma_device(_root(env), Path(env["FAKE_NIC_STATE"]), "mlx5_0")
+    fixed = _run(script, env, "--reconcile")
+    assert fixed.returncode == 0, fixed.stdout
+    out = fixed.stdout.splitlines()
+    assert out[0] == "reconcile: live settings differ from the plan, re-applying: mlx5_0 roce tos, mlx5_0 traffic class"
+    assert _lines(fixed.stdout, "reconcile:") == out[:1] and _lines(fixed.stdout, "ok:") == []
+    assert out[-1] == "summary: done"
+    assert _calls(log) == ["cma_roce_tos -d mlx5_0 -t 104"]
+    assert _run(script, env, "--check").returncode == 0
+    # a DOWN port is nothing an apply fixes: no line, no change
+    write_fake_sysfs(_root(env), NICS, state={"ens2f0np0": "DOWN"})
+    log.write_text("")
+    down = _run(script, env, "--reconcile")
+    assert (down.returncode, down.stdout, _calls(log)) == (0, "", [])
+    # a setting that cannot be set fails the run (the unit shows failed), the error said once
+    reregister_rdma_device(_root(env), Path(env["FAKE_NIC_STATE"]), "mlx5_1")
+    remove_rdma_device(_root(env), "mlx5_1")
+    broken = _run(script, env, "--reconcile")
+    assert broken.returncode == 1, broken.stdout
+    assert broken.stdout.splitlines()[0].startswith("reconcile: live settings differ from the plan, re-applying: mlx5_1")
 
 
 def test_health_drains_only_when_something_differs(tmp_path, fake_env):

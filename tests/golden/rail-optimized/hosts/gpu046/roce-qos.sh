@@ -8,7 +8,7 @@
 # runs this with --interface whenever udev adds a rail netdev, and --health lets Slurm
 # (HealthCheckProgram) drain a node whose NICs drifted.
 #
-# Usage: fabricgen-roce-qos [--check|--health|--counters] [--interface NETDEV]
+# Usage: fabricgen-roce-qos [--check|--health|--counters|--reconcile] [--interface NETDEV]
 #   (no flag)           apply: set every setting that differs
 #   --check             change nothing; print every setting that differs and exit 1 if any does,
 #                       3 if every setting is in place but a rail port is not as planned
@@ -18,6 +18,9 @@
 #                       warn about RoCE counters that climb fast
 #   --counters          change nothing; print the rails' RoCE counters ("counter:" lines) for
 #                       fabricgen verify, which reads them twice
+#   --reconcile         --check, then apply only when a setting differs: one "reconcile:" line
+#                       naming what differed, then the apply's changes and errors (the reconcile
+#                       timer's service runs it; silent when every setting is in place)
 #   --interface NETDEV  only this rail NIC (one of the NICS below); exit 2 for any other name
 # Every mode also verifies the RoCE GID NCCL will use on each rail NIC and the rail's port: ACTIVE,
 # at the planned rate, with the planned RoCE MTU (none of which can be set here; apply only warns).
@@ -70,7 +73,7 @@ TOOL_TIMEOUT=${FABRICGEN_TOOL_TIMEOUT:-10}
 HEALTH_TOOLS=${FABRICGEN_HEALTH_TOOLS:-35}
 
 usage() {
-    echo "usage: $0 [--check|--health|--counters] [--interface NETDEV]" >&2
+    echo "usage: $0 [--check|--health|--counters|--reconcile] [--interface NETDEV]" >&2
     exit 2
 }
 
@@ -79,7 +82,7 @@ ONLY=""
 ONLY_SET=0
 while [ $# -gt 0 ]; do
     case "$1" in
-        --check | --health | --counters)
+        --check | --health | --counters | --reconcile)
             [ "$MODE" = apply ] || usage
             MODE=${1#--} ;;
         --interface)
@@ -106,6 +109,28 @@ if [ "$ONLY_SET" = 1 ]; then
         exit 2
     fi
     NICS=$match
+fi
+
+# --reconcile: this script twice, --check then (only when a setting differs) apply, each taking
+# the lock itself. A rail port that is not as planned (--check exit 3, or its "port", "rate" and
+# "roce mtu" lines) is no reason to apply: nothing here can fix a cable, and --health reports it.
+if [ "$MODE" = reconcile ]; then
+    rc_one=""
+    [ "$ONLY_SET" = 0 ] || rc_one="--interface=$ONLY"
+    rc_out=$(sh "$0" --check ${rc_one:+"$rc_one"} 2>&1)
+    case $? in
+        0 | 3) exit 0 ;;
+        1) ;;
+        *) printf '%s\n' "$rc_out" | grep -v '^ok: '; exit 1 ;;
+    esac
+    rc_what=$(printf '%s\n' "$rc_out" | sed -n 's/^differs: \([^:]*\):.*/\1/p' |
+        grep -v -e ' port$' -e ' rate$' -e ' roce mtu$' | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+    [ -n "$rc_what" ] || exit 0
+    printf 'reconcile: live settings differ from the plan, re-applying: %s\n' "$rc_what"
+    rc_out=$(sh "$0" ${rc_one:+"$rc_one"} 2>&1)
+    rc_rc=$?
+    printf '%s\n' "$rc_out" | grep -v '^ok: '
+    exit "$rc_rc"
 fi
 
 WAIT_LEFT=0
