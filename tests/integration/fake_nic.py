@@ -513,7 +513,9 @@ if layer == "Ethernet" and nets:
 enum = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 print(f"hca_id:\t{dev}")
 print("\ttransport:\t\t\tInfiniBand (0)")
-print("\tfw_ver:\t\t\t\t28.39.1002")
+# ibv_query_device's fw_ver is the driver's, the string sysfs fw_ver shows
+fw = (ib / dev / "fw_ver").read_text().strip() if (ib / dev / "fw_ver").is_file() else "28.39.1002"
+print(f"\tfw_ver:\t\t\t\t{fw}")
 print("\tvendor_id:\t\t\t0x02c9")
 print("\tvendor_part_id:\t\t\t4129")
 print("\tphys_port_cnt:\t\t\t1")
@@ -628,6 +630,8 @@ RATES = {400: (4, "NDR"), 200: (4, "HDR"), 100: (4, "EDR"), 50: (1, "HDR"), 40: 
 HW_COUNTERS = ("duplicate_request", "local_ack_timeout_err", "np_cnp_sent", "np_ecn_marked_roce_packets",
                "out_of_sequence", "packet_seq_err", "rnr_nak_retry_err", "rp_cnp_handled", "rp_cnp_ignored")
 GPUDIRECT = ("nvidia-peermem", "dmabuf", "none")
+FW_VER = "28.39.1002"           # a ConnectX-7 firmware as sysfs fw_ver and ibv_devinfo print it
+PCIE_MAX = (16, "32.0 GT/s PCIe")   # ConnectX-7 in a Gen5 x16 slot
 NVIDIA_VERSION = {      # /proc/driver/nvidia/version, first line, per kernel module flavour
     "nvidia-peermem": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",
     "dmabuf": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  "
@@ -677,7 +681,8 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
                      rate_gbps: int | str | Mapping[str, int | str] = 400,
                      gpudirect: str | bool = "nvidia-peermem", rdma_cm: bool = True,
                      addresses: Mapping[str, Sequence[str]] | None = None, lockdown: str = "none",
-                     mtu: int | Mapping[str, int] = 4200) -> Path:
+                     mtu: int | Mapping[str, int] = 4200, fw_ver: str | Mapping[str, str] = FW_VER,
+                     pcie: tuple[int, str] | Mapping[str, tuple[int, str]] = PCIE_MAX) -> Path:
     """A /sys tree of ConnectX rail NICs for roce-qos.sh, the playbook and discovery.
 
     netdevs[i] is PCI function pci[i] (default 0000:<08+i>:00.0) with RDMA device rdma[i]
@@ -695,7 +700,12 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
     "confidentiality"; /sys/kernel/security/lockdown), see lock_fake_debugfs. mtu: the netdev MTU
     (/sys/class/net/<netdev>/mtu), for every NIC or per netdev. Every port has hw_counters
     (HW_COUNTERS, at 0; bump_hw_counters). `ecn_prios` is accepted for older callers: every
-    priority gets its ecn file. Calling it again on the same root keeps what is there."""
+    priority gets its ecn file. fw_ver: the RDMA device's firmware (sysfs fw_ver, as mlx5 prints it),
+    for every NIC or per netdev. pcie: the (width, speed) the NIC's PCIe link trained at
+    (current_link_width/current_link_speed, drivers/pci/pci-sysfs.c; speed as pci_speed_string()
+    prints it), for every NIC or per netdev; the NIC and slot can do PCIE_MAX (max_link_*), a
+    ConnectX-7's Gen5 x16. Calling it again on the same root keeps what is there (fw_ver and the
+    PCIe link are written again)."""
     if gpudirect is True:
         gpudirect = "nvidia-peermem"
     elif gpudirect is False or gpudirect is None:
@@ -717,6 +727,11 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         _symlink(sys_dir / "class/infiniband" / ib_name, ibdev)
         _symlink(sys_dir / "bus/pci/devices" / fn, dev)
         (net / "dev_port").write_text("0\n")
+        width, speed = _per_nic(pcie, ifc, PCIE_MAX)
+        for name, value in (("current_link_width", width), ("current_link_speed", speed),
+                            ("max_link_width", PCIE_MAX[0]), ("max_link_speed", PCIE_MAX[1])):
+            (dev / name).write_text(f"{value}\n")
+        (ibdev / "fw_ver").write_text(f"{_per_nic(fw_ver, ifc, FW_VER)}\n")
         if not (net / "address").exists():     # the MAC the link-local GID below is built from
             (net / "address").write_text(f"0c:42:a1:00:00:{i:02x}\n")
         layer = _per_nic(link_layer, ifc, "Ethernet")

@@ -210,7 +210,17 @@ def test_dcb_mode_on_an_inbox_driver(tmp_path, fake_env):
         " rocep8s0f0 traffic class", " rocep9s0f0 traffic class"]
     assert "(inbox mlx5_ib: only the MLNX_OFED/DOCA driver has it)" in again.stdout
     assert "ok: rocep9s0f0 roce tos = 104" in again.stdout
-    assert again.stdout.splitlines()[-1] == "summary: every setting in place"
+    # what the inbox driver gives no way to read is named, and the summary does not claim it
+    assert [line.split(":", 2)[1] for line in _lines(again.stdout, "unverified:")] == [
+        " ens1f0np0 ecn", " ens1f0np0 cnp priority", " ens2f0np0 ecn", " ens2f0np0 cnp priority"]
+    assert again.stdout.splitlines()[-1] == ("summary: every setting that can be read in place; not verified: "
+                                             "ens1f0np0 ecn, ens1f0np0 cnp priority, ens2f0np0 ecn, "
+                                             "ens2f0np0 cnp priority")
+    # --health the same, and no drain for it
+    health = _run(script, {**env, "FABRICGEN_COUNTER_INTERVAL": "0"}, "--health")
+    assert health.returncode == 0 and "every setting in place" not in health.stdout, health.stdout
+    assert "not verified: ens1f0np0 ecn" in health.stdout.splitlines()[-1]
+    assert not [c for c in log.read_text().splitlines() if c.startswith("scontrol")]
 
 
 def test_lossy_mode_turns_pfc_off(tmp_path, fake_env):
@@ -722,7 +732,8 @@ def test_inbox_host_without_cma_roce_tos_sets_the_tos_through_configfs(tmp_path,
         assert _kernel_tos(env, rdma) == {"1": 104}
     assert [c for c in log.read_text().splitlines() if c.startswith("configfs")] == [
         f"configfs write {rdma} port 1 default_roce_tos=104" for rdma in INBOX_RDMA]
-    assert applied.stdout.splitlines()[-1] == "summary: done"
+    assert applied.stdout.splitlines()[-1] == ("summary: done; not verified: ens1f0np0 ecn, ens1f0np0 cnp priority, "
+                                               "ens2f0np0 ecn, ens2f0np0 cnp priority")
     _no_configfs_group(env)
 
     log.write_text("")
@@ -792,8 +803,11 @@ def test_inbox_ecn_under_a_refusing_debugfs_is_one_line_not_a_failure(tmp_path, 
         assert _not_ok(applied.stdout) == []
         assert (root / "sys/kernel/debug/mlx5/0000:08:00.0/cc_params/np_cnp_dscp").read_text() == "0\n"
         check = _run(script, env, "--check")
-        if level != "none":         # nothing to compare: --health must not drain for it
+        if level != "none":         # nothing to compare: --health must not drain for it, nor call it in place
             assert check.returncode == 0, check.stdout
+            assert check.stdout.splitlines()[-1].startswith(
+                "summary: every setting that can be read in place; not verified: ens1f0np0 cnp dscp, ens1f0np0 ecn"), \
+                check.stdout
         else:                       # readable but not writable: the difference stays visible
             assert _not_ok(check.stdout) == [f"differs: {ifc} cnp dscp: have '0', want '48'" for ifc in NICS]
     finally:
@@ -1104,3 +1118,71 @@ def test_health_stops_starting_nic_tools_when_its_budget_is_spent(tmp_path, fake
     assert timed_out and not_run, bad
     assert all(": cannot read (" in line for line in bad)
     assert len(_drains(log)) == 1, "the drain is made all the same (scontrol has its own bound)"
+
+
+# hosts.nic_firmware_min, placed under hosts: by the template's last slot
+FW_MIN = '  nic_firmware_min: "28.40.1000"\n'
+
+
+def test_nic_firmware_below_the_intents_minimum_is_reported_and_drains(tmp_path, fake_env):
+    """sysfs fw_ver against hosts.nic_firmware_min, field by field (28.39.1002 < 28.40.1000 <
+    28.100.0): nothing an apply can change, so --check exits 3, --health drains, --reconcile is
+    silent. The script before this change read no firmware."""
+    env, log = fake_env
+    write_fake_sysfs(_root(env), NICS, fw_ver={"ens1f0np0": "28.100.0", "ens2f0np0": "28.39.1002"})
+    script = _script(tmp_path, "mlnx_qos", nccl=FW_MIN)
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    assert "ok: ens1f0np0 firmware = 28.100.0 (at least 28.40.1000)" in check.stdout
+    assert _not_ok(check.stdout) == [
+        "differs: ens2f0np0 firmware: have '28.39.1002', want at least '28.40.1000' (hosts.nic_firmware_min: "
+        "update the NIC firmware with mlxfwmanager or mstflint)"]
+    assert check.stdout.splitlines()[-1] == "summary: every setting in place, 1 GPU-NIC path check(s) failed"
+    log.write_text("")
+    health = _run(script, {**env, "SLURMD_NODENAME": "gpu-a01", "FABRICGEN_COUNTER_INTERVAL": "0"}, "--health")
+    assert health.returncode == 1
+    assert _drains(log) == ["scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: 1 GPU-NIC path "
+                            "check(s) failed (ens2f0np0 firmware 28.39.1002, min 28.40.1000)"]
+    log.write_text("")
+    quiet = _run(script, env, "--reconcile")
+    assert (quiet.returncode, quiet.stdout, _calls(log)) == (0, "", [])
+    # without the key nothing is read
+    plain = _run(_script(tmp_path, "mlnx_qos"), env, "--check")
+    assert plain.returncode == 0 and " firmware" not in plain.stdout
+
+
+@pytest.mark.parametrize(("link", "what", "have"), [((8, "32.0 GT/s PCIe"), "width", "8"),
+                                                    ((16, "16.0 GT/s PCIe"), "speed", "16.0 GT/s PCIe")])
+def test_a_pcie_link_trained_below_what_nic_and_slot_can_do_is_reported(tmp_path, fake_env, link, what, have):
+    env, _ = fake_env
+    write_fake_sysfs(_root(env), NICS, pcie={"ens2f0np0": link})
+    script = _script(tmp_path, "mlnx_qos")
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    want = "16" if what == "width" else "32.0 GT/s PCIe"
+    assert _not_ok(check.stdout) == [
+        f"differs: ens2f0np0 pcie {what}: have '{have}', the NIC and its slot can do '{want}' (the link trained lower: "
+        "reseat the NIC, check the riser, the slot's BIOS setting and lspci -vv LnkSta)"]
+    assert "ok: ens1f0np0 pcie width = 16" in check.stdout and "ok: ens1f0np0 pcie speed = 32.0 GT/s PCIe" in \
+        check.stdout
+
+
+def test_gpudirect_needs_peermem_or_the_open_modules_dma_buf(tmp_path, fake_env):
+    env, _ = fake_env
+    root = _root(env)
+    write_fake_sysfs(root, NICS, gpudirect="dmabuf")       # open kernel module, no peermem; this kernel >= 5.12
+    script = _script(tmp_path, "mlnx_qos")
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 0 and "ok: gpudirect = dma-buf (NVIDIA open kernel module, Linux " in check.stdout
+    # the proprietary module without nvidia-peermem: no GPUDirect RDMA path
+    shutil.rmtree(root / "proc")
+    write_fake_sysfs(root, NICS, gpudirect="nvidia-peermem")
+    shutil.rmtree(root / "sys/module/nvidia_peermem")
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    assert _not_ok(check.stdout) == [
+        "differs: gpudirect: neither nvidia-peermem loaded nor DMA-BUF (NVIDIA's open kernel module on Linux >= 5.12): "
+        "modprobe nvidia-peermem, or set deploy.hosts.require_gpudirect: false"]
