@@ -682,7 +682,8 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
                      gpudirect: str | bool = "nvidia-peermem", rdma_cm: bool = True,
                      addresses: Mapping[str, Sequence[str]] | None = None, lockdown: str = "none",
                      mtu: int | Mapping[str, int] = 4200, fw_ver: str | Mapping[str, str] = FW_VER,
-                     pcie: tuple[int, str] | Mapping[str, tuple[int, str]] = PCIE_MAX) -> Path:
+                     pcie: tuple[int, str] | Mapping[str, tuple[int, str]] = PCIE_MAX,
+                     switch_acs: Mapping[str, int] | None = None) -> Path:
     """A /sys tree of ConnectX rail NICs for roce-qos.sh, the playbook and discovery.
 
     netdevs[i] is PCI function pci[i] (default 0000:<08+i>:00.0) with RDMA device rdma[i]
@@ -704,7 +705,11 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
     for every NIC or per netdev. pcie: the (width, speed) the NIC's PCIe link trained at
     (current_link_width/current_link_speed, drivers/pci/pci-sysfs.c; speed as pci_speed_string()
     prints it), for every NIC or per netdev; the NIC and slot can do PCIE_MAX (max_link_*), a
-    ConnectX-7's Gen5 x16. Calling it again on the same root keeps what is there (fw_ver and the
+    ConnectX-7's Gen5 x16. switch_acs {netdev: ACS Control value}: that NIC sits behind a PCIe
+    switch (root port 0000:00:0<i+1>.0, upstream port 0000:<1+2i>:00.0, downstream port
+    0000:<2+2i>:00.0, each with its config space, pci_config_space) whose downstream port has
+    that ACS Control register (0: off; 0x1d: SrcValid, ReqRedir, CmplRedir, UpstreamFwd on, as
+    Linux sets it with the IOMMU on). Calling it again on the same root keeps what is there (fw_ver and the
     PCIe link are written again)."""
     if gpudirect is True:
         gpudirect = "nvidia-peermem"
@@ -717,6 +722,15 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         fn = pci[i] if pci else f"0000:{8 + i:02x}:00.0"
         ib_name = rdma[i] if rdma else f"mlx5_{i}"
         dev = sys_dir / "devices/pci0000:00" / fn
+        if switch_acs and ifc in switch_acs:
+            ports = [(f"0000:00:{i + 1:02x}.0", 4, None), (f"0000:{1 + 2 * i:02x}:00.0", 5, None),
+                     (f"0000:{2 + 2 * i:02x}:00.0", 6, switch_acs[ifc])]
+            parent = sys_dir / "devices/pci0000:00"
+            for bdf, port_type, acs in ports:
+                parent = parent / bdf
+                parent.mkdir(parents=True, exist_ok=True)
+                (parent / "config").write_bytes(pci_config_space(port_type, acs))
+            dev = parent / fn
         net = dev / "net" / ifc
         ibdev = dev / "infiniband" / ib_name
         net.mkdir(parents=True, exist_ok=True)
@@ -785,6 +799,26 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         (sys_dir / "module/nvidia_peermem").mkdir(parents=True, exist_ok=True)
         (sys_dir / "module/nvidia_peermem/initstate").write_text("live\n")
     return root
+
+
+def pci_config_space(port_type: int, acs: int | None) -> bytes:
+    """4096 bytes of a PCIe bridge's config space as root reads sysfs `config` (PCIe Base
+    Specification): a PCIe switch or root port (header type 1, a bridge) whose capability list (from
+    0x34) holds the PCI Express capability (ID 0x10, v2) with Device/Port Type PORT_TYPE (4 root
+    port, 5 switch upstream, 6 switch downstream) in bits 7:4 of its flags, and, when ACS is not
+    None, the ACS extended capability at 0x100 (ID 0x000d, v1, last in the list) with ACS
+    Capability 0x007f and ACS Control ACS."""
+    b = bytearray(4096)
+    b[0:4] = bytes((0xb5, 0x10, 0x87, 0x87))     # vendor 0x10b5 (a PCIe switch vendor), device
+    b[0x06] = 0x10                                  # status: capability list present
+    b[0x0e] = 0x01                                  # header type 1 (bridge)
+    b[0x34] = 0x40
+    b[0x40:0x44] = bytes((0x10, 0x00, (port_type << 4) | 0x2, 0x00))
+    if acs is not None:
+        b[0x100:0x104] = (0x000d | (1 << 16)).to_bytes(4, "little")
+        b[0x104:0x106] = (0x007f).to_bytes(2, "little")
+        b[0x106:0x108] = acs.to_bytes(2, "little")
+    return bytes(b)
 
 
 LOCKDOWN_LEVELS = ("none", "integrity", "confidentiality")
@@ -939,6 +973,6 @@ def firmware_reset(root: Path, state_dir: Path, pci: str) -> None:
 
 __all__ = ["FAKE_TOOLS", "GID_TABLE_LEN", "HW_COUNTERS", "LOCKDOWN_LEVELS", "ROCE_V1", "ROCE_V2", "ZERO_GID",
            "add_pause_frames", "bump_hw_counters", "firmware_reset",
-           "lock_fake_debugfs", "unlock_fake_debugfs", "qp_traffic_class", "show_fake_sysfs",
+           "lock_fake_debugfs", "unlock_fake_debugfs", "pci_config_space", "qp_traffic_class", "show_fake_sysfs",
            "remove_rdma_device", "reregister_rdma_device", "reset_nic_qos", "write_fake_gids", "write_fake_nic_tools",
            "write_fake_sysfs"]

@@ -1186,3 +1186,23 @@ def test_gpudirect_needs_peermem_or_the_open_modules_dma_buf(tmp_path, fake_env)
     assert _not_ok(check.stdout) == [
         "differs: gpudirect: neither nvidia-peermem loaded nor DMA-BUF (NVIDIA's open kernel module on Linux >= 5.12): "
         "modprobe nvidia-peermem, or set deploy.hosts.require_gpudirect: false"]
+
+
+def test_acs_on_the_pcie_switch_port_above_a_rail_nic_is_reported(tmp_path, fake_env):
+    """ACS Control of the switch downstream port above each NIC, read from its sysfs config space:
+    ReqRedir/CmplRedir/SrcValid on sends GPU-NIC P2P through the root complex. Root and upstream
+    ports are not read; a NIC under no switch (the other fake NICs) has nothing to check."""
+    env, _ = fake_env
+    write_fake_sysfs(_root(env), NICS, switch_acs={"ens1f0np0": 0x0000, "ens2f0np0": 0x001d})
+    script = _script(tmp_path, "mlnx_qos")
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    assert "ok: ens1f0np0 acs = off (1 PCIe switch port(s) above it)" in check.stdout
+    assert _not_ok(check.stdout) == [
+        "differs: ens2f0np0 acs: have ACSCtl SrcValid+ ReqRedir+ CmplRedir+ on PCIe switch port 0000:04:00.0 above "
+        "ens2f0np0, want them off (P2P goes through the root complex: disable ACS in the BIOS, or setpci -s "
+        "0000:04:00.0 ECAP_ACS+0x6.w=0000 until the next boot)"]
+    # only UpstreamFwd (0x10) on: no redirect, nothing to report
+    write_fake_sysfs(_root(env), NICS, switch_acs={"ens1f0np0": 0x0000, "ens2f0np0": 0x0010})
+    assert _run(script, env, "--check").returncode == 0

@@ -24,7 +24,8 @@
 #   --interface NETDEV  only this rail NIC (one of the NICS below); exit 2 for any other name
 # Every mode also verifies the RoCE GID NCCL will use on each rail NIC and the rail's port: ACTIVE,
 # at the planned rate, with the planned RoCE MTU, and the GPU-NIC path: NIC firmware against
-# hosts.nic_firmware_min, the PCIe link against what NIC and slot can do, a GPUDirect RDMA path
+# hosts.nic_firmware_min, the PCIe link against what NIC and slot can do, ACS on the PCIe switch
+# port above the NIC, a GPUDirect RDMA path
 # (none of which can be set here; apply only warns, --check and --health treat them as a port).
 # Output: one "ok:", "differs:", "changed:", "unverified:", "warning:" or "error:" line per setting, then
 # "summary:". "unverified:" is a setting this host gives no way to read (inbox mlx5: ECN per priority
@@ -136,7 +137,7 @@ if [ "$MODE" = reconcile ]; then
     esac
     rc_what=$(printf '%s\n' "$rc_out" | sed -n 's/^differs: \([^:]*\):.*/\1/p' |
         grep -v -e ' port$' -e ' rate$' -e ' roce mtu$' -e ' firmware$' -e ' pcie width$' -e ' pcie speed$' \
-            -e '^gpudirect$' | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+            -e ' acs$' -e '^gpudirect$' | tr '\n' ',' | sed 's/,$//; s/,/, /g')
     [ -n "$rc_what" ] || exit 0
     printf 'reconcile: live settings differ from the plan, re-applying: %s\n' "$rc_what"
     rc_out=$(sh "$0" ${rc_one:+"$rc_one"} 2>&1)
@@ -788,6 +789,70 @@ update the NIC firmware with mlxfwmanager or mstflint)" "$rp_ifc firmware $rp_fw
     done
 }
 
+# port_acs CONFIG: how one PCI function's config space (the sysfs `config` file, 4096 bytes for root)
+# stands for ACS: "short" (fewer than 256 bytes readable), "other" (not a PCIe switch downstream
+# port), "none" (one without an ACS capability), or its ACS Control register as a number. PCIe Base
+# Specification: the PCI Express capability (ID 0x10, standard list from 0x34) holds the
+# Device/Port Type in bits 7:4 of its flags (6: switch downstream port); the ACS extended capability
+# (ID 0x000d, list from 0x100, next offset in bits 31:20 of each header) has ACS Control at +6.
+port_acs() {
+    od -An -v -tu1 "$1" 2>/dev/null | awk '
+        { for (i = 1; i <= NF; i++) b[n++] = $i }
+        END {
+            if (n < 256) { print "short"; exit }
+            p = b[52]; type = -1
+            for (k = 0; p >= 64 && p < 256 && k < 48; k++) {
+                if (b[p] == 16) { type = int(b[p + 2] / 16) % 16; break }
+                p = b[p + 1] }
+            if (type != 6) { print "other"; exit }
+            o = 256
+            for (k = 0; o >= 256 && o < n - 8 && k < 64; k++) {
+                if (b[o] + 256 * b[o + 1] == 13) { print b[o + 6] + 256 * b[o + 7]; exit }
+                o = int((b[o + 2] + 256 * b[o + 3]) / 16) }
+            print "none" }'
+}
+
+# rail_acs IFC: ACS on the PCIe switch ports above the rail NIC. With P2P Request or Completion
+# Redirect (or Source Validation) on, a switch sends every peer-to-peer transfer up to the root
+# complex, so GPUDirect RDMA between a GPU and a NIC behind the same switch crawls or fails (NVIDIA
+# GPUDirect RDMA guide, "PCI Access Control Services"; NCCL troubleshooting: ACSCtl must show
+# SrcValid- ReqRedir- CmplRedir-, as `lspci -vvv` prints the bits). Root ports are left out: the
+# path between a GPU and a NIC of one switch does not cross them. What sysfs shows the script reads;
+# what it cannot read (config space below 256 bytes: not root) is an unverified line.
+rail_acs() {
+    ra_dir=$(cd "$SYS/class/net/$1/device" 2>/dev/null && pwd -P) || return 0
+    ra_dir=${ra_dir%/*} ra_seen=0
+    while :; do
+        ra_bdf=${ra_dir##*/}
+        case "$ra_bdf" in
+            [0-9a-f][0-9a-f][0-9a-f][0-9a-f]:[0-9a-f][0-9a-f]:[0-9a-f][0-9a-f].[0-7]) ;;
+            *)
+                [ "$ra_seen" = 0 ] || say "ok: $1 acs = off ($ra_seen PCIe switch port(s) above it)"
+                return 0 ;;
+        esac
+        ra_ctl=$(port_acs "$ra_dir/config")
+        case "$ra_ctl" in
+            short)
+                unverified "$1 acs" "$ra_dir/config: extended config space not readable (run as root)"
+                return 0 ;;
+            '' | other | none) ;;
+            *)
+                ra_on=""
+                [ $((ra_ctl % 2)) = 0 ] || ra_on="SrcValid+"
+                [ $((ra_ctl / 4 % 2)) = 0 ] || ra_on="$ra_on${ra_on:+ }ReqRedir+"
+                [ $((ra_ctl / 8 % 2)) = 0 ] || ra_on="$ra_on${ra_on:+ }CmplRedir+"
+                ra_seen=$((ra_seen + 1))
+                if [ -n "$ra_on" ]; then
+                    path_fault "$1 acs" "have ACSCtl $ra_on on PCIe switch port $ra_bdf above $1, want them off \
+(P2P goes through the root complex: disable ACS in the BIOS, or setpci -s $ra_bdf ECAP_ACS+0x6.w=0000 until the next boot)" \
+                        "$1 acs on $ra_bdf"
+                    return 0
+                fi ;;
+        esac
+        ra_dir=${ra_dir%/*}
+    done
+}
+
 # gpudirect: with NVIDIA's driver loaded (/sys/module/nvidia), NCCL moves GPU memory over the NIC
 # only through a GPUDirect RDMA path: nvidia-peermem (or its predecessor nv_peer_mem) loaded, or
 # DMA-BUF, which needs NVIDIA's open kernel module on Linux >= 5.12 (NVIDIA GPUDirect RDMA guide,
@@ -926,6 +991,7 @@ for entry in $NICS; do
     gid "$ifc" "$rdma"
     rail_port "$ifc" "$rdma"
     rail_path "$ifc" "$rdma"
+    rail_acs "$ifc"
 done
 gpudirect
 if [ "$MODE" = health ] && [ "$COUNTER_INTERVAL" -gt 0 ]; then
