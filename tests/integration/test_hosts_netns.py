@@ -142,6 +142,8 @@ def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_pa
             assert rule == [f"{table}:", "from", nic.ip.split("/")[0], "lookup", str(table), "proto", "static"]
             route = h.sh(f"ip -4 route show table {table}").stdout
             assert f"{plan.rail_pool} via {nic.gateway} dev {nic.netdev}" in route
+            main = h.sh(f"ip -4 route show {plan.rail_pool}").stdout
+            assert f"{plan.rail_pool} via {nic.gateway} dev {nic.netdev} metric {table}" in main, main
             for key, want in (("arp_ignore", "1"), ("arp_announce", "2"), ("rp_filter", "2")):
                 assert h.sysctl(f"net.ipv4.conf.{nic.netdev}.{key}") == want
             # the leaf side answers through the rail's own table
