@@ -129,7 +129,7 @@ def test_drift_on_namespace_hosts(netns_hosts, tmp_path):  # noqa: F811
     assert sorted(features) == ["routes", "rules"], features
     assert features["routes"]["changed"] == [{"path": f"{plan.rail_pool} table {table} dev {nic.netdev}",
                                               "intended": f"via {nic.gateway}", "actual": "missing or different"}]
-    assert features["rules"]["changed"] == [{"path": f"priority {table} from {nic.ip.split('/')[0]}",
+    assert features["rules"]["changed"] == [{"path": f"priority {table} from {nic.ip.split('/')[0]}/32",
                                              "intended": f"lookup {table}", "actual": "missing"}]
     other.sh(f"ip rule add from {nic.ip.split('/')[0]} table {table} priority {table} protocol static && "
              f"ip route add {plan.rail_pool} via {nic.gateway} dev {nic.netdev} table {table}")
