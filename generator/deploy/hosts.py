@@ -345,6 +345,7 @@ def run_hosts_playbook(
     verbosity: int = 0,
     tags: str | None = None,
     skip_tags: str | None = None,
+    collect: tuple[str, ...] = (),
 ) -> HostRunResult:
     """Pre-flight, then apply the rendered host files in `render_dir` to the hosts of `inventory`,
     in the batches its `hosts` group vars set.
@@ -352,6 +353,7 @@ def run_hosts_playbook(
     `ssh_key` is a private key file; `known_hosts` replaces ~/.ssh/known_hosts (host
     keys are still checked strictly). `extravars` may set fabricgen_root etc. `tags` /
     `skip_tags`: the playbook's feature tags (preflight, netplan, sysctl, qos, nccl, units, lldpd).
+    `collect`: task names whose module results are kept per host (drift reads its probes' output).
     """
     render_dir = Path(render_dir).resolve()
     if not (render_dir / "hosts").is_dir():
@@ -361,7 +363,7 @@ def run_hosts_playbook(
     variables.update(extravars or {})
     return run_playbook(playbook_path(), inventory, extravars=variables, limit=limit, check=check, diff=diff,
                         private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
-                        verbosity=verbosity, tags=tags, skip_tags=skip_tags,
+                        verbosity=verbosity, tags=tags, skip_tags=skip_tags, collect=collect,
                         forks=inventory_forks(inventory, variables.get("fabricgen_hosts_serial")))
 
 

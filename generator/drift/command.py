@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from generator.drift.compare import FeatureResult, compare_device
+from generator.drift.host_state import ITEM_TASKS, host_items
 from generator.drift.normalize import (
     ConfigParseError,
     nvue_managed_set,
@@ -205,7 +206,8 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
         render_dir = write_tree(files, Path(tmp) / "render")
         try:
             run = run_hosts_playbook(render_dir, render_dir / "inventory.yml", check=True, diff=True,
-                                     limit=None if names == every else ",".join(names), known_hosts=known_hosts, extravars=extravars, ssh_key=ssh_key)
+                                     limit=None if names == every else ",".join(names), known_hosts=known_hosts, extravars=extravars, ssh_key=ssh_key,
+                                     collect=ITEM_TASKS)
         except Exception as exc:  # noqa: BLE001 - best effort: any failure leaves the hosts unknown
             return all_unknown(f"ansible check run failed: {_one_line(exc, None)}")
     failures: dict[str, str] = {}
@@ -220,7 +222,13 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
             continue
         features: dict[str, FeatureResult] = {}
         for host, task in run.changes:
-            if host == name:
+            if host != name:
+                continue
+            # the probes that name each route, rule, interface setting and sysctl that differs
+            items = host_items(task, str((run.results.get(name, {}).get(task) or {}).get("stdout") or ""))
+            for feature_name, change in items:
+                features.setdefault(feature_name, FeatureResult(feature_name)).changed.append(change)
+            if not items:
                 feature = features.setdefault(_host_feature(task), FeatureResult(_host_feature(task)))
                 feature.changed.append({"path": task, "intended": "rendered", "actual": "differs"})
         results.append(DeviceResult(name, "host", "drift" if features else "in_sync", features=features))

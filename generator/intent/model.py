@@ -338,6 +338,10 @@ class Hosts(_Strict):
     """the rail NICs, one per rail in rail order; unset: ens<r+1>f0np0 / mlx5_<r>"""
     nic_tooling: Literal["mlnx_qos", "dcb"] = "mlnx_qos"
     """how the host playbook sets NIC QoS: mlnx_qos (NVIDIA MLNX tools) or dcb (iproute2)"""
+    # compared with each rail RDMA device's fw_ver (sysfs, "28.39.1002" on a ConnectX-7) by
+    # roce-qos.sh --check/--health: a NIC below it is reported (and --health drains), never flashed
+    nic_firmware_min: Annotated[str, Field(pattern=r"^[0-9]{1,5}(\.[0-9]{1,5}){1,3}$")] | None = None
+    """oldest rail NIC firmware the hosts may run, e.g. "28.39.1002"; --check/--health report a NIC below it; unset: not checked"""
     # lldpd on the hosts, announcing each port by its name: lldpd's default LLDP port ID is the
     # NIC's MAC (lldpcli(8)); the host playbook (tag lldpd) installs it and renders
     # /etc/lldpd.d/fabricgen.conf with `configure lldp portidsubtype ifname`. Off: nothing is done.

@@ -213,7 +213,7 @@ def compile_plan(intent: Intent, discovery: Discovery | None = None) -> FabricPl
         fabric_link_pool=None if fabric_pool is None else intent.addressing.fabric_links,
         mgmt_pool=intent.addressing.management, mgmt_interface=intent.hosts.mgmt_interface,
         nic_tooling=intent.hosts.nic_tooling, deploy_user=intent.deploy.user, host_lldpd=intent.hosts.lldpd,
-        nccl=nccl,
+        nic_firmware_min=intent.hosts.nic_firmware_min, nccl=nccl,
         management=build_management(intent),
         routing=build_routing(intent, switches, ports_by_device),
         host_rollout=host_rollout(intent),

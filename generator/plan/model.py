@@ -230,6 +230,7 @@ class FabricPlan:
     nic_tooling: str
     deploy_user: str
     host_lldpd: bool = False              # hosts.lldpd: lldpd with portidsubtype ifname on every host
+    nic_firmware_min: str | None = None   # hosts.nic_firmware_min: roce-qos.sh reports a rail NIC below it
     nccl: NcclPlan | None = None
     management: ManagementPlan | None = None
     routing: RoutingPlan | None = None

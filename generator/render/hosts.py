@@ -1,5 +1,6 @@
-"""Per-host render: netplan, sysctl drop-in, NIC QoS script, its per-NIC unit and udev rule,
-nccl.conf and nccl.env; with hosts.lldpd, lldpd.conf (lldpd's drop-in, portidsubtype ifname).
+"""Per-host render: netplan, sysctl drop-in, NIC QoS script, its per-NIC unit and udev rule, the
+reconcile timer and its service, the slurmd/kubelet drop-ins that wait for the QoS, nccl.conf and
+nccl.env; with hosts.lldpd, lldpd.conf (lldpd's drop-in, portidsubtype ifname).
 
 Pure and deterministic. Every value comes from the plan; the templates only lay it
 out. Templates are compiled once per process, and files that are the same on every
@@ -20,6 +21,11 @@ SCRIPT_PATH = "/usr/local/sbin/fabricgen-roce-qos"
 UNIT_PREFIX = "fabricgen-roce-qos"
 UNIT_NAME = f"{UNIT_PREFIX}@.service"            # a template: one instance per rail netdev
 UDEV_RULES = "81-fabricgen-roce-qos.rules"
+RECONCILE_SERVICE = f"{UNIT_PREFIX}-reconcile.service"
+RECONCILE_TIMER = f"{UNIT_PREFIX}-reconcile.timer"
+# the job schedulers held until the rails' QoS ran, each by a drop-in (rendered name -> unit)
+SCHEDULER_DROPINS = {"slurmd-roce-qos.conf": "slurmd.service", "kubelet-roce-qos.conf": "kubelet.service"}
+SCHEDULER_DROPIN_NAME = "fabricgen-roce-qos.conf"
 NCCL_ENV_PATH = "/etc/fabricgen/nccl.env"
 # lldpd reads every *.conf of /etc/lldpd.d at start, in alphabetical order (lldpd(8), lldpcli(8) -c)
 LLDPD_CONF_PATH = "/etc/lldpd.d/fabricgen.conf"
@@ -32,6 +38,9 @@ INSTALL_PATHS = {
     "roce-qos.sh": SCRIPT_PATH,
     UNIT_NAME: f"/etc/systemd/system/{UNIT_NAME}",
     UDEV_RULES: f"/etc/udev/rules.d/{UDEV_RULES}",
+    RECONCILE_SERVICE: f"/etc/systemd/system/{RECONCILE_SERVICE}",
+    RECONCILE_TIMER: f"/etc/systemd/system/{RECONCILE_TIMER}",
+    **{name: f"/etc/systemd/system/{unit}.d/{SCHEDULER_DROPIN_NAME}" for name, unit in SCHEDULER_DROPINS.items()},
     "nccl.conf": "/etc/nccl.conf",
     "nccl.env": NCCL_ENV_PATH,
     "lldpd.conf": LLDPD_CONF_PATH,          # only with hosts.lldpd
@@ -42,6 +51,9 @@ INSTALL_MODES = {
     "roce-qos.sh": 0o755,
     UNIT_NAME: 0o644,
     UDEV_RULES: 0o644,
+    RECONCILE_SERVICE: 0o644,
+    RECONCILE_TIMER: 0o644,
+    **{name: 0o644 for name in SCHEDULER_DROPINS},
     "nccl.conf": 0o644,
     "nccl.env": 0o644,
     "lldpd.conf": 0o644,
@@ -73,6 +85,11 @@ HEALTH_COUNTER_INTERVAL_S = 2
 # one KILL grace second and the scontrol drain stay within slurmd's 60 s: 5 + 35 + 1 + 10 + 1 = 52.
 TOOL_TIMEOUT_S = 10
 HEALTH_TOOLS_S = 35
+# The reconcile timer: how long a QoS reset that no udev event announced (or a person's mlnx_qos)
+# can last before it is re-applied; its check costs a few NIC tool calls per rail. The jitter keeps
+# a fleet that booted together from running them all in the same second.
+RECONCILE_INTERVAL_S = 300
+RECONCILE_JITTER_S = 30
 # Host counter thresholds, shared by --health (warnings) and verify host-counters: RoCE packets
 # the responder saw out of sequence or the requester was NAKed for (hw_counters out_of_sequence,
 # packet_seq_err). Each one is a go-back-N retransmission: in a lossless fabric without adaptive
@@ -129,13 +146,20 @@ def _shared(plan: FabricPlan) -> dict:
         **_nccl_files(plan, plan.nccl.settings, None),
         UNIT_NAME: template("host/fabricgen-roce-qos@.service.j2").render(
             plan=plan, unit_path=INSTALL_PATHS[UNIT_NAME], udev_rules=UDEV_RULES, script_path=SCRIPT_PATH,
-            start_timeout_s=START_TIMEOUT_S),
+            start_timeout_s=START_TIMEOUT_S, reconcile_timer=RECONCILE_TIMER, scheduler_dropin=SCHEDULER_DROPIN_NAME),
+        # the reconcile runs --check and then the apply, each waiting up to APPLY_LOCK_WAIT_S for the lock
+        RECONCILE_SERVICE: template("host/fabricgen-roce-qos-reconcile.service.j2").render(
+            plan=plan, service_path=INSTALL_PATHS[RECONCILE_SERVICE], timer_name=RECONCILE_TIMER,
+            script_path=SCRIPT_PATH, start_timeout_s=2 * APPLY_LOCK_WAIT_S + 2 * TOOLS_S),
+        RECONCILE_TIMER: template("host/fabricgen-roce-qos-reconcile.timer.j2").render(
+            plan=plan, timer_path=INSTALL_PATHS[RECONCILE_TIMER], interval_s=RECONCILE_INTERVAL_S,
+            jitter_s=RECONCILE_JITTER_S),
         "pfc_vector": ",".join("1" if p in qos.pfc_priorities else "0" for p in range(8)),
         # the GID index nccl.conf pins, which roce-qos.sh --check verifies ("" = NCCL auto-selects)
         "gid_index": "" if (index := gid_check_index(plan.nccl)) is None else str(index),
         # the ToS the NIC gives rdma_cm users and (OFED/DOCA) every QP: NCCL_IB_TC's (nic_tos)
         "tos": nic_tos(plan.nccl, qos),
-        "udev": {},                 # rail netdevs (the same on every host of a plan) -> rules file
+        "udev": {},                 # rail (netdev, rdma) pairs (mostly the same on every host) -> rules file
     }
     if plan.host_lldpd:
         shared["lldpd.conf"] = template("host/lldpd.conf.j2").render(plan=plan, conf_path=LLDPD_CONF_PATH)
@@ -145,13 +169,21 @@ def _shared(plan: FabricPlan) -> dict:
 
 
 def _udev_rules(plan: FabricPlan, shared: dict, host: Host) -> str:
-    netdevs = tuple(nic.netdev for nic in host.nics)
-    text = shared["udev"].get(netdevs)
+    rails = tuple((nic.netdev, nic.rdma) for nic in host.nics)
+    text = shared["udev"].get(rails)
     if text is None:
-        text = shared["udev"][netdevs] = template("host/81-fabricgen-roce-qos.rules.j2").render(
+        text = shared["udev"][rails] = template("host/81-fabricgen-roce-qos.rules.j2").render(
             plan=plan, rules_path=INSTALL_PATHS[UDEV_RULES], unit_name=UNIT_NAME, unit_prefix=UNIT_PREFIX,
-            instances=[(netdev, systemd_escape(netdev)) for netdev in netdevs])
+            instances=[(netdev, systemd_escape(netdev)) for netdev, _ in rails],
+            rdma_instances=[(rdma, systemd_escape(netdev)) for netdev, rdma in rails])
     return text
+
+
+def _scheduler_dropins(plan: FabricPlan, host: Host) -> dict[str, str]:
+    units = [f"{UNIT_PREFIX}@{systemd_escape(nic.netdev)}.service" for nic in host.nics]
+    return {name: template("host/scheduler-roce-qos.conf.j2").render(
+                plan=plan, host=host, scheduler=unit, units=units, dropin_path=INSTALL_PATHS[name])
+            for name, unit in SCHEDULER_DROPINS.items()}
 
 
 def rail_ports(plan: FabricPlan, host: Host) -> str:
@@ -189,6 +221,9 @@ def render_host(plan: FabricPlan, host: Host) -> dict[str, str]:
     out = {base + name: template(tpl).render(ctx) for name, tpl in _TEMPLATES.items()}
     out[base + UNIT_NAME] = shared[UNIT_NAME]
     out[base + UDEV_RULES] = _udev_rules(plan, shared, host)
+    out[base + RECONCILE_SERVICE] = shared[RECONCILE_SERVICE]
+    out[base + RECONCILE_TIMER] = shared[RECONCILE_TIMER]
+    out.update({base + name: text for name, text in _scheduler_dropins(plan, host).items()})
     own = plan.host_nccl.get(host.name) if plan.host_nccl else None
     nccl = shared if own is None else _nccl_files(plan, own.settings, host)
     out[base + "nccl.conf"] = nccl["nccl.conf"]
@@ -207,4 +242,5 @@ def render_hosts(plan: FabricPlan) -> dict[str, str]:
 
 
 __all__ = ["render_host", "render_hosts", "rail_ports", "systemd_escape", "HOST_FILES", "INSTALL_PATHS",
-           "INSTALL_MODES", "SCRIPT_PATH", "UNIT_NAME", "UNIT_PREFIX", "OLD_UNIT_NAME", "UDEV_RULES", "NCCL_ENV_PATH", "LLDPD_CONF_PATH"]
+           "INSTALL_MODES", "SCRIPT_PATH", "UNIT_NAME", "UNIT_PREFIX", "OLD_UNIT_NAME", "UDEV_RULES",
+           "RECONCILE_SERVICE", "RECONCILE_TIMER", "SCHEDULER_DROPINS", "NCCL_ENV_PATH", "LLDPD_CONF_PATH"]

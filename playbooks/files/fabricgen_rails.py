@@ -55,7 +55,8 @@ def network(value: str) -> ipaddress.IPv4Network:
 
 
 def wanted(ethernets: dict) -> dict:
-    """netdev -> {mtu, addresses {(ip, len)}, routes [(dst, via, table)], rules [(src, len, table, prio)]}."""
+    """netdev -> {mtu, addresses {(ip, len)}, routes [(dst, via, table, metric)], rules [(src, len, table, prio)]}
+    (metric 0 when netplan gives none: iproute2's default, and a JSON route without "metric")."""
     out = {}
     for netdev, conf in sorted(ethernets.items()):
         conf = conf or {}
@@ -64,7 +65,7 @@ def wanted(ethernets: dict) -> dict:
             iface = ipaddress.ip_interface(str(a))
             if iface.version == 4:
                 addresses.append((str(iface.ip), iface.network.prefixlen))
-        routes = [(network(str(r["to"])), str(r["via"]), int(r.get("table", 254)))
+        routes = [(network(str(r["to"])), str(r["via"]), int(r.get("table", 254)), int(r.get("metric", 0)))
                   for r in conf.get("routes") or [] if ipaddress.ip_address(str(r["via"])).version == 4]
         rules = []
         for r in conf.get("routing-policy") or []:
@@ -99,11 +100,15 @@ def plan(netdev: str, want: dict) -> list:
 
     # `table all`: asking for one table that holds no route yet is an error ("FIB table does not exist")
     routes = ip_json("-4", "route", "show", "table", "all") if want["routes"] else []
-    for dst, via, table in want["routes"]:
+    for dst, via, table, metric in want["routes"]:
+        # the metric keeps each rail's main-table route to the rail pool apart: `replace` matches a
+        # route by destination, table and metric, so without it the rails would replace each other
         present = any(network(r["dst"]) == dst and r.get("gateway") == via and r.get("dev") == netdev
-                      and table_id(r.get("table", "main")) == table for r in routes if r.get("dst"))
+                      and table_id(r.get("table", "main")) == table and int(r.get("metric", 0)) == metric
+                      for r in routes if r.get("dst"))
         if not present:
-            steps.append(["route", "replace", str(dst), "via", via, "dev", netdev, "table", str(table)])
+            steps.append(["route", "replace", str(dst), "via", via, "dev", netdev, "table", str(table)]
+                         + (["metric", str(metric)] if metric else []))
 
     rules = ip_json("-4", "rule", "show")
     for src, table, prio in want["rules"]:

@@ -547,7 +547,9 @@ if layer == "Ethernet" and nets:
 enum = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 print(f"hca_id:\t{dev}")
 print("\ttransport:\t\t\tInfiniBand (0)")
-print("\tfw_ver:\t\t\t\t28.39.1002")
+# ibv_query_device's fw_ver is the driver's, the string sysfs fw_ver shows
+fw = (ib / dev / "fw_ver").read_text().strip() if (ib / dev / "fw_ver").is_file() else "28.39.1002"
+print(f"\tfw_ver:\t\t\t\t{fw}")
 print("\tvendor_id:\t\t\t0x02c9")
 print("\tvendor_part_id:\t\t\t4129")
 print("\tphys_port_cnt:\t\t\t1")
@@ -662,6 +664,8 @@ RATES = {400: (4, "NDR"), 200: (4, "HDR"), 100: (4, "EDR"), 50: (1, "HDR"), 40: 
 HW_COUNTERS = ("duplicate_request", "local_ack_timeout_err", "np_cnp_sent", "np_ecn_marked_roce_packets",
                "out_of_sequence", "packet_seq_err", "rnr_nak_retry_err", "rp_cnp_handled", "rp_cnp_ignored")
 GPUDIRECT = ("nvidia-peermem", "dmabuf", "none")
+FW_VER = "28.39.1002"           # a ConnectX-7 firmware as sysfs fw_ver and ibv_devinfo print it
+PCIE_MAX = (16, "32.0 GT/s PCIe")   # ConnectX-7 in a Gen5 x16 slot
 NVIDIA_VERSION = {      # /proc/driver/nvidia/version, first line, per kernel module flavour
     "nvidia-peermem": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",
     "dmabuf": "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  "
@@ -711,7 +715,9 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
                      rate_gbps: int | str | Mapping[str, int | str] = 400,
                      gpudirect: str | bool = "nvidia-peermem", rdma_cm: bool = True,
                      addresses: Mapping[str, Sequence[str]] | None = None, lockdown: str = "none",
-                     mtu: int | Mapping[str, int] = 4200) -> Path:
+                     mtu: int | Mapping[str, int] = 4200, fw_ver: str | Mapping[str, str] = FW_VER,
+                     pcie: tuple[int, str] | Mapping[str, tuple[int, str]] = PCIE_MAX,
+                     switch_acs: Mapping[str, int] | None = None) -> Path:
     """A /sys tree of ConnectX rail NICs for roce-qos.sh, the playbook and discovery.
 
     netdevs[i] is PCI function pci[i] (default 0000:<08+i>:00.0) with RDMA device rdma[i]
@@ -729,7 +735,16 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
     "confidentiality"; /sys/kernel/security/lockdown), see lock_fake_debugfs. mtu: the netdev MTU
     (/sys/class/net/<netdev>/mtu), for every NIC or per netdev. Every port has hw_counters
     (HW_COUNTERS, at 0; bump_hw_counters). `ecn_prios` is accepted for older callers: every
-    priority gets its ecn file. Calling it again on the same root keeps what is there."""
+    priority gets its ecn file. fw_ver: the RDMA device's firmware (sysfs fw_ver, as mlx5 prints it),
+    for every NIC or per netdev. pcie: the (width, speed) the NIC's PCIe link trained at
+    (current_link_width/current_link_speed, drivers/pci/pci-sysfs.c; speed as pci_speed_string()
+    prints it), for every NIC or per netdev; the NIC and slot can do PCIE_MAX (max_link_*), a
+    ConnectX-7's Gen5 x16. switch_acs {netdev: ACS Control value}: that NIC sits behind a PCIe
+    switch (root port 0000:00:0<i+1>.0, upstream port 0000:<1+2i>:00.0, downstream port
+    0000:<2+2i>:00.0, each with its config space, pci_config_space) whose downstream port has
+    that ACS Control register (0: off; 0x1d: SrcValid, ReqRedir, CmplRedir, UpstreamFwd on, as
+    Linux sets it with the IOMMU on). Calling it again on the same root keeps what is there (fw_ver and the
+    PCIe link are written again)."""
     if gpudirect is True:
         gpudirect = "nvidia-peermem"
     elif gpudirect is False or gpudirect is None:
@@ -741,6 +756,15 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         fn = pci[i] if pci else f"0000:{8 + i:02x}:00.0"
         ib_name = rdma[i] if rdma else f"mlx5_{i}"
         dev = sys_dir / "devices/pci0000:00" / fn
+        if switch_acs and ifc in switch_acs:
+            ports = [(f"0000:00:{i + 1:02x}.0", 4, None), (f"0000:{1 + 2 * i:02x}:00.0", 5, None),
+                     (f"0000:{2 + 2 * i:02x}:00.0", 6, switch_acs[ifc])]
+            parent = sys_dir / "devices/pci0000:00"
+            for bdf, port_type, acs in ports:
+                parent = parent / bdf
+                parent.mkdir(parents=True, exist_ok=True)
+                (parent / "config").write_bytes(pci_config_space(port_type, acs))
+            dev = parent / fn
         net = dev / "net" / ifc
         ibdev = dev / "infiniband" / ib_name
         net.mkdir(parents=True, exist_ok=True)
@@ -751,6 +775,11 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         _symlink(sys_dir / "class/infiniband" / ib_name, ibdev)
         _symlink(sys_dir / "bus/pci/devices" / fn, dev)
         (net / "dev_port").write_text("0\n")
+        width, speed = _per_nic(pcie, ifc, PCIE_MAX)
+        for name, value in (("current_link_width", width), ("current_link_speed", speed),
+                            ("max_link_width", PCIE_MAX[0]), ("max_link_speed", PCIE_MAX[1])):
+            (dev / name).write_text(f"{value}\n")
+        (ibdev / "fw_ver").write_text(f"{_per_nic(fw_ver, ifc, FW_VER)}\n")
         if not (net / "address").exists():     # the MAC the link-local GID below is built from
             (net / "address").write_text(f"0c:42:a1:00:00:{i:02x}\n")
         layer = _per_nic(link_layer, ifc, "Ethernet")
@@ -804,6 +833,26 @@ def write_fake_sysfs(root: Path, netdevs: Sequence[str], *, ofed: bool = True,
         (sys_dir / "module/nvidia_peermem").mkdir(parents=True, exist_ok=True)
         (sys_dir / "module/nvidia_peermem/initstate").write_text("live\n")
     return root
+
+
+def pci_config_space(port_type: int, acs: int | None) -> bytes:
+    """4096 bytes of a PCIe bridge's config space as root reads sysfs `config` (PCIe Base
+    Specification): a PCIe switch or root port (header type 1, a bridge) whose capability list (from
+    0x34) holds the PCI Express capability (ID 0x10, v2) with Device/Port Type PORT_TYPE (4 root
+    port, 5 switch upstream, 6 switch downstream) in bits 7:4 of its flags, and, when ACS is not
+    None, the ACS extended capability at 0x100 (ID 0x000d, v1, last in the list) with ACS
+    Capability 0x007f and ACS Control ACS."""
+    b = bytearray(4096)
+    b[0:4] = bytes((0xb5, 0x10, 0x87, 0x87))     # vendor 0x10b5 (a PCIe switch vendor), device
+    b[0x06] = 0x10                                  # status: capability list present
+    b[0x0e] = 0x01                                  # header type 1 (bridge)
+    b[0x34] = 0x40
+    b[0x40:0x44] = bytes((0x10, 0x00, (port_type << 4) | 0x2, 0x00))
+    if acs is not None:
+        b[0x100:0x104] = (0x000d | (1 << 16)).to_bytes(4, "little")
+        b[0x104:0x106] = (0x007f).to_bytes(2, "little")
+        b[0x106:0x108] = acs.to_bytes(2, "little")
+    return bytes(b)
 
 
 LOCKDOWN_LEVELS = ("none", "integrity", "confidentiality")
@@ -923,6 +972,22 @@ def remove_rdma_device(root: Path, rdma: str) -> None:
         target.parent.rmdir()
 
 
+def reregister_rdma_device(root: Path, state_dir: Path, rdma: str) -> None:
+    """mlx5 suspending and resuming the Ethernet function with the netdev still registered (a
+    firmware reset recovered in place, `devlink dev reload`; en_main.c mlx5e_suspend/mlx5e_resume):
+    mlx5_ib unregisters the RDMA device and registers it again. The netdev, its DCB state (trust,
+    PFC, DSCP map) and ECN stay; the cma_device holding the rdma_cm ToS is freed and made anew (ToS
+    0, drivers/infiniband/core/cma.c), and OFED's traffic class starts unset again (DEVICE_STATE.md,
+    GPU servers at fleet scale). Only the RDMA half of reset_nic_qos, as that one treats it."""
+    (state_dir / f"cma_roce_tos-{rdma}.json").unlink(missing_ok=True)
+    group = root / "sys/kernel/config/rdma_cm" / rdma
+    for tos in group.glob("ports/*/default_roce_tos"):
+        tos.write_text("0\n")
+    tc = root / "sys/class/infiniband" / rdma / "tc/1/traffic_class"
+    if tc.exists():
+        tc.write_text("")
+
+
 def firmware_reset(root: Path, state_dir: Path, pci: str) -> None:
     """mlxfwreset (or a reboot) of the adapter at `pci`: mlxconfig values set since become
     current (a LINK_TYPE_P1/P2 change flips the port's link_layer) and, as after any reset,
@@ -942,6 +1007,6 @@ def firmware_reset(root: Path, state_dir: Path, pci: str) -> None:
 
 __all__ = ["FAKE_TOOLS", "GID_TABLE_LEN", "HW_COUNTERS", "LOCKDOWN_LEVELS", "ROCE_V1", "ROCE_V2", "ZERO_GID",
            "add_pause_frames", "bump_hw_counters", "firmware_reset",
-           "lock_fake_debugfs", "unlock_fake_debugfs", "qp_traffic_class", "show_fake_sysfs",
-           "remove_rdma_device", "reset_nic_qos", "write_fake_gids", "write_fake_nic_tools",
+           "lock_fake_debugfs", "unlock_fake_debugfs", "pci_config_space", "qp_traffic_class", "show_fake_sysfs",
+           "remove_rdma_device", "reregister_rdma_device", "reset_nic_qos", "write_fake_gids", "write_fake_nic_tools",
            "write_fake_sysfs"]

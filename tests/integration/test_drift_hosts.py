@@ -29,7 +29,7 @@ from generator.intent.loader import load_intent
 from generator.render.output import render_files, write_tree
 from tests.integration.netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: F401  (fixture)
 
-pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(480)]
 
 INTENT = """
 fabric: {{name: nsdrift}}
@@ -112,10 +112,27 @@ def test_drift_on_namespace_hosts(netns_hosts, tmp_path):  # noqa: F811
     entry = report["devices"][victim.name]
     assert entry["kind"] == "host" and entry["status"] == "drift"
     assert list(entry["features"]) == ["sysctl"], entry
-    paths = [c["path"] for c in entry["features"]["sysctl"]["changed"]]
-    assert any("sysctl" in p for p in paths), paths
+    # named key by key: the sysctl, with what the host has and what the render wants
+    assert entry["features"]["sysctl"]["changed"] == [{"path": SYSCTL, "intended": "1", "actual": "0"}]
     assert all(report["devices"][n]["status"] == "in_sync" for n in names - {victim.name})
     assert victim.sysctl(SYSCTL) == "0", "check mode must not repair"
+
+    # 2a. a rail's source rule and its route to the rail pool removed by hand: drift in `rules` and
+    #     `routes`, each named (before, only the task "Rail interfaces (...)" was)
+    other = lab.hosts[plan.hosts[0].name]
+    nic = plan.hosts[0].nics[1]
+    table = 100 + nic.rail
+    other.sh(f"ip rule del priority {table} && ip route del {plan.rail_pool} table {table}")
+    rc, report = _drift(intent, endpoints, tmp_path / "routes.json")
+    assert rc == 3, report
+    features = report["devices"][other.name]["features"]
+    assert sorted(features) == ["routes", "rules"], features
+    assert features["routes"]["changed"] == [{"path": f"{plan.rail_pool} table {table} dev {nic.netdev}",
+                                              "intended": f"via {nic.gateway}", "actual": "missing or different"}]
+    assert features["rules"]["changed"] == [{"path": f"priority {table} from {nic.ip.split('/')[0]}/32",
+                                             "intended": f"lookup {table}", "actual": "missing"}]
+    other.sh(f"ip rule add from {nic.ip.split('/')[0]} table {table} priority {table} protocol static && "
+             f"ip route add {plan.rail_pool} via {nic.gateway} dev {nic.netdev} table {table}")
 
     # 2b. --limit: the playbook runs on the matching host only, the others are not reported at all
     out = tmp_path / "limit.json"

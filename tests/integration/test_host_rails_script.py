@@ -116,3 +116,36 @@ def test_foreign_rule_and_extra_address_are_replaced(netns):
     assert [(r["src"], r["table"]) for r in rules(netns)] == [("172.16.0.1", "101")]
     assert "172.16.0.0/24 via 172.16.0.0 dev ens1f0np0" in ns(netns, "ip", "-4", "route", "show", "table", "101")
     assert rails(netns) == (0, ["ok: ens1f0np0"])
+
+
+def test_two_rails_keep_their_main_table_routes_to_the_rail_pool_apart(netns):
+    """The rendered netplan routes the rail pool in the main table from every rail, metric
+    100+rail: `ip route replace` matches destination, table and metric, so without the metric
+    each rail would replace the other's route and never converge (the script gives up after
+    three passes)."""
+    ns(netns, "ip", "link", "add", "ens2f0np0", "type", "veth", "peer", "name", "leaf1")
+    ns(netns, "ip", "link", "set", "leaf1", "up")
+    two = {"ens1f0np0": {**ETHERNETS["ens1f0np0"],
+                         "routes": [*ETHERNETS["ens1f0np0"]["routes"],
+                                    {"to": "172.16.0.0/24", "via": "172.16.0.0", "metric": 100}]},
+           "ens2f0np0": {"mtu": 4200, "addresses": ["172.16.0.129/31"],
+                         "routes": [{"to": "172.16.0.0/24", "via": "172.16.0.128", "table": 102},
+                                    {"to": "172.16.0.0/24", "via": "172.16.0.128", "metric": 101}],
+                         "routing-policy": [{"from": "172.16.0.129", "table": 102, "priority": 102}]}}
+    env = {**os.environ, "FG_RAILS": json.dumps({"ethernets": two, "check": False})}
+
+    def run() -> tuple[int, list[str]]:
+        done = subprocess.run(["ip", "netns", "exec", netns, sys.executable, str(SCRIPT)], capture_output=True,
+                              text=True, env=env, timeout=60)
+        return done.returncode, done.stdout.splitlines()
+
+    rc, out = run()
+    assert rc == 0, out
+    assert "change: ip route replace 172.16.0.0/24 via 172.16.0.128 dev ens2f0np0 table 254 metric 101" in out
+    main = json.loads(ns(netns, "ip", "-j", "-4", "route", "show", "172.16.0.0/24"))
+    assert sorted((r["dev"], r["gateway"], r.get("metric", 0)) for r in main) == [
+        ("ens1f0np0", "172.16.0.0", 100), ("ens2f0np0", "172.16.0.128", 101)]
+    assert run() == (0, ["ok: ens1f0np0", "ok: ens2f0np0"])
+    # no source address: the main table picks rail 0 and its address
+    got = ns(netns, "ip", "-4", "route", "get", "172.16.0.77")
+    assert "dev ens1f0np0" in got and "src 172.16.0.1" in got, got

@@ -110,7 +110,7 @@ def _complaints(log: str) -> list[str]:
 
 def test_the_rendered_rule_parses_and_keeps_away_from_other_drivers(udevadm, tmp_path):
     rules = _rules()
-    assert rules.count('DRIVERS=="mlx5_core"') == 2 * len(NETDEVS)
+    assert rules.count('DRIVERS=="mlx5_core"') == 3 * len(NETDEVS)      # two net lines and one infiniband line each
     props, log = _event(udevadm, tmp_path, "ens1f0np0", {UDEV_RULES: rules})
     assert f"Reading rules file: /run/udev/rules.d/{UDEV_RULES}" in log
     assert _complaints(log) == []
@@ -171,3 +171,67 @@ def test_the_wanted_instance_verifies(udevadm, tmp_path):
     instance = unit.removeprefix("fabricgen-roce-qos@").removesuffix(".service")
     r = _verify(analyze, root, instance)
     assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+# An RDMA device for the "infiniband" event. No RDMA device exists here (no ConnectX, no rdma_rxe in
+# this kernel), so /sys is a tmpfs laid out as the kernel lays out an mlx5 function
+# (drivers/infiniband/core/device.c registers <pci>/infiniband/<dev> in class "infiniband"; its
+# uevent carries NAME=<dev>, ib_device_uevent) with the `driver` link DRIVERS== follows up the
+# parents. sd-device refuses a syspath not on sysfs unless $SYSTEMD_DEVICE_VERIFY_SYSFS=0
+# (systemd docs/ENVIRONMENT.md: "useful for testing purposes"); udev runs the rules as for a
+# real device, and `udevadm test` prints the RUN programs it would run ("run: '...'") without
+# running them.
+_IB_IN_NAMESPACE = r"""set -eu
+mount -t tmpfs tmpfs /sys
+pci=/sys/devices/pci0000:00/0000:08:00.0
+mkdir -p "$pci/infiniband/$FG_RDMA" "/sys/bus/pci/drivers/$FG_DRIVER" /sys/class/infiniband
+printf 'DRIVER=%s\nPCI_SLOT_NAME=0000:08:00.0\n' "$FG_DRIVER" > "$pci/uevent"
+ln -s "../../../bus/pci/drivers/$FG_DRIVER" "$pci/driver"
+ln -s ../../../bus/pci "$pci/subsystem"
+printf 'NAME=%s\n' "$FG_RDMA" > "$pci/infiniband/$FG_RDMA/uevent"
+ln -s ../../../../../class/infiniband "$pci/infiniband/$FG_RDMA/subsystem"
+ln -s "../../devices/pci0000:00/0000:08:00.0/infiniband/$FG_RDMA" "/sys/class/infiniband/$FG_RDMA"
+mount -t tmpfs tmpfs /run
+for d in /etc/udev/rules.d /usr/local/lib/udev/rules.d /usr/lib/udev/rules.d /lib/udev/rules.d; do
+    if [ -d "$d" ]; then mount -t tmpfs tmpfs "$d"; fi
+done
+mkdir -p /run/udev/rules.d
+cp "$FG_RULES"/*.rules /run/udev/rules.d/
+exec "$FG_UDEVADM" test --action="$FG_ACTION" "/sys/class/infiniband/$FG_RDMA"
+"""
+
+
+def _ib_event(udevadm: str, tmp_path: Path, rdma: str, *, action: str = "add", driver: str = "mlx5_core"
+              ) -> tuple[list[str], str]:
+    """(the programs udev would RUN for the RDMA device RDMA's ACTION, udevadm's log) with the rendered rule."""
+    rules_dir = tmp_path / f"ib-{len(list(tmp_path.glob('ib-*')))}"
+    rules_dir.mkdir()
+    (rules_dir / UDEV_RULES).write_text(_rules())
+    env = {**os.environ, "FG_RDMA": rdma, "FG_ACTION": action, "FG_DRIVER": driver, "FG_RULES": str(rules_dir),
+           "FG_UDEVADM": udevadm, "SYSTEMD_DEVICE_VERIFY_SYSFS": "0"}
+    r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", _IB_IN_NAMESPACE],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    props = dict(m.groups() for line in r.stdout.splitlines() if (m := _PROPERTY.match(line)))
+    assert props["SUBSYSTEM"] == "infiniband" and props["ACTION"] == action, r.stdout
+    return re.findall(r"^run: '(.*)'$", r.stdout, re.M), r.stderr
+
+
+@pytest.mark.parametrize(("rdma", "netdev"), [("mlx5_0", "ens1f0np0"), ("mlx5_2", "rail-2")])
+def test_an_rdma_device_registering_again_restarts_its_rails_unit(udevadm, tmp_path, rdma, netdev):
+    """mlx5 suspend/resume or devlink reload: the RDMA device registers again ("infiniband" add) and
+    no "net" add comes. The rule restarts the rail's instance (still active, so a start would do
+    nothing); the unit's command then sets the ToS again (test_roce_qos_script.py)."""
+    runs, log = _ib_event(udevadm, tmp_path, rdma)
+    # udevadm traces each RUN it collects with its file and line; anything else there is a complaint
+    assert [line for line in _complaints(log) if " RUN '" not in line] == [], log
+    assert runs == [f"/bin/systemctl --no-block restart fabricgen-roce-qos@{systemd_escape(netdev)}.service"], log
+    # rdma-core renames an inbox device after its "add"; the kernel announces the name with "move"
+    runs, _ = _ib_event(udevadm, tmp_path, rdma, action="move")
+    assert runs == [f"/bin/systemctl --no-block restart fabricgen-roce-qos@{systemd_escape(netdev)}.service"]
+
+
+def test_other_rdma_devices_and_events_restart_nothing(udevadm, tmp_path):
+    assert _ib_event(udevadm, tmp_path, "mlx5_7")[0] == []                   # not a rail of this host
+    assert _ib_event(udevadm, tmp_path, "mlx5_0", driver="irdma")[0] == []   # another driver's device
+    assert _ib_event(udevadm, tmp_path, "mlx5_0", action="remove")[0] == []

@@ -13,7 +13,15 @@ import pytest
 
 from generator.intent.loader import load_intent
 from generator.plan.compile import compile_plan
-from generator.render.hosts import INSTALL_PATHS, SCRIPT_PATH, render_host, systemd_escape
+from generator.render.hosts import (
+    INSTALL_PATHS,
+    RECONCILE_SERVICE,
+    RECONCILE_TIMER,
+    SCHEDULER_DROPINS,
+    SCRIPT_PATH,
+    render_host,
+    systemd_escape,
+)
 from tests.golden.examples import GOLDEN
 
 pytestmark = pytest.mark.integration
@@ -75,3 +83,57 @@ def test_verify_catches_a_broken_unit(analyze, tmp_path):
     (root / SCRIPT_PATH.lstrip("/")).unlink()
     r = _verify(analyze, root, systemd_escape(host.nics[0].netdev))
     assert r.returncode != 0 and "fabricgen-roce-qos" in r.stderr
+
+
+def _with_schedulers(tmp_path: Path, files: dict[str, str], host: str) -> Path:
+    """_root plus the reconcile service and timer, and slurmd/kubelet as their packages install them
+    (a unit calling its daemon), with fabricgen's drop-ins where the playbook puts them."""
+    root = _root(tmp_path, files, host)
+    for name in (RECONCILE_SERVICE, RECONCILE_TIMER, *SCHEDULER_DROPINS):
+        dest = root / INSTALL_PATHS[name].lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(files[f"hosts/{host}/{name}"])
+    for unit, daemon in (("slurmd.service", "usr/sbin/slurmd"), ("kubelet.service", "usr/bin/kubelet")):
+        (root / daemon).parent.mkdir(parents=True, exist_ok=True)
+        (root / daemon).write_text("#!/bin/sh\n")
+        (root / daemon).chmod(0o755)
+        (root / "usr/lib/systemd/system" / unit).write_text(
+            f"[Unit]\nDescription={unit}\n\n[Service]\nExecStart=/{daemon}\n\n[Install]\nWantedBy=multi-user.target\n")
+    return root
+
+
+def _verify_units(analyze: str, root: Path, *units: str) -> subprocess.CompletedProcess:
+    return subprocess.run([analyze, "verify", "--man=no", f"--root={root}", *units],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_reconcile_timer_and_scheduler_dropins_verify(analyze, tmp_path, name):
+    """The timer, its service and slurmd/kubelet with the drop-ins that pull every rail instance in
+    (Wants=) and start behind them (After=): verify loads each unit with its drop-ins and builds
+    its start job, so an instance name it cannot load is an error here."""
+    plan = compile_plan(load_intent(REPO / "inventories" / name / "fabric.yaml").intent)
+    host = plan.hosts[0]
+    files = render_host(plan, host)
+    root = _with_schedulers(tmp_path, files, host.name)
+    r = _verify_units(analyze, root, RECONCILE_TIMER, RECONCILE_SERVICE, "slurmd.service", "kubelet.service")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    instances = " ".join(f"fabricgen-roce-qos@{systemd_escape(nic.netdev)}.service" for nic in host.nics)
+    for dropin in SCHEDULER_DROPINS:
+        lines = files[f"hosts/{host.name}/{dropin}"].splitlines()
+        assert lines[lines.index("[Unit]") + 1:] == [f"Wants={instances}", f"After={instances}"]
+
+
+def test_verify_reads_the_dropins_and_the_timer(analyze, tmp_path):
+    """The check above can fail: a misspelt key in a drop-in and in the timer are reported, so verify
+    did read the drop-in where the playbook installs it."""
+    plan = compile_plan(load_intent(REPO / "inventories" / "small" / "fabric.yaml").intent)
+    host = plan.hosts[0]
+    root = _with_schedulers(tmp_path, render_host(plan, host), host.name)
+    dropin = root / INSTALL_PATHS["slurmd-roce-qos.conf"].lstrip("/")
+    dropin.write_text(dropin.read_text().replace("After=", "Afterr="))
+    timer = root / INSTALL_PATHS[RECONCILE_TIMER].lstrip("/")
+    timer.write_text(timer.read_text().replace("OnUnitInactiveSec=", "OnUnitInactiveSek="))
+    r = _verify_units(analyze, root, RECONCILE_TIMER, "slurmd.service")
+    assert "Unknown key 'Afterr'" in r.stderr and "fabricgen-roce-qos.conf" in r.stderr, r.stderr
+    assert "Unknown key 'OnUnitInactiveSek'" in r.stderr, r.stderr

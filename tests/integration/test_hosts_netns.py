@@ -142,6 +142,8 @@ def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_pa
             assert rule == [f"{table}:", "from", nic.ip.split("/")[0], "lookup", str(table), "proto", "static"]
             route = h.sh(f"ip -4 route show table {table}").stdout
             assert f"{plan.rail_pool} via {nic.gateway} dev {nic.netdev}" in route
+            main = h.sh(f"ip -4 route show {plan.rail_pool}").stdout
+            assert f"{plan.rail_pool} via {nic.gateway} dev {nic.netdev} metric {table}" in main, main
             for key, want in (("arp_ignore", "1"), ("arp_announce", "2"), ("rp_filter", "2")):
                 assert h.sysctl(f"net.ipv4.conf.{nic.netdev}.{key}") == want
             # the leaf side answers through the rail's own table
@@ -159,6 +161,14 @@ def test_batched_rollout_idempotent_check_mode_and_qos_reset(netns_hosts, tmp_pa
                                 ("fabricgen-roce-qos@.service", "etc/systemd/system/fabricgen-roce-qos@.service",
                                  0o644),
                                 ("81-fabricgen-roce-qos.rules", "etc/udev/rules.d/81-fabricgen-roce-qos.rules", 0o644),
+                                ("fabricgen-roce-qos-reconcile.service",
+                                 "etc/systemd/system/fabricgen-roce-qos-reconcile.service", 0o644),
+                                ("fabricgen-roce-qos-reconcile.timer",
+                                 "etc/systemd/system/fabricgen-roce-qos-reconcile.timer", 0o644),
+                                ("slurmd-roce-qos.conf", "etc/systemd/system/slurmd.service.d/fabricgen-roce-qos.conf",
+                                 0o644),
+                                ("kubelet-roce-qos.conf",
+                                 "etc/systemd/system/kubelet.service.d/fabricgen-roce-qos.conf", 0o644),
                                 ("nccl.conf", "etc/nccl.conf", 0o644),
                                 ("nccl.env", "etc/fabricgen/nccl.env", 0o644)):
             installed = h.root / dest

@@ -6,6 +6,7 @@ another file makes NetworkManager the global renderer (issue 24, item 1)."""
 from __future__ import annotations
 
 import configparser
+import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -59,9 +60,13 @@ def test_every_host_netplan_generates(netplan, tmp_path, name):
             assert "MTUBytes=4200" in (root / f"run/systemd/network/10-netplan-{nic.netdev}.link").read_text()
             cp = configparser.ConfigParser(strict=False)
             cp.read_string(text)
-            assert cp["Route"]["Gateway"] == nic.gateway
-            assert cp["Route"]["Destination"] == plan.rail_pool
-            assert cp["Route"]["Table"] == str(100 + nic.rail)
+            # two [Route] sections (configparser merges same-named ones): the rail's table, and the
+            # main table at metric 100+rail so traffic without a rail source still takes a rail
+            routes = [dict(line.split("=", 1) for line in block.strip().splitlines()[1:] if "=" in line)
+                      for block in re.split(r"\n(?=\[)", text) if block.strip().startswith("[Route]")]
+            assert sorted(routes, key=str) == sorted([
+                {"Destination": plan.rail_pool, "Gateway": nic.gateway, "Table": str(100 + nic.rail)},
+                {"Destination": plan.rail_pool, "Gateway": nic.gateway, "Metric": str(100 + nic.rail)}], key=str), text
             assert cp["RoutingPolicyRule"]["From"] == nic.ip.split("/")[0]
             assert cp["RoutingPolicyRule"]["Priority"] == str(100 + nic.rail)
             # optional: true -> boot does not wait for the rail (systemd-networkd-wait-online)

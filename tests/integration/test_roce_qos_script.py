@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -21,6 +22,7 @@ from fake_nic import (
     lock_fake_debugfs,
     qp_traffic_class,
     remove_rdma_device,
+    reregister_rdma_device,
     reset_nic_qos,
     show_fake_sysfs,
     unlock_fake_debugfs,
@@ -208,7 +210,17 @@ def test_dcb_mode_on_an_inbox_driver(tmp_path, fake_env):
         " rocep8s0f0 traffic class", " rocep9s0f0 traffic class"]
     assert "(inbox mlx5_ib: only the MLNX_OFED/DOCA driver has it)" in again.stdout
     assert "ok: rocep9s0f0 roce tos = 104" in again.stdout
-    assert again.stdout.splitlines()[-1] == "summary: every setting in place"
+    # what the inbox driver gives no way to read is named, and the summary does not claim it
+    assert [line.split(":", 2)[1] for line in _lines(again.stdout, "unverified:")] == [
+        " ens1f0np0 ecn", " ens1f0np0 cnp priority", " ens2f0np0 ecn", " ens2f0np0 cnp priority"]
+    assert again.stdout.splitlines()[-1] == ("summary: every setting that can be read in place; not verified: "
+                                             "ens1f0np0 ecn, ens1f0np0 cnp priority, ens2f0np0 ecn, "
+                                             "ens2f0np0 cnp priority")
+    # --health the same, and no drain for it
+    health = _run(script, {**env, "FABRICGEN_COUNTER_INTERVAL": "0"}, "--health")
+    assert health.returncode == 0 and "every setting in place" not in health.stdout, health.stdout
+    assert "not verified: ens1f0np0 ecn" in health.stdout.splitlines()[-1]
+    assert not [c for c in log.read_text().splitlines() if c.startswith("scontrol")]
 
 
 def test_lossy_mode_turns_pfc_off(tmp_path, fake_env):
@@ -387,6 +399,72 @@ def test_qos_reset_is_detected_and_repaired_per_interface(tmp_path, fake_env):
     assert _calls(log) == ["mlnx_qos -i ens2f0np0 --trust dscp", "mlnx_qos -i ens2f0np0 --pfc 0,0,0,1,0,0,0,0",
                            "cma_roce_tos -d mlx5_1 -t 104"]
     assert _run(script, env, "--check").returncode == 0
+
+
+def _rendered(name: str) -> str:
+    data, lines = parse_yaml(INTENT.format(tooling="mlnx_qos", mode="lossless", dscp=26, nccl="", rdma0="mlx5_0",
+                                           rdma1="mlx5_1"), "qos.yaml")
+    plan = compile_plan(validate_data(data, lines, "qos.yaml"))
+    return render_host(plan, plan.hosts[0])[f"hosts/{plan.hosts[0].name}/{name}"]
+
+
+def test_an_rdma_device_registering_again_has_the_rails_unit_set_the_tos_again(tmp_path, fake_env):
+    """A simulated mlx5 reset recovered in place (mlx5e_suspend/resume, devlink reload): the RDMA
+    device registers again and loses its rdma_cm ToS and traffic class, the netdev stays (no udev
+    "net" add). The rendered udev rule restarts the rail's unit on that "infiniband" event
+    (tests/integration/test_host_udev_rule.py runs it through udevadm); the unit's command sets
+    the ToS again. The rule before this change had no infiniband line: nothing ran."""
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    reregister_rdma_device(_root(env), Path(env["FAKE_NIC_STATE"]), "mlx5_1")
+    assert _lines(_run(script, env, "--check").stdout, "differs:") == [
+        "differs: mlx5_1 roce tos: have '0', want '104'",
+        "differs: mlx5_1 traffic class: have 'unset', want '104'"]
+    # the rule's line for mlx5_1 names the rail's instance; its ExecStart is what systemd runs
+    rule = next(line for line in _rendered("81-fabricgen-roce-qos.rules").splitlines()
+                if 'SUBSYSTEM=="infiniband"' in line and 'KERNEL=="mlx5_1"' in line)
+    run = re.search(r'RUN\+="([^"]*)"', rule).group(1).split()
+    assert run[:4] == ["/bin/systemctl", "--no-block", "restart", "fabricgen-roce-qos@ens2f0np0.service"]
+    unit = _rendered("fabricgen-roce-qos@.service")
+    exec_start = next(line.split("=", 1)[1] for line in unit.splitlines() if line.startswith("ExecStart="))
+    argv = exec_start.replace("%I", "ens2f0np0").split()
+    assert argv[1:] == ["--interface", "ens2f0np0"]
+    log.write_text("")
+    again = _run(script, env, *argv[1:])
+    assert again.returncode == 0, again.stdout
+    assert _calls(log) == ["cma_roce_tos -d mlx5_1 -t 104"]
+    assert _kernel_tos(env, "mlx5_1") == {"1": 104}
+    assert _run(script, env, "--check").returncode == 0
+
+
+def test_reconcile_reapplies_only_what_drifted_and_says_what_in_one_line(tmp_path, fake_env):
+    """--reconcile (the timer's service): silent and changing nothing when every setting is in place
+    or only a rail port is wrong; else one "reconcile:" line naming what differed, then the apply."""
+    env, log = fake_env
+    script = _settled(tmp_path, env)
+    log.write_text("")
+    quiet = _run(script, env, "--reconcile")
+    assert (quiet.returncode, quiet.stdout, _calls(log)) == (0, "", [])
+    reregister_rdma_device(_root(env), Path(env["FAKE_NIC_STATE"]), "mlx5_0")
+    fixed = _run(script, env, "--reconcile")
+    assert fixed.returncode == 0, fixed.stdout
+    out = fixed.stdout.splitlines()
+    assert out[0] == "reconcile: live settings differ from the plan, re-applying: mlx5_0 roce tos, mlx5_0 traffic class"
+    assert _lines(fixed.stdout, "reconcile:") == out[:1] and _lines(fixed.stdout, "ok:") == []
+    assert out[-1] == "summary: done"
+    assert _calls(log) == ["cma_roce_tos -d mlx5_0 -t 104"]
+    assert _run(script, env, "--check").returncode == 0
+    # a DOWN port is nothing an apply fixes: no line, no change
+    write_fake_sysfs(_root(env), NICS, state={"ens2f0np0": "DOWN"})
+    log.write_text("")
+    down = _run(script, env, "--reconcile")
+    assert (down.returncode, down.stdout, _calls(log)) == (0, "", [])
+    # a setting that cannot be set fails the run (the unit shows failed), the error said once
+    reregister_rdma_device(_root(env), Path(env["FAKE_NIC_STATE"]), "mlx5_1")
+    remove_rdma_device(_root(env), "mlx5_1")
+    broken = _run(script, env, "--reconcile")
+    assert broken.returncode == 1, broken.stdout
+    assert broken.stdout.splitlines()[0].startswith("reconcile: live settings differ from the plan, re-applying: mlx5_1")
 
 
 def test_health_drains_only_when_something_differs(tmp_path, fake_env):
@@ -657,7 +735,8 @@ def test_inbox_host_without_cma_roce_tos_sets_the_tos_through_configfs(tmp_path,
         assert _kernel_tos(env, rdma) == {"1": 104}
     assert [c for c in log.read_text().splitlines() if c.startswith("configfs")] == [
         f"configfs write {rdma} port 1 default_roce_tos=104" for rdma in INBOX_RDMA]
-    assert applied.stdout.splitlines()[-1] == "summary: done"
+    assert applied.stdout.splitlines()[-1] == ("summary: done; not verified: ens1f0np0 ecn, ens1f0np0 cnp priority, "
+                                               "ens2f0np0 ecn, ens2f0np0 cnp priority")
     _no_configfs_group(env)
 
     log.write_text("")
@@ -727,8 +806,11 @@ def test_inbox_ecn_under_a_refusing_debugfs_is_one_line_not_a_failure(tmp_path, 
         assert _not_ok(applied.stdout) == []
         assert (root / "sys/kernel/debug/mlx5/0000:08:00.0/cc_params/np_cnp_dscp").read_text() == "0\n"
         check = _run(script, env, "--check")
-        if level != "none":         # nothing to compare: --health must not drain for it
+        if level != "none":         # nothing to compare: --health must not drain for it, nor call it in place
             assert check.returncode == 0, check.stdout
+            assert check.stdout.splitlines()[-1].startswith(
+                "summary: every setting that can be read in place; not verified: ens1f0np0 cnp dscp, ens1f0np0 ecn"), \
+                check.stdout
         else:                       # readable but not writable: the difference stays visible
             assert _not_ok(check.stdout) == [f"differs: {ifc} cnp dscp: have '0', want '48'" for ifc in NICS]
     finally:
@@ -1039,3 +1121,91 @@ def test_health_stops_starting_nic_tools_when_its_budget_is_spent(tmp_path, fake
     assert timed_out and not_run, bad
     assert all(": cannot read (" in line for line in bad)
     assert len(_drains(log)) == 1, "the drain is made all the same (scontrol has its own bound)"
+
+
+# hosts.nic_firmware_min, placed under hosts: by the template's last slot
+FW_MIN = '  nic_firmware_min: "28.40.1000"\n'
+
+
+def test_nic_firmware_below_the_intents_minimum_is_reported_and_drains(tmp_path, fake_env):
+    """sysfs fw_ver against hosts.nic_firmware_min, field by field (28.39.1002 < 28.40.1000 <
+    28.100.0): nothing an apply can change, so --check exits 3, --health drains, --reconcile is
+    silent. The script before this change read no firmware."""
+    env, log = fake_env
+    write_fake_sysfs(_root(env), NICS, fw_ver={"ens1f0np0": "28.100.0", "ens2f0np0": "28.39.1002"})
+    script = _script(tmp_path, "mlnx_qos", nccl=FW_MIN)
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    assert "ok: ens1f0np0 firmware = 28.100.0 (at least 28.40.1000)" in check.stdout
+    assert _not_ok(check.stdout) == [
+        "differs: ens2f0np0 firmware: have '28.39.1002', want at least '28.40.1000' (hosts.nic_firmware_min: "
+        "update the NIC firmware with mlxfwmanager or mstflint)"]
+    assert check.stdout.splitlines()[-1] == "summary: every setting in place, 1 GPU-NIC path check(s) failed"
+    log.write_text("")
+    health = _run(script, {**env, "SLURMD_NODENAME": "gpu-a01", "FABRICGEN_COUNTER_INTERVAL": "0"}, "--health")
+    assert health.returncode == 1
+    assert _drains(log) == ["scontrol update NodeName=gpu-a01 State=DRAIN Reason=fabricgen-roce-qos: 1 GPU-NIC path "
+                            "check(s) failed (ens2f0np0 firmware 28.39.1002, min 28.40.1000)"]
+    log.write_text("")
+    quiet = _run(script, env, "--reconcile")
+    assert (quiet.returncode, quiet.stdout, _calls(log)) == (0, "", [])
+    # without the key nothing is read
+    plain = _run(_script(tmp_path, "mlnx_qos"), env, "--check")
+    assert plain.returncode == 0 and " firmware" not in plain.stdout
+
+
+@pytest.mark.parametrize(("link", "what", "have"), [((8, "32.0 GT/s PCIe"), "width", "8"),
+                                                    ((16, "16.0 GT/s PCIe"), "speed", "16.0 GT/s PCIe")])
+def test_a_pcie_link_trained_below_what_nic_and_slot_can_do_is_reported(tmp_path, fake_env, link, what, have):
+    env, _ = fake_env
+    write_fake_sysfs(_root(env), NICS, pcie={"ens2f0np0": link})
+    script = _script(tmp_path, "mlnx_qos")
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    want = "16" if what == "width" else "32.0 GT/s PCIe"
+    assert _not_ok(check.stdout) == [
+        f"differs: ens2f0np0 pcie {what}: have '{have}', the NIC and its slot can do '{want}' (the link trained lower: "
+        "reseat the NIC, check the riser, the slot's BIOS setting and lspci -vv LnkSta)"]
+    assert "ok: ens1f0np0 pcie width = 16" in check.stdout and "ok: ens1f0np0 pcie speed = 32.0 GT/s PCIe" in \
+        check.stdout
+
+
+def test_gpudirect_needs_peermem_or_the_open_modules_dma_buf(tmp_path, fake_env):
+    env, _ = fake_env
+    root = _root(env)
+    write_fake_sysfs(root, NICS, gpudirect="dmabuf")       # open kernel module, no peermem; this kernel >= 5.12
+    script = _script(tmp_path, "mlnx_qos")
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 0 and "ok: gpudirect = dma-buf (NVIDIA open kernel module, Linux " in check.stdout
+    # the proprietary module without nvidia-peermem: no GPUDirect RDMA path
+    shutil.rmtree(root / "proc")
+    write_fake_sysfs(root, NICS, gpudirect="nvidia-peermem")
+    shutil.rmtree(root / "sys/module/nvidia_peermem")
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    assert _not_ok(check.stdout) == [
+        "differs: gpudirect: neither nvidia-peermem loaded nor DMA-BUF (NVIDIA's open kernel module on Linux >= 5.12): "
+        "modprobe nvidia-peermem, or set deploy.hosts.require_gpudirect: false"]
+
+
+def test_acs_on_the_pcie_switch_port_above_a_rail_nic_is_reported(tmp_path, fake_env):
+    """ACS Control of the switch downstream port above each NIC, read from its sysfs config space:
+    ReqRedir/CmplRedir/SrcValid on sends GPU-NIC P2P through the root complex. Root and upstream
+    ports are not read; a NIC under no switch (the other fake NICs) has nothing to check."""
+    env, _ = fake_env
+    write_fake_sysfs(_root(env), NICS, switch_acs={"ens1f0np0": 0x0000, "ens2f0np0": 0x001d})
+    script = _script(tmp_path, "mlnx_qos")
+    assert _run(script, env).returncode == 0
+    check = _run(script, env, "--check")
+    assert check.returncode == 3, check.stdout
+    assert "ok: ens1f0np0 acs = off (1 PCIe switch port(s) above it)" in check.stdout
+    assert _not_ok(check.stdout) == [
+        "differs: ens2f0np0 acs: have ACSCtl SrcValid+ ReqRedir+ CmplRedir+ on PCIe switch port 0000:04:00.0 above "
+        "ens2f0np0, want them off (P2P goes through the root complex: disable ACS in the BIOS, or setpci -s "
+        "0000:04:00.0 ECAP_ACS+0x6.w=0000 until the next boot)"]
+    # only UpstreamFwd (0x10) on: no redirect, nothing to report
+    write_fake_sysfs(_root(env), NICS, switch_acs={"ens1f0np0": 0x0000, "ens2f0np0": 0x0010})
+    assert _run(script, env, "--check").returncode == 0

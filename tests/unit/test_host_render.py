@@ -65,7 +65,9 @@ def test_netplan_content_matches_plan():
     for nic in host.nics:
         e = eths[nic.netdev]
         assert e["mtu"] == plan.qos.host_mtu and e["addresses"] == [nic.ip]
-        assert e["routes"] == [{"to": plan.rail_pool, "via": nic.gateway, "table": 100 + nic.rail}]
+        # the rail's table, and the main table (metric 100+rail) for traffic without a rail source yet
+        assert e["routes"] == [{"to": plan.rail_pool, "via": nic.gateway, "table": 100 + nic.rail},
+                               {"to": plan.rail_pool, "via": nic.gateway, "metric": 100 + nic.rail}]
         assert e["routing-policy"] == [{"from": nic.ip.split("/")[0], "table": 100 + nic.rail,
                                         "priority": 100 + nic.rail}]
 

@@ -66,6 +66,10 @@ def test_install_table_is_the_contract():
         "roce-qos.sh": "/usr/local/sbin/fabricgen-roce-qos",
         "fabricgen-roce-qos@.service": "/etc/systemd/system/fabricgen-roce-qos@.service",
         "81-fabricgen-roce-qos.rules": "/etc/udev/rules.d/81-fabricgen-roce-qos.rules",
+        "fabricgen-roce-qos-reconcile.service": "/etc/systemd/system/fabricgen-roce-qos-reconcile.service",
+        "fabricgen-roce-qos-reconcile.timer": "/etc/systemd/system/fabricgen-roce-qos-reconcile.timer",
+        "slurmd-roce-qos.conf": "/etc/systemd/system/slurmd.service.d/fabricgen-roce-qos.conf",
+        "kubelet-roce-qos.conf": "/etc/systemd/system/kubelet.service.d/fabricgen-roce-qos.conf",
         "nccl.conf": "/etc/nccl.conf",
         "nccl.env": "/etc/fabricgen/nccl.env",
         "lldpd.conf": "/etc/lldpd.d/fabricgen.conf",        # only with hosts.lldpd
@@ -152,6 +156,11 @@ def test_udev_rule_wants_one_instance_per_rail_netdev():
         want.append([("ACTION", "==", "add"), ("SUBSYSTEM", "==", "net"), ("NAME", "==", nic.netdev), *tail, wants])
         want.append([("ACTION", "==", "add"), ("SUBSYSTEM", "==", "net"), ("NAME", "==", ""),
                      ("KERNEL", "==", nic.netdev), *tail, wants])
+    # the rail's RDMA device registering again (mlx5 suspend/resume) restarts the same instance
+    for nic in host.nics:
+        want.append([("ACTION", "==", "add|move"), ("SUBSYSTEM", "==", "infiniband"), ("KERNEL", "==", nic.rdma),
+                     ("DRIVERS", "==", "mlx5_core"),
+                     ("RUN", "+=", f"/bin/systemctl --no-block restart fabricgen-roce-qos@{nic.netdev}.service")])
     assert rules == want
 
 
@@ -240,8 +249,10 @@ def test_discovery_changes_one_hosts_rdma_names_and_only_its_files(tmp_path):
     base = render_files(run_checks(base_loaded).plan, base_loaded.text)
     files = render_files(plan, loaded.text)
     changed = sorted(rel for rel in files if files[rel] != base.get(rel))
-    assert changed == ["hosts/gpu02/nccl.conf", "hosts/gpu02/nccl.env", "hosts/gpu02/roce-qos.sh",
-                       "inventory.yml", "manifest.json", "plan.json"]
+    # the udev rule too: it matches each rail's RDMA device by its name
+    assert changed == ["hosts/gpu02/81-fabricgen-roce-qos.rules", "hosts/gpu02/nccl.conf", "hosts/gpu02/nccl.env",
+                       "hosts/gpu02/roce-qos.sh", "inventory.yml", "manifest.json", "plan.json"]
+    assert 'KERNEL=="mlx5_7"' in files["hosts/gpu02/81-fabricgen-roce-qos.rules"]
     for rel in ("nccl.conf", "nccl.env"):
         assert dict(_env_lines(files[f"hosts/gpu02/{rel}"]))["NCCL_IB_HCA"] == "=mlx5_4:1,mlx5_7:1"
         assert "gpu02 reported" in files[f"hosts/gpu02/{rel}"]

@@ -8,7 +8,7 @@
 # runs this with --interface whenever udev adds a rail netdev, and --health lets Slurm
 # (HealthCheckProgram) drain a node whose NICs drifted.
 #
-# Usage: fabricgen-roce-qos [--check|--health|--counters] [--interface NETDEV]
+# Usage: fabricgen-roce-qos [--check|--health|--counters|--reconcile] [--interface NETDEV]
 #   (no flag)           apply: set every setting that differs
 #   --check             change nothing; print every setting that differs and exit 1 if any does,
 #                       3 if every setting is in place but a rail port is not as planned
@@ -20,13 +20,23 @@
 #                       of its own; and warn about RoCE counters that climb fast
 #   --counters          change nothing; print the rails' RoCE counters ("counter:" lines) for
 #                       fabricgen verify, which reads them twice
+#   --reconcile         --check, then apply only when a setting differs: one "reconcile:" line
+#                       naming what differed, then the apply's changes and errors (the reconcile
+#                       timer's service runs it; silent when every setting is in place)
 #   --interface NETDEV  only this rail NIC (one of the NICS below); exit 2 for any other name
 # Every mode also verifies the RoCE GID NCCL will use on each rail NIC and the rail's port: ACTIVE,
-# at the planned rate, with the planned RoCE MTU (none of which can be set here; apply only warns).
-# Output: one "ok:", "differs:", "changed:", "warning:" or "error:" line per setting, then "summary:".
+# at the planned rate, with the planned RoCE MTU, and the GPU-NIC path: NIC firmware against
+# hosts.nic_firmware_min, the PCIe link against what NIC and slot can do, ACS on the PCIe switch
+# port above the NIC, a GPUDirect RDMA path
+# (none of which can be set here; apply only warns, --check and --health treat them as a port).
+# Output: one "ok:", "differs:", "changed:", "unverified:", "warning:" or "error:" line per setting, then
+# "summary:". "unverified:" is a setting this host gives no way to read (inbox mlx5: ECN per priority
+# and the CNP priority; CNP DSCP under kernel lockdown): never a drain, and never "every setting in
+# place" either; the summary names them.
 # Exit codes: 0 in place (or applied), 1 differs (--check/--health) or an action failed, 2 usage,
-# 3 (--check only) every setting in place but a rail port DOWN, slower or at another RoCE MTU:
-# nothing an apply can fix (a cable, an optic, a leaf port), so a deploy reports it, never drains.
+# 3 (--check only) every setting in place but a rail port DOWN, slower or at another RoCE MTU, or a
+# GPU-NIC path check failed: nothing an apply can fix (a cable, an optic, a leaf port, firmware, a
+# slot), so a deploy reports it, never drains.
 # Every NIC tool (mlnx_qos, dcb, cma_roce_tos, ibv_devinfo, ethtool) and scontrol runs under
 # coreutils timeout(1), FABRICGEN_TOOL_TIMEOUT (10 s) per call: a wedged NIC or driver is one line
 # ("... timed out after N s"), a setting that cannot be read, never a hang. --health also gives
@@ -61,6 +71,10 @@ ECN_PRIOS="3"
 GID_INDEX="3"
 # netdev:rate:mtu per rail: the port rate (Gb/s) and RoCE active MTU the plan gives each rail NIC
 RAIL_PORTS="ens1f0np0:400:4096 ens2f0np0:400:4096 ens3f0np0:400:4096 ens4f0np0:400:4096 ens5f0np0:400:4096 ens6f0np0:400:4096 ens7f0np0:400:4096 ens8f0np0:400:4096"
+# hosts.nic_firmware_min: the oldest rail NIC firmware allowed (empty: not checked)
+FW_MIN=""
+# deploy.hosts.require_gpudirect: a host with NVIDIA's driver needs a GPUDirect RDMA path
+GPUDIRECT_REQUIRED=1
 # --health: seconds between the two counter reads (FABRICGEN_COUNTER_INTERVAL; 0 skips them), and
 # the rates (per second, per rail) above which climbing sequence-error and pause counters warn
 COUNTER_INTERVAL=${FABRICGEN_COUNTER_INTERVAL:-2}
@@ -68,11 +82,12 @@ SEQ_ERR_PER_S=${FABRICGEN_SEQ_ERR_PER_S:-10}
 PAUSE_PER_S=${FABRICGEN_PAUSE_PER_S:-100}
 
 SYS="${FABRICGEN_SYSROOT:-}/sys"
+PROC="${FABRICGEN_SYSROOT:-}/proc"
 TOOL_TIMEOUT=${FABRICGEN_TOOL_TIMEOUT:-10}
 HEALTH_TOOLS=${FABRICGEN_HEALTH_TOOLS:-35}
 
 usage() {
-    echo "usage: $0 [--check|--health|--counters] [--interface NETDEV]" >&2
+    echo "usage: $0 [--check|--health|--counters|--reconcile] [--interface NETDEV]" >&2
     exit 2
 }
 
@@ -81,7 +96,7 @@ ONLY=""
 ONLY_SET=0
 while [ $# -gt 0 ]; do
     case "$1" in
-        --check | --health | --counters)
+        --check | --health | --counters | --reconcile)
             [ "$MODE" = apply ] || usage
             MODE=${1#--} ;;
         --interface)
@@ -110,6 +125,29 @@ if [ "$ONLY_SET" = 1 ]; then
     NICS=$match
 fi
 
+# --reconcile: this script twice, --check then (only when a setting differs) apply, each taking
+# the lock itself. A rail port that is not as planned (--check exit 3, or its "port", "rate" and
+# "roce mtu" lines) is no reason to apply: nothing here can fix a cable, and --health reports it.
+if [ "$MODE" = reconcile ]; then
+    rc_one=""
+    [ "$ONLY_SET" = 0 ] || rc_one="--interface=$ONLY"
+    rc_out=$(sh "$0" --check ${rc_one:+"$rc_one"} 2>&1)
+    case $? in
+        0 | 3) exit 0 ;;
+        1) ;;
+        *) printf '%s\n' "$rc_out" | grep -v '^ok: '; exit 1 ;;
+    esac
+    rc_what=$(printf '%s\n' "$rc_out" | sed -n 's/^differs: \([^:]*\):.*/\1/p' |
+        grep -v -e ' port$' -e ' rate$' -e ' roce mtu$' -e ' firmware$' -e ' pcie width$' -e ' pcie speed$' \
+            -e ' acs$' -e '^gpudirect$' | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+    [ -n "$rc_what" ] || exit 0
+    printf 'reconcile: live settings differ from the plan, re-applying: %s\n' "$rc_what"
+    rc_out=$(sh "$0" ${rc_one:+"$rc_one"} 2>&1)
+    rc_rc=$?
+    printf '%s\n' "$rc_out" | grep -v '^ok: '
+    exit "$rc_rc"
+fi
+
 WAIT_LEFT=0
 if [ "$CHECK" = 0 ]; then
     if [ "$ONLY_SET" = 1 ]; then WAIT_LEFT=${FABRICGEN_WAIT:-30}; else WAIT_LEFT=${FABRICGEN_WAIT:-0}; fi
@@ -126,7 +164,9 @@ done
 
 DIFFS=0
 PORTS=0
+PATHS=0
 FAILED=0
+UNVERIFIED=""
 # --health: the epoch second after which no NIC tool is started (set once the lock is held)
 DEADLINE=0
 
@@ -159,6 +199,13 @@ settle() {
     else
         fail "$what: '$*' failed: $(first_line "$out")"
     fi
+}
+
+# unverified WHAT WHY: a setting this host has no way to read (nothing to compare, nothing to drain
+# for); the summary names it so a check never claims what it did not see
+unverified() {
+    UNVERIFIED="$UNVERIFIED${UNVERIFIED:+, }$1"
+    say "unverified: $1: $2"
 }
 
 # unknown WHAT REASON: a setting that cannot be read counts as different in --check
@@ -319,9 +366,22 @@ lockdown_level() {
 ecn_in_firmware() {
     fn=${2##*.}
     case "$fn" in '' | *[!0-9]*) fn=0 ;; esac
+    UNVERIFIED="$UNVERIFIED${UNVERIFIED:+, }$1 cnp dscp"
     warn "$1 cnp dscp: $3: the NIC marks CNPs as its firmware says; set it there with \
 mlxconfig -d $2 set CNP_DSCP_P$((fn + 1))=$CNP_DSCP CNP_802P_PRIO_P$((fn + 1))=$CNP_PRIO (then a firmware reset), \
 or install DOCA/MLNX_OFED for the ecn/ sysfs"
+}
+
+# ecn_inbox_unverified IFC: what the inbox driver gives no way to read. mlx5_ib's debugfs cc_params
+# (drivers/infiniband/hw/mlx5/cong.c) holds the CNP DSCP and the DCQCN rates, not ECN per priority:
+# the NP/RP enable is the firmware's (on for every priority by default), and the CNP's 802.1p
+# priority follows np_cnp_prio_mode, which this script does not set.
+ecn_inbox_unverified() {
+    if [ -n "$ECN_PRIOS" ]; then
+        unverified "$1 ecn" "inbox mlx5 exposes no ECN switch per priority (the firmware's default is on; \
+mlxconfig ROCE_CC_PRIO_MASK_P<n> shows it, DOCA/MLNX_OFED's ecn/ sysfs sets it)"
+    fi
+    unverified "$1 cnp priority" "inbox mlx5 shows no CNP 802.1p priority to compare with $CNP_PRIO"
 }
 
 # DCQCN: OFED/DOCA drivers expose ECN per priority in sysfs; upstream mlx5 only
@@ -360,6 +420,7 @@ ecn() {
         level=$(lockdown_level)
         if [ "$level" != none ]; then
             ecn_in_firmware "$ifc" "$pci" "kernel lockdown ($level) refuses mlx5 debugfs cc_params"
+            ecn_inbox_unverified "$ifc"
             return
         fi
         have=$(read_value "$cc/np_cnp_dscp")
@@ -371,6 +432,7 @@ ecn() {
             # a read-only debugfs mount (EROFS) or a refusing one (EPERM)
             ecn_in_firmware "$ifc" "$pci" "debugfs refused the write ($(first_line "${out##*: }"))"
         fi
+        ecn_inbox_unverified "$ifc"
     else
         unknown "$ifc ecn" "neither $ecn_dir (OFED) nor mlx5 debugfs cc_params (mount debugfs) found"
     fi
@@ -664,6 +726,160 @@ a cable, optic or lane trained lower, or the leaf port runs another speed)" \
     fi
 }
 
+# path_fault WHAT FOUND SHORT: the path from GPU to wire is not as planned (NIC firmware, PCIe link,
+# GPUDirect): as port_fault, nothing an apply can change (--check exits 3 when only these and
+# ports are wrong, --health drains, apply warns); counted apart so the summary says which.
+path_fault() {
+    [ -n "$PORT_REASON" ] || PORT_REASON=$3
+    if [ "$CHECK" = 1 ]; then
+        PATHS=$((PATHS + 1))
+        say "differs: $1: $2"
+    else
+        warn "$1: $2"
+    fi
+}
+
+# version_below HAVE MIN: true when dotted version HAVE is older than MIN, numerically per field
+version_below() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        n = split(a, x, "."); m = split(b, y, ".")
+        for (i = 1; i <= (n > m ? n : m); i++) {
+            if (x[i] + 0 < y[i] + 0) exit 0
+            if (x[i] + 0 > y[i] + 0) exit 1 }
+        exit 1 }'
+}
+
+# rail_path IFC RDMA: what sits between the rail's NIC and the GPU, read from sysfs.
+# - Firmware: /sys/class/infiniband/<dev>/fw_ver (drivers/infiniband/core/sysfs.c fw_ver_show; mlx5
+#   prints major.minor.subminor, "28.39.1002") against hosts.nic_firmware_min.
+# - PCIe: the NIC function's negotiated link against what both ends can do,
+#   /sys/bus/pci/devices/<bdf>/{current,max}_link_{width,speed} (drivers/pci/pci-sysfs.c; speeds
+#   as pci_speed_string() prints them, "32.0 GT/s PCIe"). A ConnectX-7 trained x8 or at Gen4 in a
+#   Gen5 x16 slot halves its bandwidth: a reseat, a riser or the BIOS, never this script.
+rail_path() {
+    rp_ifc=$1 rp_rdma=$2
+    if [ -n "$FW_MIN" ]; then
+        rp_fw=$(read_value "$SYS/class/infiniband/$rp_rdma/fw_ver")
+        case "$rp_fw" in
+            '' | *[!0-9.]*)
+                path_fault "$rp_ifc firmware" "cannot read $SYS/class/infiniband/$rp_rdma/fw_ver ('$rp_fw'), want \
+at least $FW_MIN (hosts.nic_firmware_min)" "$rp_ifc firmware unreadable" ;;
+            *)
+                if version_below "$rp_fw" "$FW_MIN"; then
+                    path_fault "$rp_ifc firmware" "have '$rp_fw', want at least '$FW_MIN' (hosts.nic_firmware_min: \
+update the NIC firmware with mlxfwmanager or mstflint)" "$rp_ifc firmware $rp_fw, min $FW_MIN"
+                else
+                    say "ok: $rp_ifc firmware = $rp_fw (at least $FW_MIN)"
+                fi ;;
+        esac
+    fi
+    rp_pci="$SYS/class/net/$rp_ifc/device"
+    if [ ! -e "$rp_pci/max_link_width" ]; then
+        unverified "$rp_ifc pcie link" "$rp_pci/max_link_width missing (not a PCIe function?)"
+        return 0
+    fi
+    for rp_what in width speed; do
+        rp_have=$(cat "$rp_pci/current_link_$rp_what" 2>/dev/null) || rp_have=""
+        rp_max=$(cat "$rp_pci/max_link_$rp_what" 2>/dev/null) || rp_max=""
+        if [ -z "$rp_have" ] || [ "${rp_have%% *}" != "${rp_max%% *}" ]; then
+            path_fault "$rp_ifc pcie $rp_what" "have '${rp_have:-unreadable}', the NIC and its slot can do '$rp_max' \
+(the link trained lower: reseat the NIC, check the riser, the slot's BIOS setting and lspci -vv LnkSta)" \
+                "$rp_ifc pcie $rp_what ${rp_have:-unreadable}, max $rp_max"
+        else
+            say "ok: $rp_ifc pcie $rp_what = $rp_have"
+        fi
+    done
+}
+
+# port_acs CONFIG: how one PCI function's config space (the sysfs `config` file, 4096 bytes for root)
+# stands for ACS: "short" (fewer than 256 bytes readable), "other" (not a PCIe switch downstream
+# port), "none" (one without an ACS capability), or its ACS Control register as a number. PCIe Base
+# Specification: the PCI Express capability (ID 0x10, standard list from 0x34) holds the
+# Device/Port Type in bits 7:4 of its flags (6: switch downstream port); the ACS extended capability
+# (ID 0x000d, list from 0x100, next offset in bits 31:20 of each header) has ACS Control at +6.
+port_acs() {
+    od -An -v -tu1 "$1" 2>/dev/null | awk '
+        { for (i = 1; i <= NF; i++) b[n++] = $i }
+        END {
+            if (n < 256) { print "short"; exit }
+            p = b[52]; type = -1
+            for (k = 0; p >= 64 && p < 256 && k < 48; k++) {
+                if (b[p] == 16) { type = int(b[p + 2] / 16) % 16; break }
+                p = b[p + 1] }
+            if (type != 6) { print "other"; exit }
+            o = 256
+            for (k = 0; o >= 256 && o < n - 8 && k < 64; k++) {
+                if (b[o] + 256 * b[o + 1] == 13) { print b[o + 6] + 256 * b[o + 7]; exit }
+                o = int((b[o + 2] + 256 * b[o + 3]) / 16) }
+            print "none" }'
+}
+
+# rail_acs IFC: ACS on the PCIe switch ports above the rail NIC. With P2P Request or Completion
+# Redirect (or Source Validation) on, a switch sends every peer-to-peer transfer up to the root
+# complex, so GPUDirect RDMA between a GPU and a NIC behind the same switch crawls or fails (NVIDIA
+# GPUDirect RDMA guide, "PCI Access Control Services"; NCCL troubleshooting: ACSCtl must show
+# SrcValid- ReqRedir- CmplRedir-, as `lspci -vvv` prints the bits). Root ports are left out: the
+# path between a GPU and a NIC of one switch does not cross them. What sysfs shows the script reads;
+# what it cannot read (config space below 256 bytes: not root) is an unverified line.
+rail_acs() {
+    ra_dir=$(cd "$SYS/class/net/$1/device" 2>/dev/null && pwd -P) || return 0
+    ra_dir=${ra_dir%/*} ra_seen=0
+    while :; do
+        ra_bdf=${ra_dir##*/}
+        case "$ra_bdf" in
+            [0-9a-f][0-9a-f][0-9a-f][0-9a-f]:[0-9a-f][0-9a-f]:[0-9a-f][0-9a-f].[0-7]) ;;
+            *)
+                [ "$ra_seen" = 0 ] || say "ok: $1 acs = off ($ra_seen PCIe switch port(s) above it)"
+                return 0 ;;
+        esac
+        ra_ctl=$(port_acs "$ra_dir/config")
+        case "$ra_ctl" in
+            short)
+                unverified "$1 acs" "$ra_dir/config: extended config space not readable (run as root)"
+                return 0 ;;
+            '' | other | none) ;;
+            *)
+                ra_on=""
+                [ $((ra_ctl % 2)) = 0 ] || ra_on="SrcValid+"
+                [ $((ra_ctl / 4 % 2)) = 0 ] || ra_on="$ra_on${ra_on:+ }ReqRedir+"
+                [ $((ra_ctl / 8 % 2)) = 0 ] || ra_on="$ra_on${ra_on:+ }CmplRedir+"
+                ra_seen=$((ra_seen + 1))
+                if [ -n "$ra_on" ]; then
+                    path_fault "$1 acs" "have ACSCtl $ra_on on PCIe switch port $ra_bdf above $1, want them off \
+(P2P goes through the root complex: disable ACS in the BIOS, or setpci -s $ra_bdf ECAP_ACS+0x6.w=0000 until the next boot)" \
+                        "$1 acs on $ra_bdf"
+                    return 0
+                fi ;;
+        esac
+        ra_dir=${ra_dir%/*}
+    done
+}
+
+# gpudirect: with NVIDIA's driver loaded (/sys/module/nvidia), NCCL moves GPU memory over the NIC
+# only through a GPUDirect RDMA path: nvidia-peermem (or its predecessor nv_peer_mem) loaded, or
+# DMA-BUF, which needs NVIDIA's open kernel module on Linux >= 5.12 (NVIDIA GPUDirect RDMA guide,
+# "Using nvidia-peermem" and "Using DMA-BUF"). Without one NCCL stages every transfer through host
+# memory, silently. A host without NVIDIA's driver has no GPU path to check.
+gpudirect() {
+    [ "$GPUDIRECT_REQUIRED" = 1 ] && [ -d "$SYS/module/nvidia" ] || return 0
+    for gd_mod in nvidia_peermem nv_peer_mem; do
+        if [ -d "$SYS/module/$gd_mod" ]; then
+            say "ok: gpudirect = nvidia-peermem ($gd_mod loaded)"
+            return 0
+        fi
+    done
+    gd_kernel=$(uname -r)
+    gd_major=${gd_kernel%%.*} gd_minor=${gd_kernel#*.}
+    gd_minor=${gd_minor%%[!0-9]*}
+    if grep -q 'Open Kernel Module' "$PROC/driver/nvidia/version" 2>/dev/null &&
+        { [ "$gd_major" -gt 5 ] || { [ "$gd_major" -eq 5 ] && [ "${gd_minor:-0}" -ge 12 ]; }; }; then
+        say "ok: gpudirect = dma-buf (NVIDIA open kernel module, Linux $gd_kernel)"
+        return 0
+    fi
+    path_fault "gpudirect" "neither nvidia-peermem loaded nor DMA-BUF (NVIDIA's open kernel module on Linux >= 5.12): \
+modprobe nvidia-peermem, or set deploy.hosts.require_gpudirect: false" "no gpudirect"
+}
+
 # RoCE counters of every rail NIC, one "NETDEV NAME VALUE" line each: the RDMA device's
 # hw_counters (Documentation/ABI/stable/sysfs-class-infiniband, ports/<p>/hw_counters; mlx5 names
 # from drivers/infiniband/hw/mlx5/counters.c: np_cnp_sent and np_ecn_marked_roce_packets at the
@@ -776,7 +992,10 @@ for entry in $NICS; do
     traffic_class "$rdma"
     gid "$ifc" "$rdma"
     rail_port "$ifc" "$rdma"
+    rail_path "$ifc" "$rdma"
+    rail_acs "$ifc"
 done
+gpudirect
 if [ "$MODE" = health ] && [ "$COUNTER_INTERVAL" -gt 0 ]; then
     elapsed=$(($(date +%s) - COUNTERS_T))
     if [ "$elapsed" -lt "$COUNTER_INTERVAL" ]; then
@@ -801,8 +1020,7 @@ slurm_node() {
     sn=${SLURMD_NODENAME:-}
     [ -n "$sn" ] || sn=$(hostname -s 2>/dev/null) || sn=""
     [ -n "$sn" ] || { sn=$(uname -n); sn=${sn%%.*}; }
-    printf '%s
-' "$sn"
+    printf '%s\n' "$sn"
 }
 
 # slurm_drain NODE: ONE line, "none", "ours REASON", "other REASON" or "unknown WHY". scontrol show
@@ -879,9 +1097,14 @@ if [ "$CHECK" = 1 ]; then
     found=""
     [ "$DIFFS" -eq 0 ] || found="$DIFFS setting(s) differ"
     [ "$PORTS" -eq 0 ] || found="${found:+$found, }$PORTS rail port(s) not as planned"
+    [ "$PATHS" -eq 0 ] || found="${found:+$found, }$PATHS GPU-NIC path check(s) failed"
     if [ -z "$found" ]; then
         [ "$MODE" != health ] || health_resume
-        say "summary: every setting in place"
+        if [ -n "$UNVERIFIED" ]; then
+            say "summary: every setting that can be read in place; not verified: $UNVERIFIED"
+        else
+            say "summary: every setting in place"
+        fi
         exit 0
     fi
     if [ "$MODE" = health ]; then
@@ -895,16 +1118,20 @@ if [ "$CHECK" = 1 ]; then
         fi
     fi
     if [ "$DIFFS" -eq 0 ]; then
-        say "summary: every setting in place, $found"
+        if [ -n "$UNVERIFIED" ]; then
+            say "summary: every setting that can be read in place, $found; not verified: $UNVERIFIED"
+        else
+            say "summary: every setting in place, $found"
+        fi
         [ "$MODE" = health ] && exit 1
         exit 3
     fi
-    say "summary: $found"
+    say "summary: $found${UNVERIFIED:+; not verified: $UNVERIFIED}"
     exit 1
 fi
 if [ "$FAILED" -gt 0 ]; then
     say "summary: $FAILED action(s) failed"
     exit 1
 fi
-say "summary: done"
+say "summary: done${UNVERIFIED:+; not verified: $UNVERIFIED}"
 exit 0
