@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from generator.lab.factory import Management
-from generator.lab.faults import fault_file, write_faults
+from generator.lab.faults import fault_file, held_file, write_faults
 from generator.lab.private_file import open_log, write_private
 from generator.lab.server import CONFIG_FILE, READY_FILE
 from generator.lab.world import WORLD_FILE, World, write_world
@@ -133,6 +133,11 @@ def lab_down(directory: Path, timeout: float = 10) -> bool:
 def set_faults(directory: Path, device: str, faults: dict) -> None:
     """Change a running device's faults; it re-reads them before the next login or command."""
     write_faults(Path(directory).resolve(), device, faults)
+
+
+def holding(directory: Path, device: str) -> bool:
+    """The device holds a command line right now (fault `hold`)."""
+    return held_file(Path(directory).resolve(), device).exists()
 
 
 def set_wiring(directory: Path, world: World) -> None:

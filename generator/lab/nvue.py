@@ -125,6 +125,9 @@ class NvueDevice(Device):
         user = users_of(self.applied).get(username)
         return user is not None and (key_type, key_b64) in authorized_keys(user)
 
+    def awaiting_confirmation(self) -> bool:
+        return self.confirm is not None
+
     def refuses_connections(self) -> str | None:
         return self.cut_off
 
