@@ -97,7 +97,7 @@ class SmallFabric:
         return mine == load_nvue_document(self.rendered[name])
 
 
-def small_fabric(tmp_path: Path, lab_start, *, confirm: int = 30, ssh_timeout: int = 6,
+def small_fabric(tmp_path: Path, lab_start, *, confirm: int = 30, ssh_timeout: int = 30,
                  time_scale: float = 1.5) -> SmallFabric:
     """confirm: the deploy's timer (the intent's 30 s floor or more); the lab's clock runs
     time_scale times faster, so the default expires after 20 s of wall time."""

@@ -309,18 +309,27 @@ def _new_ed25519_pem() -> str:
 
 def test_deploy_lock_refuses_a_second_deploy(deploy_fabric, capsys):
     fab = deploy_fabric
+    # the switches hold the first run's commands (lab fault `hold`) until the second one has
+    # tried: the first holds the lock meanwhile on a machine of any load
+    for name in fab.names:
+        fab.lab.set_faults(name, hold="any")
     first = subprocess.Popen([sys.executable, "-m", "generator.cli", "deploy", str(fab.intent), "--endpoints",
                               fab.endpoints, "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=os.environ)
+                             env={**os.environ, "FABRICGEN_SSH_TIMEOUT": "300"})
     try:
         lock = deploy_lock("dt")
-        assert wait_until(lock.exists, 30), "the first deploy never took the lock"
+        assert wait_until(lambda: first.poll() is not None
+                          or (lock.exists() and any(fab.lab.holding(n) for n in fab.names)), 120), \
+            "the first deploy never took the lock and reached a switch"
+        assert first.poll() is None, "the first deploy ended early"
         code, _, err = fab.deploy(capsys)
         assert code == 1
         assert "another deploy of fabric 'dt' is running" in err
         assert str(first.pid) in err
     finally:
-        out, errors = first.communicate(timeout=120)
+        for name in fab.names:
+            fab.lab.set_faults(name)
+        out, errors = first.communicate(timeout=300)
     assert first.returncode == 0, out + errors
     assert not lock.exists()
 
