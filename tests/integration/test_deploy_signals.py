@@ -37,15 +37,24 @@ def fab(tmp_path, lab_start):
     return small_fabric(tmp_path, lab_start, confirm=600)
 
 
+def held_env(fab) -> dict:
+    """A held command line never times out on the deploy's side, however long the machine takes to
+    deliver the signal: the deploy is still at that line when the signal comes."""
+    return {**fab.env, "FABRICGEN_SSH_TIMEOUT": "300"}
+
+
 def _interrupt_while_held(fab, deploy, sig: int, names) -> tuple[str, str]:
     """The lab holds a command line of one of NAMES (fault `hold`): signal the deploy there, lift
     the hold once the kernel delivered the signal, and collect the deploy's output."""
     try:
-        assert wait_until(lambda: deploy.poll() is not None or any(fab.lab.holding(n) for n in names), 120,
-                          interval=0.05), "no switch held a command line within 120 s"
+        # and the deploy holds its lock: a line held before it (the `exit` of a session the test
+        # closed just before) says nothing about the deploy
+        assert wait_until(lambda: deploy.poll() is not None
+                          or (fab.lock.exists() and any(fab.lab.holding(n) for n in names)), 120,
+                          interval=0.05), "no switch held a command line of the deploy within 120 s"
         assert deploy.poll() is None, "the deploy ended before any switch held it: " + deploy.communicate()[1]
         deploy.send_signal(sig)
-        assert wait_until(lambda: signal_taken(deploy.pid, sig), 60, interval=0.01)
+        assert wait_until(lambda: deploy.poll() is not None or signal_taken(deploy.pid, sig), 60, interval=0.01)
         for name in names:
             fab.lab.set_faults(name)
         return deploy.communicate(timeout=120)
@@ -63,7 +72,7 @@ def test_signal_mid_wave_rolls_back_and_releases_the_lock(fab, sig, code):
     # the canary holds the first line after its commit (the post-check) while that commit is
     # pending: the signal comes mid-wave, whatever the machine's load
     fab.lab.set_faults(CANARY, hold="pending")
-    deploy = fab.start(fab.deploy_command())
+    deploy = fab.start(fab.deploy_command(), env=held_env(fab))
     out, err = _interrupt_while_held(fab, deploy, sig, [CANARY])
     assert deploy.returncode == code, out + err
     last = err.strip().splitlines()[-1]
@@ -83,7 +92,7 @@ def test_signal_before_any_commit_pushes_nothing(fab):
     before = {name: fab.running(name) for name in SWITCHES}
     for name in SWITCHES:
         fab.lab.set_faults(name, hold="any")       # the backups wait: no commit before the signal
-    deploy = fab.start(fab.deploy_command())
+    deploy = fab.start(fab.deploy_command(), env=held_env(fab))
     out, err = _interrupt_while_held(fab, deploy, signal.SIGINT, SWITCHES)
     assert deploy.returncode == 130, out + err
     last = err.strip().splitlines()[-1]
