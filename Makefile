@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # upstream release cannot change what `make setup` installs on a bastion overnight.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup lock render test test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd deploy drift report clean
+.PHONY: setup lock render test test-quick test-under-load test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd deploy drift report clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -31,11 +31,28 @@ lock: setup
 render: setup
 	$(BIN)/fabricgen render inventories/$(FABRIC)/fabric.yaml -o build/$(FABRIC)
 
+# pytest-xdist workers: twice the cores, since most integration tests wait on SSH, Kea or a
+# subprocess rather than compute (measured in the README's Tests section); WORKERS=1 runs serially.
+# --dist loadgroup keeps the tests of one xdist_group (tests/conftest.py: XDIST_GROUPS, tests that
+# share a resource of the machine) on one worker.
+WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
+PYTEST  := $(BIN)/pytest -q -p no:cacheprovider $(if $(filter 1,$(WORKERS)),,-n $(WORKERS) --dist loadgroup)
+
+# the whole suite (CI runs this)
 test: setup
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(PYTEST)
+
+# for editing: unit and golden tests only, no lab, SSH or namespace
+test-quick: setup
+	$(PYTEST) tests/unit tests/golden
 
 test-unit: setup
-	$(BIN)/pytest -q -p no:cacheprovider tests/unit
+	$(PYTEST) tests/unit
+
+# the integration suite with every core busy (a CPU hog per core, stopped by PID afterwards):
+# tests that race a real process must pass on a loaded machine; not part of every CI run
+test-under-load: setup
+	$(BIN)/python -m tests.load.under_load -- -q -p no:cacheprovider $(if $(filter 1,$(WORKERS)),,-n $(WORKERS) --dist loadgroup) tests/integration
 
 lint: setup
 	$(BIN)/ruff check generator tests bench napalm_nvue napalm_sonic_fabric playbooks/files

@@ -15,6 +15,9 @@ from typing import Any
 import yaml
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+# libyaml's parser when PyYAML was built with it (the wheels are): the same data as the
+# pure-Python BaseLoader, several times faster on a fabric's hundreds of rendered files.
+_BASE_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ def parse_structured(relpath: str, text: str) -> Any:
     if relpath.endswith(".json"):
         data = json.loads(text) if text.strip() else {}
     else:
-        data = yaml.load(text, Loader=yaml.BaseLoader) if text.strip() else {}
+        data = yaml.load(text, Loader=_BASE_LOADER) if text.strip() else {}
     return keyed_lists(nvue_unwrapped(data))
 
 

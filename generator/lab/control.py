@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from generator.lab.factory import Management
-from generator.lab.faults import fault_file, write_faults
+from generator.lab.faults import fault_file, held_file, write_faults
 from generator.lab.private_file import open_log, write_private
 from generator.lab.server import CONFIG_FILE, READY_FILE
 from generator.lab.world import WORLD_FILE, World, write_world
@@ -50,6 +50,10 @@ class LabDevice:
     mac: str | None = None
     serial: str | None = None
     model: str | None = None
+    # Cumulus: an NVUE document (as `nv config patch` takes it) applied and saved before the switch
+    # answers SSH, as an earlier `nv config patch` + `nv config apply` + `nv config save` leaves it
+    # (revision 1 applied): a switch already in service, without a commit over SSH per lab.
+    applied: str | None = None
 
 
 def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulus",
@@ -79,6 +83,8 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
             raise LabError(f"device {device.name}: os must be cumulus or sonic, not {device.os!r}")
         if device.mgmt_mode not in ("static", "dhcp"):
             raise LabError(f"device {device.name}: mgmt_mode must be static or dhcp, not {device.mgmt_mode!r}")
+        if device.applied is not None and (device.os != "cumulus" or device.ztp):
+            raise LabError(f"device {device.name}: an applied config at boot is for a Cumulus switch out of ZTP")
         if device.ztp and device.mgmt_mode != "dhcp":
             raise LabError(f"device {device.name}: a ZTP switch boots with eth0 on DHCP (mgmt_mode dhcp)")
         if device.mgmt_address:
@@ -146,6 +152,11 @@ def write_device_files(directory: Path, device: str, files: dict[str, str]) -> N
         partial = local.with_name(local.name + ".partial")
         partial.write_text(text)
         partial.replace(local)
+
+
+def holding(directory: Path, device: str) -> bool:
+    """The device holds a command line right now (fault `hold`)."""
+    return held_file(Path(directory).resolve(), device).exists()
 
 
 def set_wiring(directory: Path, world: World) -> None:

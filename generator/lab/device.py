@@ -77,6 +77,10 @@ class Device:
         """Seconds until a management port that is restarting (a SONiC `config reload`) is up again."""
         return 0.0
 
+    def awaiting_confirmation(self) -> bool:
+        """A commit of this device waits for confirmation (its revert timer runs)."""
+        return False
+
     def logged_in_users(self) -> set[str]:
         return {user for user in self.connections.values() if user}
 

@@ -8,6 +8,10 @@ Keys (all optional):
                               prints the Error and exits 0 without applying, as NVUE can
                               (DEVICE_STATE.md: netlab PR 1726)
   delay: float                seconds of sleep before each command's output
+  hold: "any" | "pending"     a command line is held (not run, no output) while this is set:
+                              "any" every line, "pending" a line that arrives while a commit waits
+                              for confirmation; DIR/faults/<name>.held exists while one is held, so a
+                              test acts at that point (a signal mid-wave) instead of racing a timer
   counters: {port: {pfc_rx_pause|pfc_tx_pause: {priority: rate}, ecn_marked: {traffic class: rate}}}
                               per-second rates the port's PFC pause / ECN-marked counters grow at
                               (control.raise_counters sets them; the world integrates them)
@@ -25,8 +29,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "apply_error_status", "delay", "counters", "switch",
-              "ports"}
+KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "apply_error_status", "delay", "hold", "counters",
+              "switch", "ports"}
+HOLD_MODES = ("any", "pending")
 COUNTER_KINDS = ("pfc_rx_pause", "pfc_tx_pause", "ecn_marked")
 
 
@@ -37,6 +42,7 @@ class Faults:
     apply_error: str | None = None
     apply_error_status: int = 1
     delay: float = 0.0
+    hold: str | None = None
     counters: dict | None = None
     switch: dict | None = None
     ports: dict | None = None
@@ -50,12 +56,16 @@ class Faults:
         if apply_error is True:
             apply_error = "Config apply failed (injected fault)"
         drop = data.get("drop_after_commands")
+        hold = data.get("hold")
+        if hold is not None and hold not in HOLD_MODES:
+            raise ValueError(f"hold: give one of {', '.join(HOLD_MODES)}, not {hold!r}")
         return cls(
             refuse_auth=bool(data.get("refuse_auth", False)),
             drop_after_commands=None if drop is None else int(drop),
             apply_error=str(apply_error) if apply_error else None,
             apply_error_status=int(data.get("apply_error_status", 1)),
             delay=float(data.get("delay", 0.0) or 0.0),
+            hold=hold,
             counters=_counters(data.get("counters") or {}),
             switch=_mapping(data.get("switch"), "switch"),
             ports=_mapping(data.get("ports"), "ports"),
@@ -86,6 +96,11 @@ def _mapping(value, key: str) -> dict:
 
 def fault_file(directory: Path, device: str) -> Path:
     return Path(directory) / "faults" / f"{device}.json"
+
+
+def held_file(directory: Path, device: str) -> Path:
+    """Exists while the device holds a command line (fault `hold`)."""
+    return Path(directory) / "faults" / f"{device}.held"
 
 
 def write_faults(directory: Path, device: str, faults: dict) -> None:

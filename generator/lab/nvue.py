@@ -185,6 +185,9 @@ class NvueDevice(Device):
         user = users_of(self.applied).get(username)
         return user is not None and (key_type, key_b64) in authorized_keys(user)
 
+    def awaiting_confirmation(self) -> bool:
+        return self.confirm is not None
+
     def refuses_connections(self) -> str | None:
         return self.cut_off
 
@@ -304,6 +307,26 @@ class NvueDevice(Device):
                     # NVUE-Object-Model: one bad value refuses the whole file (replace and patch alike)
                     check_values(body, self.version)
         return items
+
+    def boot_applied(self, document: str, message: str = "applied before the lab started") -> None:
+        """LabDevice.applied: the switch as `nv config patch FILE`, `nv config apply` and
+        `nv config save` left it before this boot: revision 1 applied over the factory's revision
+        0 (superseded), in the history and in startup.yaml, checked as `nv config patch` checks a
+        file. A document the switch would refuse stops the lab."""
+        items = nvtree.load_document(document)
+        for item in items:
+            for kind, body in item.items():
+                if kind != "header":
+                    validate_tree(self.schema, body)
+                if kind == "set":
+                    check_values(body, self.version)
+        revision = Revision(self._take_id(), nvtree.apply_document(copy.deepcopy(self.applied), items),
+                            state="applied", message=message)
+        self.revisions[revision.rev_id] = revision
+        self.revisions[self.applied_id].state = "superseded"
+        self.applied_id = revision.rev_id
+        self._record(revision.rev_id, "applied", message)
+        self._save_startup(self.applied)
 
     # --- nv config ------------------------------------------------------
     async def _config(self, args: list[str], io: Io) -> None:

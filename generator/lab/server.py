@@ -94,6 +94,8 @@ def make_device(directory: Path, spec: dict, *, index: int = 0, username: str = 
                             **_factory_identity(spec, CUMULUS_FACTORY_HOSTNAME))
     if password is not None:
         device.set_login(username, password)
+    if spec.get("applied") is not None:
+        device.boot_applied(spec["applied"])
     # `lab up --ztp`: the switch waits for a DHCP answer; `lab ztp` (ztp.py) plays its NOS's ZTP
     device.ztp_booted = device.ztp_waiting = bool(spec.get("ztp"))
     if device.ztp_booted and spec["os"] == "cumulus":

@@ -215,6 +215,8 @@ class Session:
             return None
         if faults.delay:
             await asyncio.sleep(faults.delay)
+        if faults.hold:
+            await self._hold()
         try:
             parts = split_list(line)
         except ValueError as exc:
@@ -234,6 +236,23 @@ class Session:
                 continue
             self.status = await self.dispatch(argv)
         return self.status
+
+    async def _hold(self) -> None:
+        """Fault `hold`: keep this line until the fault is lifted; DIR/faults/<name>.held says a
+        line is held (a test instrument: no switch holds commands on its own)."""
+        def holding() -> bool:
+            hold = self.device.faults.current().hold
+            return hold == "any" or (hold == "pending" and self.device.awaiting_confirmation())
+
+        if not holding():
+            return
+        marker = self.device.faults.path.with_suffix(".held")
+        marker.write_text(f"{self.device.name}\n")
+        try:
+            while holding():
+                await asyncio.sleep(0.02)      # the fault file is re-read by mtime (FaultSource)
+        finally:
+            marker.unlink(missing_ok=True)
 
     async def dispatch(self, argv: list[str]) -> int:
         while argv and argv[0] == "sudo":

@@ -148,6 +148,10 @@ class SonicDevice(Device):
     def restarting_for(self) -> float:
         return max(0.0, self._eth0_back_at - time.monotonic())
 
+    def awaiting_confirmation(self) -> bool:
+        # SONiC has no commit-confirm: the deploy's revert is a systemd timer (module docstring)
+        return bool(self.systemd.waiting_timers())
+
     def refuses_connections(self) -> str | None:
         if time.monotonic() < self._eth0_back_at:
             return "eth0 is restarting (config reload)"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.lab.control import LabDevice, lab_down, lab_up, set_faults
+from generator.lab.control import LabDevice, holding, lab_down, lab_up, set_faults
 
 LAB_PASSWORD = "lab-Secret-7f3"
 
@@ -44,6 +44,10 @@ class LabHandle:
 
     def set_faults(self, name: str, **faults) -> None:
         set_faults(self.directory, name, faults)
+
+    def holding(self, name: str) -> bool:
+        """The switch holds a command line (fault hold="any"/"pending") until set_faults lifts it."""
+        return holding(self.directory, name)
 
 
 @pytest.fixture

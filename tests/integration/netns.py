@@ -19,6 +19,7 @@ user and the privilege separation directory if this module created it.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import shutil
@@ -37,6 +38,10 @@ from generator.plan.model import FabricPlan
 
 SSHD = "/usr/sbin/sshd"
 PRIVSEP_DIR = Path("/run/sshd")
+# sshd's privilege separation directory is one for the machine: each lab registers here (one
+# file per lab, holding its PID) under an flock, and the last one out removes /run/sshd if a lab
+# created it ("created" marker), never if the system's sshd or someone else had it first.
+PRIVSEP_USERS = Path("/run/fabricgen-tests-privsep")
 
 
 def netns_missing_reason() -> str | None:
@@ -102,7 +107,7 @@ class NetnsLab:
     hosts: dict[str, NetnsHost] = field(default_factory=dict)
     namespaces: list[str] = field(default_factory=list)
     user_created: bool = False
-    privsep_created: bool = False
+    privsep_registered: bool = False
 
     def extravars(self) -> dict:
         return {"ansible_user": self.user, "ansible_python_interpreter": "/usr/bin/python3"}
@@ -215,9 +220,51 @@ def _stop(lab: NetnsLab) -> list[str]:
         r = _run("userdel", "-f", lab.user, check=False)
         if r.returncode not in (0, 6):
             problems.append(f"userdel {lab.user}: {r.stderr.strip()}")
-    if lab.privsep_created:
-        shutil.rmtree(PRIVSEP_DIR, ignore_errors=True)
+    if lab.privsep_registered:
+        _release_privsep(lab.tag)
     return problems
+
+
+def _privsep_lock():
+    PRIVSEP_USERS.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(PRIVSEP_USERS / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _use_privsep(tag: str) -> None:
+    fd = _privsep_lock()
+    try:
+        if not PRIVSEP_DIR.exists():
+            PRIVSEP_DIR.mkdir(mode=0o755)
+            (PRIVSEP_USERS / "created").write_text("")
+        (PRIVSEP_USERS / f"lab-{tag}").write_text(f"{os.getpid()}\n")
+    finally:
+        os.close(fd)                         # closing the descriptor releases the flock
+
+
+def _release_privsep(tag: str) -> None:
+    fd = _privsep_lock()
+    try:
+        (PRIVSEP_USERS / f"lab-{tag}").unlink(missing_ok=True)
+        users = [p for p in PRIVSEP_USERS.glob("lab-*") if _alive(p)]
+        if not users and (PRIVSEP_USERS / "created").exists():
+            shutil.rmtree(PRIVSEP_DIR, ignore_errors=True)
+            (PRIVSEP_USERS / "created").unlink()
+    finally:
+        os.close(fd)
+
+
+def _alive(registration: Path) -> bool:
+    """A lab of a test process that died without teardown holds nothing."""
+    try:
+        pid = int(registration.read_text())
+    except (OSError, ValueError):
+        return False
+    if Path(f"/proc/{pid}").exists():
+        return True
+    registration.unlink(missing_ok=True)
+    return False
 
 
 @pytest.fixture
@@ -246,9 +293,8 @@ def netns_hosts(tmp_path_factory) -> Iterator:
         home.mkdir()
         _run("useradd", "-o", "-u", "0", "-g", "0", "-M", "-d", str(home), "-s", "/bin/sh", "-p", "*", lab.user)
         lab.user_created = True
-        if not PRIVSEP_DIR.exists():
-            PRIVSEP_DIR.mkdir(mode=0o755)
-            lab.privsep_created = True
+        _use_privsep(lab.tag)
+        lab.privsep_registered = True
         _start(plan, lab, mgmt_gw)
         return lab
 

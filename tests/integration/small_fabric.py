@@ -97,7 +97,7 @@ class SmallFabric:
         return mine == load_nvue_document(self.rendered[name])
 
 
-def small_fabric(tmp_path: Path, lab_start, *, confirm: int = 30, ssh_timeout: int = 6,
+def small_fabric(tmp_path: Path, lab_start, *, confirm: int = 30, ssh_timeout: int = 30,
                  time_scale: float = 1.5) -> SmallFabric:
     """confirm: the deploy's timer (the intent's 30 s floor or more); the lab's clock runs
     time_scale times faster, so the default expires after 20 s of wall time."""
@@ -120,3 +120,28 @@ def wait_until(predicate, timeout: float, interval: float = 0.2):
             return value
         time.sleep(interval)
     return predicate()
+
+
+def signal_taken(pid: int, sig: int) -> bool:
+    """The kernel delivered SIG to the process: no thread of PID holds it pending any more.
+
+    Delivery runs Python's C-level handler, which flags the signal for the main thread: from then
+    on the deploy acts on it before its next step (proc(5): ShdPnd, SigPnd are hex masks)."""
+    bit = 1 << (sig - 1)
+    try:
+        masks = [_status_mask(Path(f"/proc/{pid}/status"), "ShdPnd")]
+        masks += [_status_mask(task / "status", "SigPnd") for task in Path(f"/proc/{pid}/task").iterdir()]
+    except FileNotFoundError:
+        return True                      # the process is gone: it took the signal
+    return not any(mask & bit for mask in masks)
+
+
+def _status_mask(path: Path, key: str) -> int:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return 0                         # a thread that ended meanwhile holds nothing
+    for line in text.splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1], 16)
+    return 0

@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 
 import pytest
 
@@ -35,13 +34,18 @@ def test_two_deploys_from_two_directories_one_waits_for_nobody(fab, tmp_path):
     first_dir.mkdir()
     second_dir.mkdir()
     env = {k: v for k, v in fab.env.items() if k != "FABRICGEN_BACKUP_DIR"}   # ./backups, as in the report
-    fab.lab.set_faults(CANARY, delay=0.3)                                      # a slow first run
-    first = fab.start(fab.deploy_command(), cwd=first_dir, env=env)
+    # The first run stays in its backups, holding the lock, until the hold is lifted below: on a
+    # machine of any load it is still running while the second one tries (its SSH timeout
+    # outlasts the hold).
+    fab.lab.set_faults(CANARY, hold="any")
+    first = fab.start(fab.deploy_command(), cwd=first_dir, env={**env, "FABRICGEN_SSH_TIMEOUT": "300"})
     try:
-        assert wait_until(fab.lock.exists, 30), "the first deploy never took the lock"
-        started = time.monotonic()
+        assert wait_until(lambda: first.poll() is not None or (fab.lock.exists() and fab.lab.holding(CANARY)),
+                          120, interval=0.05), "the first deploy never took the lock and reached the canary"
+        assert first.poll() is None, "the first deploy ended early"
         second = fab.run(fab.deploy_command(), cwd=second_dir, env=env)
-        assert time.monotonic() - started < 15, "the second deploy waited"
+        # the first run cannot end while its canary is held: the second one returned without it
+        assert first.poll() is None, "the second deploy waited for the first"
         assert second.returncode == 1, second.stdout + second.stderr
         errors = [line for line in second.stderr.splitlines() if line.startswith("error:")]
         assert len(errors) == 1, second.stderr
@@ -58,6 +62,7 @@ def test_two_deploys_from_two_directories_one_waits_for_nobody(fab, tmp_path):
         assert refused.returncode == 1 and f"kill -TERM {first.pid}" in refused.stderr
         assert fab.lock.exists()
     finally:
+        fab.lab.set_faults(CANARY)
         out, err = first.communicate(timeout=180)
     assert first.returncode == 0, out + err
     assert "3 to change" in out and "switches deployed" in out

@@ -110,20 +110,25 @@ def put_in_service(lab, name: str) -> None:
 
 
 @pytest.fixture
-def deploy_fabric(factory_fabric) -> DeployFabric:
-    for name in factory_fabric.names:
-        put_in_service(factory_fabric.lab, name)
-    return factory_fabric
+def deploy_fabric(tmp_path, lab_start, monkeypatch) -> DeployFabric:
+    """Every switch boots with IN_SERVICE applied (LabDevice.applied: what put_in_service leaves,
+    without six SSH commits per test)."""
+    return _fabric(tmp_path, lab_start, monkeypatch, applied=IN_SERVICE)
 
 
 @pytest.fixture
 def factory_fabric(tmp_path, lab_start, monkeypatch) -> DeployFabric:
+    return _fabric(tmp_path, lab_start, monkeypatch)
+
+
+def _fabric(tmp_path, lab_start, monkeypatch, applied: str | None = None) -> DeployFabric:
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT)
     plan = run_checks(load_intent(intent)).plan
     rendered = {rel.split("/")[1]: text for rel, text in render_files(plan, INTENT).items()
                 if rel.startswith("switches/")}
-    lab = lab_start([LabDevice(sw.name, "cumulus", "5.11") for sw in plan.switches], time_scale=TIME_SCALE)
+    lab = lab_start([LabDevice(sw.name, "cumulus", "5.11", applied=applied) for sw in plan.switches],
+                    time_scale=TIME_SCALE)
     backups = tmp_path / "backups"
     monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(backups))
     monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
@@ -145,6 +150,35 @@ def wait_until(predicate, timeout: float) -> bool:
         time.sleep(0.3)
     return predicate()
 
+
+
+def test_a_lab_booted_in_service_is_the_switch_a_commit_left(lab_start):
+    """deploy_fabric's LabDevice.applied stands for put_in_service: the same running and startup
+    config, the same applied revision, nothing pending."""
+    committed = lab_start([LabDevice("sw", "cumulus", "5.11")], subdir="committed")
+    put_in_service(committed, "sw")
+    booted = lab_start([LabDevice("sw", "cumulus", "5.11", applied=IN_SERVICE)], subdir="booted")
+    seen = []
+    for lab in (committed, booted):
+        driver = lab.driver("sw")
+        driver.open()
+        try:
+            config = driver.get_config(retrieve="all")
+            seen.append((_unsalted(load_nvue_document(config["running"])),
+                         _unsalted(load_nvue_document(config["startup"])),
+                         driver._pending_confirm(),
+                         [(e["rev-id"], e["state"]) for e in json.loads(driver._check(driver.commands.history_json))]))
+        finally:
+            driver.close()
+    assert seen[0] == seen[1]
+    assert seen[1][0]["router"]["bgp"]["autonomous-system"] == "65999"
+
+
+def _unsalted(config: dict) -> dict:
+    """Without the password hashes: each lab salts its own."""
+    for user in config["system"]["aaa"]["user"].values():
+        user.pop("hashed-password", None)
+    return config
 
 def test_deploy_end_to_end_through_the_cli(deploy_fabric):
     fab = deploy_fabric
@@ -280,18 +314,27 @@ def _new_ed25519_pem() -> str:
 
 def test_deploy_lock_refuses_a_second_deploy(deploy_fabric, capsys):
     fab = deploy_fabric
+    # the switches hold the first run's commands (lab fault `hold`) until the second one has
+    # tried: the first holds the lock meanwhile on a machine of any load
+    for name in fab.names:
+        fab.lab.set_faults(name, hold="any")
     first = subprocess.Popen([sys.executable, "-m", "generator.cli", "deploy", str(fab.intent), "--endpoints",
                               fab.endpoints, "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=os.environ)
+                             env={**os.environ, "FABRICGEN_SSH_TIMEOUT": "300"})
     try:
         lock = deploy_lock("dt")
-        assert wait_until(lock.exists, 30), "the first deploy never took the lock"
+        assert wait_until(lambda: first.poll() is not None
+                          or (lock.exists() and any(fab.lab.holding(n) for n in fab.names)), 120), \
+            "the first deploy never took the lock and reached a switch"
+        assert first.poll() is None, "the first deploy ended early"
         code, _, err = fab.deploy(capsys)
         assert code == 1
         assert "another deploy of fabric 'dt' is running" in err
         assert str(first.pid) in err
     finally:
-        out, errors = first.communicate(timeout=120)
+        for name in fab.names:
+            fab.lab.set_faults(name)
+        out, errors = first.communicate(timeout=300)
     assert first.returncode == 0, out + errors
     assert not lock.exists()
 

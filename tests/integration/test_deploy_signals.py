@@ -4,7 +4,8 @@ Original reproduction: SIGTERM to a running `fabricgen deploy` exited 143 and le
 behind and the wave's commits pending; `fabricgen drift` then called a switch with an
 unconfirmed commit in sync. Here the same commands run against the lab with a long confirm
 timer (600 s, so only the deploy's own rollback can undo the commit within the test) and a
-`delay` fault that makes the wave slow enough to be hit.
+`hold` fault: the lab holds the switch's next command line (after the commit, or any) until the
+test lifts it, so the signal lands at that point on a machine of any load.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from generator.checks.runner import run_checks
 from generator.deploy.drivers.sonic import SonicDriver
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice
-from tests.integration.small_fabric import CANARY, SWITCHES, SmallFabric, small_fabric, wait_until
+from tests.integration.small_fabric import (
+    CANARY,
+    SWITCHES,
+    SmallFabric,
+    signal_taken,
+    small_fabric,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -29,20 +37,43 @@ def fab(tmp_path, lab_start):
     return small_fabric(tmp_path, lab_start, confirm=600)
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_signal_mid_wave_rolls_back_and_releases_the_lock(fab, sig, code):
-    before = {name: fab.running(name) for name in SWITCHES}
-    fab.lab.set_faults(CANARY, delay=0.4)          # the canary wave takes seconds after its commit
-    deploy = fab.start(fab.deploy_command())
+def held_env(fab) -> dict:
+    """A held command line never times out on the deploy's side, however long the machine takes to
+    deliver the signal: the deploy is still at that line when the signal comes."""
+    return {**fab.env, "FABRICGEN_SSH_TIMEOUT": "300"}
+
+
+def _interrupt_while_held(fab, deploy, sig: int, names) -> tuple[str, str]:
+    """The lab holds a command line of one of NAMES (fault `hold`): signal the deploy there, lift
+    the hold once the kernel delivered the signal, and collect the deploy's output."""
     try:
-        assert wait_until(lambda: deploy.poll() is None and fab.pending(CANARY), 60, interval=0.1), \
-            "the canary's commit never became pending"
+        # and the deploy holds its lock: a line held before it (the `exit` of a session the test
+        # closed just before) says nothing about the deploy
+        assert wait_until(lambda: deploy.poll() is not None
+                          or (fab.lock.exists() and any(fab.lab.holding(n) for n in names)), 120,
+                          interval=0.05), "no switch held a command line of the deploy within 120 s"
+        assert deploy.poll() is None, "the deploy ended before any switch held it: " + deploy.communicate()[1]
         deploy.send_signal(sig)
-        out, err = deploy.communicate(timeout=90)
+        assert wait_until(lambda: deploy.poll() is not None or signal_taken(deploy.pid, sig), 60, interval=0.01)
+        for name in names:
+            fab.lab.set_faults(name)
+        return deploy.communicate(timeout=120)
     finally:
+        for name in names:
+            fab.lab.set_faults(name)
         if deploy.poll() is None:
             deploy.kill()
             deploy.communicate()
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_mid_wave_rolls_back_and_releases_the_lock(fab, sig, code):
+    before = {name: fab.running(name) for name in SWITCHES}
+    # the canary holds the first line after its commit (the post-check) while that commit is
+    # pending: the signal comes mid-wave, whatever the machine's load
+    fab.lab.set_faults(CANARY, hold="pending")
+    deploy = fab.start(fab.deploy_command(), env=held_env(fab))
+    out, err = _interrupt_while_held(fab, deploy, sig, [CANARY])
     assert deploy.returncode == code, out + err
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"interrupted by {sig.name}: rolled back 1 pending commit(s) ({CANARY})"), err
@@ -53,7 +84,6 @@ def test_signal_mid_wave_rolls_back_and_releases_the_lock(fab, sig, code):
     assert not fab.pending(CANARY)
     assert {name: fab.running(name) for name in SWITCHES} == before
     # and the next deploy runs normally
-    fab.lab.set_faults(CANARY)
     again = fab.run(fab.deploy_command(), env={**fab.env, "FABRICGEN_CONFIRM_TIMEOUT": "30"})
     assert again.returncode == 0, again.stdout + again.stderr
 
@@ -61,16 +91,9 @@ def test_signal_mid_wave_rolls_back_and_releases_the_lock(fab, sig, code):
 def test_signal_before_any_commit_pushes_nothing(fab):
     before = {name: fab.running(name) for name in SWITCHES}
     for name in SWITCHES:
-        fab.lab.set_faults(name, delay=0.3)        # backup + diff is slow
-    deploy = fab.start(fab.deploy_command())
-    try:
-        assert wait_until(fab.lock.exists, 60, interval=0.05)
-        deploy.send_signal(signal.SIGINT)
-        out, err = deploy.communicate(timeout=90)
-    finally:
-        if deploy.poll() is None:
-            deploy.kill()
-            deploy.communicate()
+        fab.lab.set_faults(name, hold="any")       # the backups wait: no commit before the signal
+    deploy = fab.start(fab.deploy_command(), env=held_env(fab))
+    out, err = _interrupt_while_held(fab, deploy, signal.SIGINT, SWITCHES)
     assert deploy.returncode == 130, out + err
     last = err.strip().splitlines()[-1]
     assert last.startswith("interrupted by SIGINT: ") and "the deploy lock was released" in last, err

@@ -139,19 +139,21 @@ def test_commit_with_revert_in_reverts_without_confirm(lab_leaf, full, lab_wait)
     lab_leaf.load_replace_candidate(config=full(CANDIDATE))
     lab_leaf.commit_config()
     lab_leaf.load_replace_candidate(config=full(SECOND))
-    lab_leaf.commit_config(revert_in=2)
+    # long enough that the two reads below come before it on a loaded machine too
+    lab_leaf.commit_config(revert_in=10)
     assert lab_leaf.has_pending_commit()
     assert running(lab_leaf)["interface"]["swp1"]["link"]["mtu"] == "9000"
-    assert lab_wait(lambda: not lab_leaf.has_pending_commit(), timeout=6)
+    assert lab_wait(lambda: not lab_leaf.has_pending_commit(), timeout=60)
     assert running(lab_leaf)["interface"]["swp1"]["link"]["mtu"] == "9216"
 
 
 def test_confirm_commit_keeps_config(lab_leaf, full):
     lab_leaf.load_replace_candidate(config=full(CANDIDATE))
-    lab_leaf.commit_config(revert_in=1)
+    # a timer the confirm beats on a loaded machine too (a 1 s one can expire first); that the
+    # confirm stopped it is the switch's own state: no revision waits for confirmation
+    lab_leaf.commit_config(revert_in=30)
     lab_leaf.confirm_commit()
     assert not lab_leaf.has_pending_commit()
-    time.sleep(1.5)
     assert running(lab_leaf) == load_nvue_document(full(CANDIDATE))
     assert load_nvue_document(lab_leaf.get_config()["startup"]) == load_nvue_document(full(CANDIDATE))
     with pytest.raises(CommitError):

@@ -4,9 +4,9 @@ expectation, 1 unreadable (one line naming the file, nothing written), 2 usage."
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.cli_runner import run_cli
 from tests.conftest import example
 from tests.unit.test_acceptance_expected import host_names
 from tests.unit.test_acceptance_log import nccl_log
@@ -17,8 +17,8 @@ HOSTS = host_names("small")
 
 
 def fabricgen(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "generator.cli", "acceptance", *args], capture_output=True,
-                          text=True, timeout=120)
+    # output and exit status only: in this process (tests/cli_runner.py)
+    return run_cli("acceptance", *args)
 
 
 def test_write_then_judge(tmp_path: Path) -> None:

@@ -37,7 +37,8 @@ def fabricgen(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     fifo = tmp_path / "fabric.log"
     os.mkfifo(fifo)
-    r = fabricgen(SMALL, "--results", str(fifo), timeout=30)      # a blocking open would never return
+    # a blocking open would never return; 120 s is a loaded machine's start-up, not a wait for a writer
+    r = fabricgen(SMALL, "--results", str(fifo), timeout=120)
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stderr == f"error: {fifo}: a FIFO, not a regular file: give the file all_reduce_perf's output was " \
                        "saved to\n"

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.conftest import EXAMPLES, example
 
 FABRICGEN = [sys.executable, "-m", "generator.cli"]
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*FABRICGEN, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+    # output and exit status only: in this process (tests/cli_runner.py); FABRICGEN for a real one
+    return run_cli(*args, cwd=cwd)
 
 
 MINIMAL = """\

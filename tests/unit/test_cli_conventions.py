@@ -15,6 +15,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from generator.cli import app
+from tests.cli_runner import run_cli
 from tests.conftest import example
 
 FABRICGEN = [sys.executable, "-m", "generator.cli"]
@@ -25,7 +26,8 @@ def run(*args: str, env: dict | None = None, cwd: Path | None = None) -> subproc
     import os
 
     full = {k: v for k, v in os.environ.items() if not k.startswith("FABRICGEN_")} | (env or {})
-    return subprocess.run([*FABRICGEN, *args], capture_output=True, text=True, timeout=120, env=full, cwd=cwd)
+    # output and exit status only: in this process (tests/cli_runner.py)
+    return run_cli(*args, env=full, cwd=cwd)
 
 
 def _commands(command, path: tuple[str, ...] = ()):

@@ -24,6 +24,8 @@ from generator.plan.topology import CompileError
 from generator.render.output import render_files
 from tests.unit.test_rules_cli import fabricgen
 
+# libyaml when PyYAML has it: these tests parse thousands of rendered files
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KINDS = ("single-switch", "leaf-spine", "rail-optimized", "three-tier", "dragonfly-plus")
 # (nic speed, leaf/spine model): native ports and 2-, 4-way breakouts
 SPEED_MODELS = (("400G", "SN5600"), ("200G", "SN5600"), ("100G", "SN4600C"), ("400G", "SN4700"),
@@ -184,7 +186,7 @@ def _cabled(path: tuple, value: str, new: dict) -> bool:
 
 
 def parsed(rel: str, text: str):
-    return json.loads(text) if rel.endswith(".json") else yaml.safe_load(text)
+    return json.loads(text) if rel.endswith(".json") else yaml.load(text, Loader=SAFE_LOADER)
 
 
 def cables(text: str) -> set[frozenset]:

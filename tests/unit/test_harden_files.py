@@ -15,6 +15,7 @@ import pytest
 
 from generator.render import output
 from generator.render.output import OutputError, check_target
+from tests.cli_runner import run_cli
 from tests.conftest import example
 
 FABRICGEN = [sys.executable, "-m", "generator.cli"]
@@ -26,6 +27,8 @@ OTHER_HASH = ("$6$fabricgenlab$SeIvw9Auxq9YEHzWFFH6MH1B39MUStyoDryuX7fsdGomepLEA
 
 
 def run(*args: str, cwd: Path | None = None, user: int | None = None) -> subprocess.CompletedProcess:
+    if user is None:             # output and exit status only: in this process (tests/cli_runner.py)
+        return run_cli(*args, cwd=cwd or REPO)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([*FABRICGEN, *args], capture_output=True, text=True, timeout=120, cwd=cwd or REPO,
                           env=env, user=user)
