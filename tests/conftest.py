@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,25 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def _session_cache_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("cache")
+
+
+_PROCESS_STATE: list[str] = []
+
+
+def pytest_configure(config):
+    """Deploy locks and backups of this test process (each xdist worker is one) in a directory of its
+    own, from the start: a module- or session-scoped fixture that deploys runs before the per-test
+    _private_state_dir below, and two workers deploying fabrics of one name would otherwise meet at
+    one lock in ~/.local/state (and write ./backups of the checkout)."""
+    root = tempfile.mkdtemp(prefix="fabricgen-tests-")
+    _PROCESS_STATE.append(root)
+    os.environ["FABRICGEN_STATE_DIR"] = os.path.join(root, "state")
+    os.environ.setdefault("FABRICGEN_BACKUP_DIR", os.path.join(root, "backups"))
+
+
+def pytest_unconfigure(config):
+    for root in _PROCESS_STATE:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,9 @@ import pytest
 
 from generator.deploy.drivers.commands import NVUE_GENERATIONS, SHA256SUM, SONIC, NvueCommands
 
-CUMULUS_STOCK = {"nv", "sha256sum"}
+# Cumulus Linux 5.x runs FRR as its routing suite (vtysh is FRR's shell: NVIDIA's "FRRouting" page) on
+# Debian (coreutils' cat): the --day0 evidence reads (day0_evidence.py) use both
+CUMULUS_STOCK = {"nv", "sha256sum", "vtysh", "cat"}
 SONIC_STOCK = {"config", "sonic-cfggen", "show", "cat", "systemd-run", "systemctl", "portstat", "docker",
                "vtysh", "sha256sum"}
 NOT_COMMANDS = {"confirm_description", "reload_description", "message_option", "revert_rollback",
