@@ -574,6 +574,20 @@ class NvueDevice(Device):
     # --- operational state: the lab world asks the applied config (world.py) ---------
     fabric = None   # world.Fabric, set by the lab server; None: no world, every port is down
 
+    @property
+    def applied_id(self) -> int:
+        return self._applied_id
+
+    @applied_id.setter
+    def applied_id(self, rev_id: int) -> None:
+        # when the applied config last changed: a BGP session of it is up SESSION_SETTLE_S after
+        # that moment, whether or not anyone asked meanwhile (world.py)
+        self._applied_id, self._applied_at = rev_id, time.time()
+
+    def config_changed_at(self) -> float:
+        flat = [s[0] / 1e9 for s in self._flat_stamp() if s is not None]
+        return max([self._applied_at, *flat])
+
     def config_token(self) -> int:
         # flat files someone else writes configure the switch too (flat_files.py): a new state of
         # them is a new config for the world's caches

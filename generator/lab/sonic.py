@@ -384,10 +384,12 @@ class SonicDevice(Device):
 
     # --- state changes ----------------------------------------------------
     _config_serial = 0
+    _config_changed_at = 0.0
 
     def _set_running(self, config: dict, why: str) -> None:
         self.running = config
         self._config_serial += 1
+        self._config_changed_at = time.time()
         loss = sonic_factory.management_loss(config, self.mgmt)
         if loss and not self.cut_off:
             timers = self.systemd.waiting_timers()
@@ -470,6 +472,9 @@ class SonicDevice(Device):
 
     def config_token(self) -> int:
         return self._config_serial   # bumped by every change of the running config (_set_running)
+
+    def config_changed_at(self) -> float:
+        return self._config_changed_at
 
     @property
     def mgmt_ip(self) -> str:

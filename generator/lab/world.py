@@ -541,14 +541,31 @@ class Fabric:
         readiness = self._cached("readiness", self._readiness)
         now = self.clock()
         with self._lock:
-            for key, (ready, *_rest) in readiness.items():
+            for key, (ready, far, *_rest) in readiness.items():
                 if ready:
-                    self._ready_since.setdefault(key, now)
+                    if key not in self._ready_since:
+                        self._ready_since[key] = self._ready_from(key[0], far, now)
                 else:
                     self._ready_since.pop(key, None)
             established = frozenset(k for k, (ready, *_r) in readiness.items()
                                     if ready and now - self._ready_since[k] >= SESSION_SETTLE_S)
         return readiness, established
+
+    def _ready_from(self, device: str, far: str, now: float) -> float:
+        """When a session seen ready for the first time became ready: the latest change of either
+        switch's config or of the cables. A real session comes up seconds after the commit whether
+        or not anyone asks; stamping it at the first read would keep it connecting for whoever
+        reads first."""
+        changes = []
+        for name in (device, far):
+            changed_at = getattr(self.devices.get(name), "config_changed_at", None)
+            if changed_at is None:
+                return now
+            changes.append(changed_at())
+        stamp = self.source.current()[1]
+        if stamp is not None:
+            changes.append(stamp[0] / 1e9)
+        return min(now, max(changes))
 
     def sessions(self, device: str) -> dict[str, Session]:
         readiness, established = self._established()
