@@ -223,7 +223,7 @@ def day0(
     from generator.day0.inventory import EMPTY, InventoryError, load_inventory
     from generator.day0.kit import KitError, build_kit, check_interface, write_kit
     from generator.day0.urls import UrlError, check_base_url
-    from generator.deploy.credentials import PASSWORD_ENV
+    from generator.devices.credentials import PASSWORD_ENV
     from generator.render.output import OutputError, check_target
 
     try:
@@ -464,7 +464,7 @@ def lab_up(
     import ipaddress
     import os
 
-    from generator.deploy.credentials import PASSWORD_ENV
+    from generator.devices.credentials import PASSWORD_ENV
     from generator.lab.control import LabDevice, LabError
     from generator.lab.control import lab_up as start
 

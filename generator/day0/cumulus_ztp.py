@@ -17,8 +17,8 @@ from generator import __version__
 from generator.common.crypt3 import crypt
 from generator.day0.inventory import Inventory
 from generator.day0.kea import gateway
-from generator.deploy.credentials import PASSWORD_ENV
-from generator.deploy.drivers.nvue import NVUE_ERROR_PREFIX
+from generator.devices.credentials import PASSWORD_ENV
+from generator.devices.nvue import NVUE_ERROR_PREFIX
 from generator.plan.model import FabricPlan
 from generator.render.environment import template
 from generator.render.nvue import NEW_SYNTAX

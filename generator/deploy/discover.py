@@ -285,7 +285,7 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
     """Exit 0: every host read and the file written; 1: a host could not be read (the file is still
     written with what was read and kept), or nothing could be run."""
     from generator.common.atomic_write import write_atomic
-    from generator.deploy.credentials import endpoint_host_access
+    from generator.devices.credentials import endpoint_host_access
     from generator.render.inventory import render_inventory
 
     out_stream = stdout or sys.stdout

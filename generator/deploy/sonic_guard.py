@@ -21,7 +21,6 @@ Such a patch is refused as a whole with the advice to provision (`fabricgen depl
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib import resources
 
@@ -192,18 +191,6 @@ def refusal_line(refusals: list[str]) -> str:
     return f"{PROVISION_ADVICE}: {'; '.join(refusals)}"
 
 
-def patch_text(ops: list[dict]) -> str:
-    """One line per op, for `deploy --dry-run` and the diff-line count."""
-    lines = []
-    for op in ops:
-        value = "" if op["op"] == "remove" else " " + json.dumps(op.get("value"), sort_keys=True)
-        source = f" from {op['from']}" if "from" in op else ""
-        lines.append(f"{op['op']} {op['path']}{source}{value}")
-    return "\n".join(lines)
-
-
-
-
 def provision_refusal(candidate: dict, running: dict) -> str | None:
     """Day 0 may set eth0's address where ZTP left it on DHCP, but not move a static one: the
     post-check logs in at the address the deploy reached the switch on."""
@@ -216,4 +203,4 @@ def provision_refusal(candidate: dict, running: dict) -> str | None:
     return None
 
 
-__all__ = ["GCU_TABLES", "PROVISION_ADVICE", "check_patch", "gcu_releases", "patch_text", "provision_refusal", "refusal_line"]
+__all__ = ["GCU_TABLES", "PROVISION_ADVICE", "check_patch", "gcu_releases", "provision_refusal", "refusal_line"]

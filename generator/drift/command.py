@@ -59,7 +59,7 @@ def _switch_file(plan, name: str, files: dict[str, str]) -> str:
 
 
 def _driver(plan, target, access):
-    from generator.deploy.drivers.factory import switch_driver
+    from generator.devices.factory import switch_driver
 
     return switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port, target.username,
                          access.password, access.known_hosts, timeout=SSH_TIMEOUT,
@@ -145,7 +145,7 @@ def compare_texts(os_name: str, name: str, intended_text: str, running_text: str
 def check_switches(plan, files: dict[str, str], intent_path: str, endpoints: str | None,
                    concurrency: int, names: list[str] | None = None) -> list[DeviceResult]:
     """NAMES (default: every switch of PLAN) against their rendered files."""
-    from generator.deploy.credentials import CredentialsError, resolve_access
+    from generator.devices.credentials import CredentialsError, resolve_access
     from generator.devices.endpoints import split_listed
     from generator.devices.sessions import for_each, pool_size
 
@@ -193,7 +193,7 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
         section, reason = hosts_section(endpoints)
         if section is None:
             return all_unknown(reason)
-    from generator.deploy.credentials import endpoint_host_access
+    from generator.devices.credentials import endpoint_host_access
 
     extravars, ssh_key = endpoint_host_access(section, endpoints)
     try:

@@ -2,7 +2,7 @@
 
 What fabricgen knows of a release is what it was built from, so the lists are read from there:
 - Cumulus Linux: fabricgen writes NVUE, which first shipped in 5.0 (NVIDIA, "NVIDIA User
-  Experience - NVUE", Cumulus Linux 5.0 user guide; generator/deploy/drivers/commands.py), and
+  Experience - NVUE", Cumulus Linux 5.0 user guide; generator/devices/commands.py), and
   checks each document against the NVUE object model of its release (FG260), one per 5.x minor
   release in the `nvueschema` package (generator/render/nvue_model.py). A 5.x release newer than
   the newest model is rendered in the newest syntax and checked against that model.

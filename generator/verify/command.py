@@ -1,7 +1,7 @@
 """`fabricgen verify`: is the built fabric the planned one? (DESIGN.md: verify contract)
 
 Switches are read through their napalm drivers (collect.py), endpoints and credentials as for
-drift and deploy (deploy/credentials.py); hosts through their Ansible inventory (hosts.py),
+drift and deploy (devices/credentials.py); hosts through their Ansible inventory (hosts.py),
 routed by the endpoints file's `hosts:` key exactly as drift routes them. Each check x device
 is passed, failed, unknown (could not check) or skipped.
 
@@ -103,7 +103,7 @@ def _flaps_uncounted(reading: C.SwitchReading) -> bool:
 
 
 def _ecn_uncounted(reading: C.SwitchReading) -> bool:
-    """The driver reported ecn_marked -1 (deploy/drivers/oper.py UNCOUNTED): nothing to compare."""
+    """The driver reported ecn_marked -1 (devices/oper.py UNCOUNTED): nothing to compare."""
     return bool(reading.pfc) and any(v.get("ecn_marked", 0) < 0 for v in reading.pfc[1].values())
 
 
@@ -129,7 +129,7 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         status = "unknown" if only == "hosts" else "skipped"
         return ([Outcome(c, n, status, reason=reason) for n in names for c in HOST_CHECKS],
                 f"host-roce and host-counters {status}: {reason}")
-    from generator.deploy.credentials import endpoint_host_access
+    from generator.devices.credentials import endpoint_host_access
 
     extravars, ssh_key = endpoint_host_access(section, endpoints)
     from generator.render.output import write_tree
@@ -183,8 +183,8 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
                      settle_s: float, concurrency: int, reachable: list[str],
                      planned_absent: dict[str, dict[str, str]],
                      streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
-    from generator.deploy.credentials import CredentialsError, resolve_access
-    from generator.deploy.drivers.factory import switch_driver
+    from generator.devices.credentials import CredentialsError, resolve_access
+    from generator.devices.factory import switch_driver
     from generator.devices.sessions import pool_size
 
     unknown: list[Outcome] = []

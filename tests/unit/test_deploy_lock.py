@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from generator.deploy.credentials import CredentialsError
+from generator.devices.credentials import CredentialsError
 from generator.deploy.lock import DeployLock, LockError, break_lock, lock_path, read_holder, state_dir
 from generator.deploy.overrides import confirm_timeout
 

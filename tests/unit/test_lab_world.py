@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from generator.checks.runner import run_checks
-from generator.deploy.drivers.nvue import load_nvue_document
+from generator.devices.nvue import load_nvue_document
 from generator.intent.loader import load_intent
 from generator.lab import nvue_oper
 from generator.lab.faults import Faults
