@@ -22,7 +22,6 @@ release the lock and exit 130/143.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from generator.common.selection import matching
 from generator.deploy.candidate import build_candidate
 from generator.deploy.day0_evidence import evidence as day0_evidence
 from generator.deploy.guard import GuardContext, check_diff, touches_access
@@ -668,8 +668,7 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
     from generator.render.output import render_files, write_tree
 
     files = planned.files if planned is not None else render_files(plan, loaded.text)
-    names = sorted((sw.name for sw in plan.switches if not limit or fnmatch.fnmatchcase(sw.name, limit)),
-                   key=natural_key)
+    names = sorted(matching((sw.name for sw in plan.switches), limit), key=natural_key)
     backup_dir = _new_backup_dir(fabric_dir)
     status = 0
     if stop.event.is_set():            # arrived while the lock was being taken

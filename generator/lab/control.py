@@ -7,16 +7,17 @@ import os
 import secrets
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from generator.common.atomic_write import write_atomic
+from generator.common.bounded_read import read_bounded
 from generator.lab.factory import Management
 from generator.lab.faults import fault_file, held_file, write_faults
-from generator.lab.private_file import open_log, write_private
+from generator.lab.private_file import open_log
 from generator.lab.server import CONFIG_FILE, READY_FILE
 from generator.lab.world import WORLD_FILE, World, write_world
 from generator.lab.ztp_channel import SOCKET_FILE
@@ -102,7 +103,7 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
         if name not in names:
             raise LabError(f"faults given for unknown device {name!r}")
         write_faults(directory, name, fault)
-    write_private(directory / CONFIG_FILE, json.dumps(
+    write_atomic(directory / CONFIG_FILE, mode=0o600, fsync=False, data=json.dumps(
         {"username": username, "devices": [asdict(d) for d in devices], "ztp_user": ztp_user,
          "time_scale": time_scale}, indent=2))
 
@@ -111,7 +112,7 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
             [sys.executable, "-m", SERVER_MODULE, "--dir", str(directory)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
             cwd=str(directory), env=_child_env())
-    write_private(directory / PID_FILE, f"{process.pid}\n")
+    write_atomic(directory / PID_FILE, f"{process.pid}\n", mode=0o600, fsync=False)
     try:
         _wait_ready(directory, process, timeout)
     except BaseException:
@@ -191,7 +192,7 @@ def _child_env() -> dict[str, str]:
 
 
 def _write_secret(path: Path, text: str) -> None:
-    write_private(path, text + "\n", 0o600)
+    write_atomic(path, text + "\n", mode=0o600, fsync=False)
 
 
 # What a lab leaves in its directory (this module, server.py, faults.py, world.py); temp files end
@@ -223,11 +224,8 @@ def _admit(directory: Path) -> None:
         return
     config = directory / CONFIG_FILE
     try:
-        st = os.lstat(config)
-        fd = os.open(config, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as fh:
-            doc = json.loads(fh.read(1 << 20)) if stat.S_ISREG(st.st_mode) else None
-    except (OSError, ValueError):
+        doc = json.loads(read_bounded(config, 1 << 20, follow_symlinks=False))
+    except (OSError, ValueError):           # ReadRefused is an OSError: a link, no file, too large
         doc = None
     if not (isinstance(doc, dict) and isinstance(doc.get("username"), str) and isinstance(doc.get("devices"), list)):
         raise LabError(f"--dir {directory} is not empty and not a previous lab's directory (no {CONFIG_FILE} "

@@ -53,13 +53,14 @@ import hashlib
 import io
 import ipaddress
 import json
-import os
 import threading
 import time
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from generator.common.atomic_write import write_atomic
 
 REQUIRED_COLUMNS = ("a_device", "a_port", "b_device", "b_port")
 OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid", "cable")
@@ -224,9 +225,7 @@ def check_devices(world: World, known: set[str], source: str, hosts: set[str] | 
 
 def write_world(directory: Path, world: World) -> Path:
     path = Path(directory) / WORLD_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(world.to_dict(), indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(world.to_dict(), indent=1, sort_keys=True), fsync=False)
     return path
 
 

@@ -300,7 +300,7 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
                pfc_threshold: float = C.PFC_THRESHOLD_PER_S, ecn_threshold: float = C.ECN_THRESHOLD_PER_S,
                prefix_tolerance: float = PREFIX_TOLERANCE, limit: str | None = None) -> int:
     from generator.checks.runner import load_checked
-    from generator.drift.command import limited
+    from generator.common.selection import limited, no_match
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
@@ -316,8 +316,8 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
         return 1
     loaded, plan = found
     switches, hosts = limited(plan, only, limit)
-    if limit and not switches and not hosts:
-        print(f"error: --limit {limit!r} matches no {only or 'device'} of fabric {plan.fabric}", file=sys.stderr)
+    if refusal := no_match(plan, only, limit, switches, hosts):
+        print(refusal, file=sys.stderr)
         return 1
     exp = expectations(plan)
     outcomes: list[Outcome] = []
