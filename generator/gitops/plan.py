@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from generator.cli_config import CONFIG_NAME
+from generator.common.structured_diff import diff_file
 from generator.gitops.gitref import GitRefError, config_change, show_at_ref
 from generator.gitops.review import (
     PLAN_JSON,
@@ -48,7 +49,6 @@ from generator.gitops.review import (
     group_devices,
     risk_of,
 )
-from generator.gitops.structured_diff import diff_file
 from generator.safe_text import markdown_text
 from generator.secrets_redact import redact_change, redact_text
 
