@@ -180,12 +180,8 @@ def render(
             _err(f"error: {intent}: SONiC YANG validation failed; nothing written")
             raise typer.Exit(1)
     plan = result.plan
-    try:
-        # rendered and written over the CPUs, never whole in memory (issue 14); same bytes as render_files
-        out, file_count = write_render(plan, loaded.text, output, workers)
-    except OutputError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(1) from None
+    # rendered and written over the CPUs, never whole in memory (issue 14); same bytes as render_files
+    out, file_count = write_render(plan, loaded.text, output, workers)
     roles = Counter(s.role for s in plan.switches)
     tiers = ", ".join(f"{n} {r}" for r, n in sorted(roles.items()))
     typer.echo(f"{plan.fabric}: {plan.kind}, {len(plan.switches)} switches ({tiers}), {len(plan.hosts)} hosts, "
@@ -653,28 +649,20 @@ def lab_down(
 
 
 def _lock_of(intent: str):
-    """(lock path, fabric name) of INTENT; one error line and exit 1 when it cannot be read."""
-    from generator.deploy.lock import LockError, lock_path
+    """(lock path, fabric name) of INTENT; a LockError when it cannot be read."""
+    from generator.deploy.lock import lock_path
 
     fabric = _load(intent).intent.fabric.name
-    try:
-        return lock_path(fabric), fabric
-    except LockError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(1) from None
+    return lock_path(fabric), fabric
 
 
 @lock_app.command("status")
 def lock_status(intent: IntentArg) -> None:
     """Who holds the deploy lock of INTENT's fabric: exit 0 free, 3 held (or stale), 1 unreadable."""
-    from generator.deploy.lock import LockError, read_holder
+    from generator.deploy.lock import read_holder
 
     path, fabric = _lock_of(intent)
-    try:
-        holder = read_holder(path, fabric)
-    except LockError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(1) from None
+    holder = read_holder(path, fabric)
     if holder is None:
         typer.echo(f"fabric {fabric!r}: not locked (lock file {path})")
         raise typer.Exit(0)
@@ -689,29 +677,25 @@ def lock_break(
     yes: Annotated[bool, typer.Option("--yes", help="do not ask")] = False,
 ) -> None:
     """Remove the deploy lock of INTENT's fabric (a stale one, after checking the switches)."""
-    from generator.deploy.lock import LockError, break_lock, read_holder
+    from generator.deploy.lock import break_lock, read_holder
 
     path, fabric = _lock_of(intent)
-    try:
-        holder = read_holder(path, fabric)
-        if holder is None:
-            typer.echo(f"fabric {fabric!r}: not locked; nothing to break (lock file {path})")
-            raise typer.Exit(0)
-        if holder.local and isinstance(holder.pid, int) and not holder.stale:
-            _err(f"error: {holder.describe()} is still running; stop it (kill -TERM {holder.pid} rolls back "
-                 "its pending commits and releases the lock) instead of breaking its lock")
+    holder = read_holder(path, fabric)
+    if holder is None:
+        typer.echo(f"fabric {fabric!r}: not locked; nothing to break (lock file {path})")
+        raise typer.Exit(0)
+    if holder.local and isinstance(holder.pid, int) and not holder.stale:
+        _err(f"error: {holder.describe()} is still running; stop it (kill -TERM {holder.pid} rolls back "
+             "its pending commits and releases the lock) instead of breaking its lock")
+        raise typer.Exit(1)
+    if not yes:
+        if not sys.stdin.isatty():
+            _err("error: refusing to break the lock without confirmation: stdin is not a terminal; pass --yes")
             raise typer.Exit(1)
-        if not yes:
-            if not sys.stdin.isatty():
-                _err("error: refusing to break the lock without confirmation: stdin is not a terminal; pass --yes")
-                raise typer.Exit(1)
-            if not typer.confirm(f"break the deploy lock of {holder.describe()}?", default=False, err=True):
-                _err("lock kept")
-                raise typer.Exit(1)
-        break_lock(holder)
-    except LockError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(1) from None
+        if not typer.confirm(f"break the deploy lock of {holder.describe()}?", default=False, err=True):
+            _err("lock kept")
+            raise typer.Exit(1)
+    break_lock(holder)      # a LockError is the CLI's one catch (cli_config.ConfigCommand.invoke)
     typer.echo(f"broke the deploy lock of fabric {fabric!r}: {holder.describe()} (was {path})")
 
 

@@ -26,13 +26,14 @@ from generator.acceptance.runs import RunSet, plan_runs
 from generator.acceptance.scripts import script_files
 from generator.acceptance.writer import OutputRefused, sha256, write_output
 from generator.common.atomic_write import write_atomic
+from generator.common.errors import FabricgenError
 from generator.safe_text import for_terminal
 
 GENERATOR = f"fabricgen {__version__}"
 MEASURED_FILE = "measured.json"
 
 
-class AcceptanceError(Exception):
+class AcceptanceError(FabricgenError):
     def __init__(self, *lines: str):
         super().__init__(lines[0] if lines else "")
         self.lines = list(lines)

@@ -60,6 +60,7 @@ from generator.capacity.gpus import UnknownGpu
 from generator.capacity.shape import capacity_json
 from generator.capacity.text import render_text
 from generator.capacity.whatif import Variant, WhatIfError, load_base_data, run_what_if
+from generator.common.errors import FabricgenError
 from generator.intent.loader import IntentError, LoadedIntent, load_intent
 from generator.intent.units import parse_size
 from generator.plan.topology import CompileError
@@ -68,7 +69,7 @@ from generator.render.output import OutputError, check_target
 FORMATS = ("text", "json", "markdown")
 
 
-class CapacityInputError(Exception):
+class CapacityInputError(FabricgenError):
     """Bad input; each line of `lines` is printed as is on stderr."""
 
     def __init__(self, *lines: str):

@@ -15,8 +15,10 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
 
-class ReadRefused(OSError):
+
+class ReadRefused(FabricgenError, OSError):
     """Why a file was not read, as one line without the path (callers say where). KIND: "type",
     "size", "link", "read", "trust" or "text"; SIZE: the size found when KIND is "size"; REASON:
     the system's words (strerror) when KIND is "read", for callers that phrase their own line."""

@@ -17,12 +17,14 @@ from typing import Any
 
 import yaml
 
+from generator.common.errors import FabricgenError
+
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024   # the intent's limit (loader.py); no other file is larger
 MAX_NODES = 1_000_000                 # what a 4 MiB file of one-character list items could hold
 MAX_DEPTH = 64
 
 
-class YamlRefused(ValueError):
+class YamlRefused(FabricgenError, ValueError):
     """One line: LINE (1-based, or None) and what is wrong; callers add the file."""
 
     def __init__(self, line: int | None, message: str):

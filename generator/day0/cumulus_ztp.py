@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from generator import __version__
 from generator.common.crypt3 import crypt
+from generator.common.errors import FabricgenError
 from generator.day0.inventory import Inventory
 from generator.day0.kea import gateway
 from generator.devices.credentials import PASSWORD_ENV
@@ -40,7 +41,7 @@ def release(plan: FabricPlan) -> str:
     return f"{major}.{minor}"
 
 
-class LoginError(ValueError):
+class LoginError(FabricgenError, ValueError):
     """One line: the kit could not set the deploy user's password (nothing was written)."""
 
 

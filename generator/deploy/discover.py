@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.common.errors import FabricgenError
 from generator.device_data import DeviceDataError, parse_json
 
 HEADER = ("# Written by `fabricgen hosts discover`: the rail NICs each host reported "
@@ -66,7 +67,7 @@ _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
-class DiscoveryError(ValueError):
+class DiscoveryError(FabricgenError, ValueError):
     """A host's answer is not what fabricgen_nics.py prints."""
 
 

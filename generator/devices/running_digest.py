@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 
+from generator.common.errors import FabricgenError
 from generator.drift.normalize import ConfigParseError, parse_config
 
 
-class RunningReadError(RuntimeError):
+class RunningReadError(FabricgenError, RuntimeError):
     """A switch's running config could not be read; the message names the switch."""
 
 

@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from generator.cli_config import CONFIG_NAME
+from generator.common.errors import FabricgenError
 from generator.common.structured_diff import diff_file
 from generator.gitops.gitref import GitRefError, config_change, show_at_ref
 from generator.gitops.review import (
@@ -73,7 +74,7 @@ RISK_NAMES_CHARS = 1_500
 FINDINGS_SHOWN = 20
 
 
-class PlanError(Exception):
+class PlanError(FabricgenError):
     """A one-line reason the plan could not be made."""
 
 

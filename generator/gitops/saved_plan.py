@@ -29,6 +29,7 @@ from pathlib import Path
 
 from generator.common.atomic_write import write_atomic
 from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.common.errors import FabricgenError
 from generator.safe_text import for_terminal
 
 FORMAT = "fabricgen-plan/1"
@@ -46,7 +47,7 @@ KEYS = {"format", "fabricgen", "fabric", "switch_os", "intent_sha256", "render_s
 OPTIONAL_KEYS = {"running_sha256"}
 
 
-class PlanFileError(Exception):
+class PlanFileError(FabricgenError):
     """One line: what is wrong with the plan file and what to do."""
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.common.errors import FabricgenError
 from generator.gc_pause import gc_paused
 from generator.intent.loader import IntentError, Problem
 from generator.intent.model import valid_hostname, valid_ifname
@@ -179,7 +180,7 @@ class _Bad(Exception):
         self.line, self.path, self.message = line, path, message
 
 
-class DiscoveryFormatError(ValueError):
+class DiscoveryFormatError(FabricgenError, ValueError):
     """The text is not a plain discovery document (plain_document)."""
 
 

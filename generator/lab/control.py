@@ -15,6 +15,7 @@ from pathlib import Path
 
 from generator.common.atomic_write import write_atomic
 from generator.common.bounded_read import read_bounded
+from generator.common.errors import FabricgenError
 from generator.lab.factory import Management
 from generator.lab.faults import fault_file, held_file, write_faults
 from generator.lab.private_file import open_log
@@ -29,7 +30,7 @@ SERVER_MODULE = "generator.lab.server"
 MIN_TIME_SCALE, MAX_TIME_SCALE = 1.0, 600.0
 
 
-class LabError(RuntimeError):
+class LabError(FabricgenError, RuntimeError):
     """The lab could not be started or stopped."""
 
 

@@ -61,6 +61,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from generator.common.atomic_write import write_atomic
+from generator.common.errors import FabricgenError
 
 REQUIRED_COLUMNS = ("a_device", "a_port", "b_device", "b_port")
 OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid", "cable")
@@ -77,7 +78,7 @@ PACKETS_PER_S = 1000
 OCTETS_PER_PACKET = 1024
 
 
-class WiringError(ValueError):
+class WiringError(FabricgenError, ValueError):
     """A wiring file is unusable; the message is one line naming file:line."""
 
 

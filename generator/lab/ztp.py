@@ -50,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
 from generator.lab import ztp_sandbox
 from generator.lab.ztp_channel import SOCKET_FILE, request
 from generator.lab.ztp_kit import KitError, KitServer, dhcp_answer, load_kea, option_name
@@ -78,7 +79,7 @@ STATE_DIR = "/var/lib/ztp"
 MAX_ZTP_JSON = 1 << 20
 
 
-class ZtpError(RuntimeError):
+class ZtpError(FabricgenError, RuntimeError):
     """`lab ztp` cannot start: one line; no switch was touched."""
 
 
