@@ -205,3 +205,25 @@ def _default_what_ifs(loaded: LoadedIntent) -> list[str]:
     speeds = sorted({200, 400, 800, loaded.intent.topology.nic_speed})
     rails = sorted({1, 2, 4, 8, loaded.intent.topology.rails})
     return ["nic_speed=" + ",".join(f"{s}G" for s in speeds), "rails=" + ",".join(str(r) for r in rails)]
+
+
+def run_advise(intent_path: str, fmt: str) -> int:
+    """`fabricgen advise`: 0 with the advice on stdout (none to give is not an error), 1 on bad input."""
+    from generator.capacity.advise import advise
+    from generator.capacity.advise_text import render_advice
+
+    try:
+        if fmt not in FORMATS:
+            raise CapacityInputError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+        loaded = _load(intent_path)
+        analysis, _ = build(loaded, None, [], False)
+    except CapacityInputError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return 1
+    advice = advise(analysis, load_base_data(loaded.text))
+    if fmt == "json":
+        sys.stdout.write(json.dumps(advice.as_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_advice(advice, markdown=fmt == "markdown"))
+    return 0
