@@ -43,7 +43,7 @@ class Suggestion:
     change: tuple[tuple[str, Any], ...]         # (dotted intent key path, value; None removes the key)
     bom_delta: tuple[tuple[str, str, int, int], ...] = ()   # (category, item, now, with)
     rules: tuple[str, ...] = ()
-    bom_scope: str = "build-out"        # which BOM bom_delta compares: build-out | installed
+    bom_scope: str = ""                 # which BOM bom_delta compares: "128 nodes"
 
     def yaml(self) -> str:
         """The change as YAML, nested by key path, ready to merge into the intent."""
@@ -204,10 +204,10 @@ def unit_size(a: Analysis, data: dict) -> Suggestion | None:
     leaf_model = next(s.model for s in a.figures.switches if s.role == ROLE_LEAF)
     why = (f"a {leaf_model} leaf takes {fill} servers per rail at {t.nic_speed}G and {t.oversubscription[0]}:{t.oversubscription[1]}; "
            + (f"units of {t.nodes_per_unit} split each rail over several leaves" if split else
-              f"units of {t.nodes_per_unit} leave {_pct(1 - leaf_fill(fa))} of its host ports empty at the build-out"))
+              f"units of {t.nodes_per_unit} leave {_pct(1 - leaf_fill(fa))} of its host ports empty at {n} nodes"))
     rules = ("FG116",) if split else ("FG114",) if leaf_fill(fa) < LEAF_FILL_WARN else ()
     return Suggestion("unit-size", "saving", f"units of {target} nodes: one leaf per rail, filled", why, rows,
-                      change, bom_delta(fa, fb), rules)
+                      change, bom_delta(fa, fb), rules, bom_scope=f"{n} nodes")
 
 
 def cable_media(a: Analysis, data: dict, r: Runs) -> Suggestion | None:
@@ -245,7 +245,8 @@ def cable_media(a: Analysis, data: dict, r: Runs) -> Suggestion | None:
            f"{DAC_MAX_M:g} m (NVIDIA LinkX; IEEE 802.3ck specifies 2 m), so the BOM orders parts that do not reach"
            if too_short else "the layout's runs are shorter than the intent's cables: a cheaper medium reaches")
     return Suggestion("cable-media", "fix" if too_short else "saving", "cable lengths and media from the rack layout",
-                      why, tuple(rows), tuple(change), bom_delta(fa, fb), ("FG115",) if too_short else ())
+                      why, tuple(rows), tuple(change), bom_delta(fa, fb), ("FG115",) if too_short else (),
+                      bom_scope=f"{t.build_out_nodes} nodes")
 
 
 def media_class(metres: float) -> str:
@@ -297,7 +298,7 @@ def spines_later(a: Analysis, data: dict) -> Suggestion | None:
     why = (f"{now_spines - later_spines} {spine_model} spines are bought before they carry traffic; without them, "
            f"growing past {lo - 1} nodes re-deals every leaf's uplinks (an outage and floor work)")
     return Suggestion("spines-later", "trade-off", f"buy {later_spines} spines now, the rest at node {lo}", why, rows,
-                      change, bom_delta(a, b), ("FG113",), bom_scope="installed")
+                      change, bom_delta(a, b), ("FG113",), bom_scope=f"{t.nodes} nodes, bought now")
 
 
 def speed_options(a: Analysis, data: dict) -> tuple[SpeedOption, ...]:

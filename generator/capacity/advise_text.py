@@ -55,6 +55,10 @@ def render_advice(advice: Advice, markdown: bool = False) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+ADVICE_HEADERS = ["#", "kind", "suggestion", "intent change"]
+ADVICE_NOTE = "fabricgen advise INTENT shows each suggestion's figures side by side and its BOM difference"
+
+
 def advice_summary(advice: Advice) -> list[list[str]]:
     """One row per suggestion, for the `capacity` section and the report: rank, kind, title, change."""
     return [[str(i), s.kind, s.title, "; ".join(f"{p}: {'(delete)' if v is None else yaml_value(v)}" for p, v in s.change)]

@@ -30,7 +30,8 @@ JSON shape (`--format json`, schema "fabricgen.capacity/1"; keys are only ever a
      "what_if": [{"key", "value", "ok", "error", "algorithm", "time_s", "busbw_GBps", "algbw_GBps",
                   "bisection_tbps", "naive_time_s", "switches", "comm_share_no_overlap",
                   "comm_share_overlap"}],
-     "plots": [paths written under -o DIR]}
+     "plots": [paths written under -o DIR],
+     "advice": [...as `fabricgen advise --format json` "suggestions"]}
 
 PHASE (installed: the compiled plan, top tier in full; full: the build-out plan):
     {"nodes": int, "gpus": int, "switch_count": int,
@@ -176,13 +177,23 @@ def run_capacity(intent_path: str, *, message_size: str | None, what_if: list[st
             return 1
     else:
         written = []
+    advice = _advice(loaded, analysis)
     if fmt == "json":
-        sys.stdout.write(json.dumps(capacity_json(analysis, rows, written), indent=2, sort_keys=False) + "\n")
+        doc = capacity_json(analysis, rows, written)
+        doc["advice"] = [s.as_dict() for s in advice.suggestions]
+        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
     else:
-        sys.stdout.write(render_text(analysis, rows, markdown=fmt == "markdown"))
+        sys.stdout.write(render_text(analysis, rows, markdown=fmt == "markdown", advice=advice))
         if written:
             sys.stdout.write("\nwritten: " + ", ".join(written) + "\n")
     return 0
+
+
+def _advice(loaded: LoadedIntent, analysis: Analysis):
+    """The suggestions of `fabricgen advise` for the capacity section and the report (no speed table)."""
+    from generator.capacity.advise import advise
+
+    return advise(analysis, load_base_data(loaded.text), with_speeds=False)
 
 
 def run_report(intent_path: str, output: str) -> int:
@@ -195,7 +206,7 @@ def run_report(intent_path: str, output: str) -> int:
         for line in exc.lines:
             print(line, file=sys.stderr)
         return 1
-    path = write_report(loaded, analysis, rows, output)
+    path = write_report(loaded, analysis, rows, output, _advice(loaded, analysis))
     print(f"wrote {path}")
     return 0
 

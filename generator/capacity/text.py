@@ -143,7 +143,8 @@ def build_out_section(a: Analysis) -> tuple[str, list[str], list[list[str]], str
             rows, top_tier_note(a))
 
 
-def render_text(a: Analysis, what_ifs: list[list[Variant]], markdown: bool = False) -> str:
+def render_text(a: Analysis, what_ifs: list[list[Variant]], markdown: bool = False, advice=None) -> str:
+    """ADVICE (generator.capacity.advise.Advice): its suggestions as a last section, one row each."""
     parts = []
     title = f"fabricgen capacity: {a.plan.fabric}"
     parts.append(f"# {title}" if markdown else title)
@@ -152,4 +153,10 @@ def render_text(a: Analysis, what_ifs: list[list[Variant]], markdown: bool = Fal
         parts.append(table(headers, rows, markdown))
         if note:
             parts.append(f"\n{note}" if markdown else note)
+    if advice is not None:
+        from generator.capacity.advise_text import ADVICE_HEADERS, ADVICE_NOTE, advice_summary
+
+        parts.append("\n## Design advice\n" if markdown else "\nDesign advice")
+        parts.append(table(ADVICE_HEADERS, advice_summary(advice), markdown) if advice.suggestions else "none")
+        parts.append(f"\n{ADVICE_NOTE}" if markdown else ADVICE_NOTE)
     return "\n".join(parts) + "\n"

@@ -125,3 +125,20 @@ def test_cli_formats_and_bad_input(tmp_path, capsys):
     assert run_advise(str(path), "text") == 1
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1 and "topology.nodes" in err
+
+
+def test_capacity_and_the_report_carry_the_advice(tmp_path, capsys):
+    from generator.capacity.command import run_capacity, run_report
+
+    path = tmp_path / "fabric.yaml"
+    path.write_text(GROW)
+    assert run_capacity(str(path), message_size=None, what_if=[], fmt="text", naive=False, output_dir=None) == 0
+    text = capsys.readouterr().out
+    section = text[text.index("\nDesign advice\n"):]
+    assert "topology.nodes_per_unit: 64" in section and "topology.cables.host_leaf: " in section
+    assert run_capacity(str(path), message_size=None, what_if=[], fmt="json", naive=False, output_dir=None) == 0
+    assert [s["id"] for s in json.loads(capsys.readouterr().out)["advice"]] == [
+        "cable-media", "unit-size", "spines-later"]
+    assert run_report(str(path), str(tmp_path / "r.html")) == 0
+    html = (tmp_path / "r.html").read_text()
+    assert html.count('<h3 class="suggestion">') == 3 and "nodes_per_unit: 64" in html
