@@ -21,7 +21,8 @@ JSON shape (`--format json`, schema "fabricgen.capacity/1"; keys are only ever a
                                    "latency_s", "busbw_ceiling_GBps", "nccl_candidate"}]},
      "step": null | {"compute_s", "comm_s", "gpus", "hours_per_month",
                      "no_overlap": {"comm_share", "gpu_hours_lost_per_month", "usd_lost_per_month"},
-                     "overlap": {...same keys...}},
+                     "overlap": {...same keys...}, "model": str,
+                     "intent_overlap": {"overlap", ...same keys...}},   # only with workload.comm_overlap
      "naive": {"time_s": float, "bisection_tbps": float, "efficiency": 0.7, "guide_mode": bool,
                "guide_example": bool, "ratio": float, "worked": str, "why_wrong": str},
      "bom": [{"category": "switch|nic-port|transceiver|cable|fibre", "item", "detail", "quantity"}],

@@ -48,7 +48,7 @@ def _cards(a: Analysis) -> str:
         ("naive-time", fmt_time(a.naive.time_s), f"naive bytes x 8 / bisection ({ratio:,.0f}x too optimistic)", "bad"),
     ]
     if a.step is not None:
-        cards.append(("comm-share", f"{a.step.share_no_overlap * 100:.0f} %", "communication share of a step", ""))
+        cards.append(("comm-share", f"{a.step.share_no_overlap * 100:.0f} %", "communication share of a step (data-parallel all-reduce, no overlap)", ""))
     return '<div class="cards">' + "".join(
         f'<div class="card {cls}" id="{cid}"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>'
         for cid, v, k, cls in cards) + "</div>"

@@ -410,6 +410,8 @@ class Workload(_Strict):
     """compute time of one training step, ms"""
     gpu_hour_usd: Annotated[float, Field(ge=0)] | None = None
     """cost of one GPU hour, USD (communication cost in the capacity report)"""
+    comm_overlap: Annotated[float, Field(ge=0, le=1)] | None = None
+    """share of the all-reduce hidden behind backward compute, 0-1 (capacity: a row beside no/full overlap)"""
 
     @field_validator("model_params", mode="before")
     @classmethod
