@@ -383,6 +383,17 @@ def capacity(
 
 
 @app.command()
+def advise(
+    intent: IntentArg,
+    fmt: Annotated[str, format_option("table", "json", "markdown", table="text")] = "table",
+) -> None:
+    """Design advice: unit size, cable media from the rack layout, spines now or later, speeds."""
+    from generator.capacity.command import run_advise
+
+    raise typer.Exit(run_advise(intent, fmt))
+
+
+@app.command()
 def report(
     intent: IntentArg,
     output: Annotated[str, typer.Option("-o", "--output", help="HTML file to write")],
