@@ -404,12 +404,18 @@ def acceptance(
     min_size: Annotated[str, typer.Option("--min-size", help="judge rows of at least this size (nccl-tests units)")] = "1G",
     measured: Annotated[str | None, typer.Option("--measured", help="measured points JSON (default: beside the first log)")] = None,
     burn_in: Annotated[bool, typer.Option("--burn-in", help="with -o: write pairwise ib_write_bw rounds instead")] = False,
+    judge: Annotated[str | None, typer.Option("--judge", help="a burn-in DIR: attribute its outputs to cables")] = None,
 ) -> None:
     """nccl-tests after bring-up: -o DIR writes the runs and expected busbw; --results LOG... judges the logs
     (exit 0 every planned run as expected, 3 below expectation, corrupt or not run, 1 unreadable)."""
-    from generator.acceptance.command import parse_nccl_size, run_burnin, run_results, run_write
+    from generator.acceptance.command import parse_nccl_size, run_burnin, run_judge, run_results, run_write
 
     intent, extra = paths[0], paths[1:]
+    if judge is not None:
+        if output is not None or extra or results is not None or burn_in:
+            _err("error: --judge DIR judges a burn-in: give INTENT --judge DIR alone")
+            raise typer.Exit(2)
+        raise typer.Exit(run_judge(intent, judge))   # a pair below 95 % of its rate (attribution.py)
     if burn_in:
         if output is None or extra or results is not None:
             _err("error: --burn-in writes the burn-in rounds: give INTENT --burn-in -o DIR")

@@ -3,7 +3,8 @@
 `lab up --wiring FILE` (DESIGN.md) gives a CSV with header `a_device,a_port,b_device,b_port`
 and optional columns `state` (up|down), `crc_errors` (integer) and `lldp_portid` (mac|ifname: how
 the host end's lldpd announces that port, below) and `cable` (DAC|AOC: the assembly installed,
-whose module reports its media); one row per installed cable, host ends included. The plan's
+whose module reports its media) and `rate` (0-1: a degraded cable carries that share of its
+speed, lab/perftest.py); one row per installed cable, host ends included. The plan's
 `cabling.csv` is also a valid wiring file (its `speed` and `length_m` columns are ignored), and
 it is the default world. A plan link with no
 row is an unplugged cable.
@@ -62,7 +63,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REQUIRED_COLUMNS = ("a_device", "a_port", "b_device", "b_port")
-OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid", "cable")
+OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid", "cable", "rate")
 # lldpcli(8) `configure lldp portidsubtype ifname|macaddress`: the host end's LLDP port ID
 LLDP_PORTIDS = ("mac", "ifname")
 # The plan's cabling.csv (render/cabling.py) carries these too: accepted and ignored.
@@ -91,6 +92,7 @@ class Cable:
     line: int = 0
     lldp_portid: str = "mac"   # a host end's LLDP port ID: its MAC (lldpd's default) or its ifname
     cable: str = ""            # DAC | AOC; "" when the wiring does not say
+    rate: float = 1.0          # share of its speed a degraded cable still carries (lab/perftest.py)
 
     def far(self, device: str, port: str) -> tuple[str, str]:
         if (device, port) == (self.a_device, self.a_port):
@@ -184,8 +186,16 @@ def parse_wiring(text: str, source: str = "wiring") -> World:
         kind = (row.get("cable") or "").upper()
         if kind and kind not in CABLE_TYPES:
             raise WiringError(f"{source}:{number}: cable {row['cable']!r}: use {' or '.join(CABLE_TYPES)}")
+        rate_text = row.get("rate") or "1"
+        try:
+            rate = float(rate_text)
+        except ValueError:
+            rate = -1.0
+        if not 0 < rate <= 1:
+            raise WiringError(f"{source}:{number}: rate {rate_text!r}: give the share of its speed the cable "
+                              "carries, above 0 and at most 1 (0.9: degraded to 90 %)")
         cable = Cable(row["a_device"], row["a_port"], row["b_device"], row["b_port"], state, int(crc_text), number,
-                      portid, kind)
+                      portid, kind, rate)
         ends = [(cable.a_device, cable.a_port), (cable.b_device, cable.b_port)]
         if ends[0] == ends[1]:
             raise WiringError(f"{source}:{number}: {ends[0][0]}:{ends[0][1]} is cabled to itself")

@@ -86,6 +86,15 @@ def test_state_and_crc_columns_and_comments():
     assert world.cable_at("leaf", "swp2").line == 4
 
 
+def test_rate_column_degrades_a_cable_and_refuses_what_is_not_a_share():
+    world = parse_wiring("a_device,a_port,b_device,b_port,rate\nleaf,swp1,gpu1,eth0,0.9\nleaf,swp2,gpu2,eth0,\n", "w.csv")
+    assert world.cable_at("gpu1", "eth0").rate == 0.9 and world.cable_at("leaf", "swp2").rate == 1.0
+    assert World.from_dict(world.to_dict()).cable_at("leaf", "swp1").rate == 0.9
+    for bad in ("0", "1.5", "nan", "fast"):
+        with pytest.raises(WiringError, match=rf"^w.csv:2: rate '{bad}': give the share of its speed"):
+            parse_wiring(f"a_device,a_port,b_device,b_port,rate\nleaf,swp1,gpu1,eth0,{bad}\n", "w.csv")
+
+
 def test_unknown_device_is_named_with_its_line():
     world = parse_wiring("a_device,a_port,b_device,b_port\nleaf,swp1,gpu1,eth0\nleaf,swp2,gpu9,eth0\n", "w.csv")
     with pytest.raises(WiringError, match=r"^w.csv:3: 'gpu9' is not a switch or host of the plan$"):

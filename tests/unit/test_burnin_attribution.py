@@ -1,0 +1,115 @@
+"""Attribution at fleet size without SSH (issue 39): the rail-optimized example (16 leaves + 4
+spines, 64 hosts x 8 rails, 1,024 cables), every burn-in pair's ib_write_bw output produced by the
+lab's stand-in (lab/perftest.py) in a world built from the plan's cables, read back by the
+perftest parser and attributed. Seeded: each seed degrades another host-leaf cable to 90 %."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from generator.acceptance.attribution import Measured, attribute
+from generator.acceptance.burnin_judge import judge_lines
+from generator.acceptance.command import run_burnin, run_judge
+from generator.acceptance.perftest_log import parse_bw
+from generator.lab.perftest import ib_write_bw_output
+from generator.lab.world import Cable, World
+from tests.conftest import example
+
+
+def _plan(name: str):
+    from generator.checks.runner import run_checks
+    from generator.intent.loader import load_intent
+
+    return run_checks(load_intent(str(example(name)))).plan
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fleet") / "burn"
+    assert run_burnin(str(example("rail-optimized")), str(out)) == 0
+    return _plan("rail-optimized"), json.loads((out / "burnin.json").read_text())
+
+
+def world_of(plan, degraded: dict[int, float]) -> World:
+    """The plan's cables as installed; cabling.csv row -> rate for the degraded ones."""
+    return World(tuple(Cable(lk.a_device, lk.a_port, lk.b_device, lk.b_port, rate=degraded.get(n, 1.0))
+                       for n, lk in enumerate(plan.links, 2)))
+
+
+def outputs(plan, doc: dict, world: World, seed: int) -> dict[str, str]:
+    hosts = {h.name for h in plan.hosts}
+    return {p["output"]: ib_write_bw_output(world, hosts, client=(p["client"]["host"], p["client"]["netdev"]),
+                                            server=(p["server"]["host"], p["server"]["netdev"]),
+                                            rdma=p["client"]["rdma"], qps=p["qps"], nic_gbps=plan.nic_speed_g,
+                                            efficiency=doc["nic_efficiency"], seed=seed)
+            for rnd in doc["rounds"] for p in rnd["pairs"]}
+
+
+def measured(doc: dict, texts: dict[str, str]) -> list[Measured]:
+    out = []
+    for rnd in doc["rounds"]:
+        for p in rnd["pairs"]:
+            rows = parse_bw(texts[p["output"]], p["output"])
+            out.append(Measured(p["id"], tuple(p["cables"]), p["expected_gbps"], rows[-1].average_gbps))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_degraded_host_leaf_cable_is_named(fleet, seed):
+    plan, doc = fleet
+    host_leaf = sorted(int(n) for n, c in doc["cables"].items() if c["tier"] == "host-leaf")
+    bad = random.Random(seed).choice(host_leaf)
+    found = attribute(measured(doc, outputs(plan, doc, world_of(plan, {bad: 0.9}), seed)))
+    assert [s.cable for s in found.suspects] == [bad] and not found.unexplained
+    lines, findings = judge_lines(doc, measured(doc, outputs(plan, doc, world_of(plan, {bad: 0.9}), seed)), [])
+    lk = plan.links[bad - 2]
+    assert findings == 1
+    assert f"cable cabling.csv:{bad} {lk.a_device}:{lk.a_port} <-> {lk.b_device}:{lk.b_port} (host-leaf)" in lines[1]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_clean_fabric_has_no_finding(fleet, seed):
+    plan, doc = fleet
+    found = attribute(measured(doc, outputs(plan, doc, world_of(plan, {}), seed)))
+    assert not found.suspects and not found.unexplained and not found.low
+
+
+def test_a_low_pair_over_cleared_cables_is_named_as_a_pair():
+    good = [Measured("a", (1, 2), 100, 99), Measured("b", (2, 3), 100, 99), Measured("c", (3, 1), 100, 99)]
+    found = attribute([*good, Measured("x", (1, 3), 100, 50)])
+    assert found.suspects == () and found.unexplained == ("x",)
+    failed = attribute([*good[:2], Measured("y", (3, 4), 100, None)])
+    assert [(s.cable, s.pairs, s.worst_fraction) for s in failed.suspects] == [(4, ("y",), 0.0)]
+
+
+def test_judge_cli_names_the_cable_from_output_files(tmp_path, capsys):
+    plan = _plan("small")
+    out = tmp_path / "burn"
+    assert run_burnin(str(example("small")), str(out)) == 0
+    doc = json.loads((out / "burnin.json").read_text())
+    assert run_judge(str(example("small")), str(out)) == 3          # nothing run yet: every pair not run
+    assert "not run: hl1-0001" in capsys.readouterr().out
+    bad = 3
+    for rel, text in outputs(plan, doc, world_of(plan, {bad: 0.9}), 1).items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(text)
+    assert run_judge(str(example("small")), str(out)) == 3
+    lk = plan.links[bad - 2]
+    text = capsys.readouterr().out
+    assert f"cable cabling.csv:{bad} {lk.a_device}:{lk.a_port} <-> {lk.b_device}:{lk.b_port}" in text
+    for rel, text in outputs(plan, doc, world_of(plan, {}), 1).items():
+        (out / rel).write_text(text)
+    assert run_judge(str(example("small")), str(out)) == 0
+    assert run_judge(str(example("medium")), str(out)) == 1
+    assert "written from another intent" in capsys.readouterr().err
+
+
+def test_judge_refuses_a_directory_without_a_schedule(tmp_path, capsys):
+    assert run_judge(str(example("small")), str(tmp_path)) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--burn-in -o" in err
+    assert not any(Path(tmp_path).iterdir())
