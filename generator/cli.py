@@ -352,12 +352,18 @@ def verify(
                                                  help="ECN-marked packets/s per port before a finding")] = 1000.0,
     prefix_tolerance: Annotated[float, typer.Option("--prefix-tolerance",
                                                     help="accepted deviation of BGP prefix counts (fraction)")] = 0.1,
+    soak: Annotated[str | None, typer.Option("--soak", help="watch the switches' error counters for this long "
+                                             "(90s, 15m, 2h), reading every --interval")] = None,
 ) -> None:
     """The built fabric against the plan: cabling (LLDP), links, BGP, error/PFC/ECN counters, host RoCE.
 
     Exit 0 all passed, 3 findings, 1 could not check.
     """
-    from generator.verify.command import run_verify
+    from generator.verify.command import run_soak, run_verify
+
+    if soak is not None:
+        raise typer.Exit(run_soak(intent, duration=soak, interval_s=interval, endpoints=endpoints, limit=limit,
+                                  fmt=fmt, output=output))
 
     raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
                                 interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
