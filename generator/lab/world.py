@@ -75,6 +75,8 @@ SESSION_SETTLE_S = 1.0
 # Lab traffic on an up link: enough to make counters move, small enough to read.
 PACKETS_PER_S = 1000
 OCTETS_PER_PACKET = 1024
+# a RoCE frame of a flow: 4096-byte payload (the RoCE MTU the plan's host MTU gives) plus headers
+FLOW_FRAME_OCTETS = 4096 + 78
 
 
 class WiringError(ValueError):
@@ -101,10 +103,28 @@ class Cable:
 
 
 @dataclass(frozen=True)
+class Flow:
+    """Traffic through one switch port at a rate during a window (epoch seconds), as a simulated
+    host's ib_write_bw puts it there (lab/perftest.py qp_paths gives the cables a pair crosses)."""
+    device: str
+    port: str
+    tx_gbps: float = 0.0
+    rx_gbps: float = 0.0
+    start: float = 0.0
+    end: float = 0.0
+
+    def octets(self, since: float, now: float) -> tuple[float, float]:
+        """(tx, rx) octets of the window's part in [since, now]."""
+        seconds = max(0.0, min(now, self.end) - max(since, self.start))
+        return self.tx_gbps * 1e9 / 8 * seconds, self.rx_gbps * 1e9 / 8 * seconds
+
+
+@dataclass(frozen=True)
 class World:
     cables: tuple[Cable, ...] = ()
     # (host, netdev, MAC) of host NICs whose MAC is known (the discovery file); others get host_nic_mac()
     host_macs: tuple[tuple[str, str, str], ...] = ()
+    flows: tuple[Flow, ...] = ()
     _index: dict = field(default_factory=dict, compare=False, repr=False)
     _macs: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -124,18 +144,20 @@ class World:
 
     def to_dict(self) -> dict:
         return {"cables": [{k: v for k, v in asdict(c).items() if k != "line"} for c in self.cables],
-                "host_macs": [list(entry) for entry in self.host_macs]}
+                "host_macs": [list(entry) for entry in self.host_macs],
+                "flows": [asdict(f) for f in self.flows]}
 
     @classmethod
     def from_dict(cls, data: dict) -> World:
         return cls(tuple(Cable(**c) for c in data.get("cables", [])),
-                   tuple(tuple(entry) for entry in data.get("host_macs", [])))
+                   tuple(tuple(entry) for entry in data.get("host_macs", [])),
+                   tuple(Flow(**f) for f in data.get("flows", [])))
 
 
 def with_host_macs(world: World, macs: dict[tuple[str, str], str]) -> World:
     """WORLD with the MACs of host NICs ((host, netdev) -> MAC) its host ends announce."""
     known = {(h, n): m for h, n, m in world.host_macs} | {k: v.lower() for k, v in macs.items()}
-    return World(world.cables, tuple((h, n, m) for (h, n), m in sorted(known.items())))
+    return World(world.cables, tuple((h, n, m) for (h, n), m in sorted(known.items())), world.flows)
 
 
 def host_nic_mac(host: str, netdev: str) -> str:
@@ -492,7 +514,32 @@ class Fabric:
         rates.update(extra_rates or {})
         with self._lock:
             accumulator = self._counters.setdefault((device, port), _Accumulator(self.started))
-            return accumulator.advance(self.clock(), rates)
+            now = self.clock()
+            totals = accumulator.advance(now, rates)
+        return self._with_flows(device, port, link, totals, now)
+
+    def _with_flows(self, device: str, port: str, link: Link, totals: dict[str, int], now: float) -> dict[str, int]:
+        """TOTALS plus the world's flows through this port since the lab started (totals, not rates:
+        a window's part in [start, now] only grows, so the counters stay monotonic). Frames that
+        arrive over a degraded cable (`rate` below 1) arrive corrupted in that share: the port
+        counts them as FCS errors, not as received octets (the receiving MAC checks the FCS and
+        counts a bad one: IEEE 802.3 clause 30.3.1.1.6 aFrameCheckSequenceErrors)."""
+        flows = [f for f in self.world().flows if (f.device, f.port) == (device, port)]
+        if not flows or not link.up:
+            return totals
+        cable = self.world().cable_at(device, port)
+        share = cable.rate if cable is not None else 1.0
+        tx = rx = 0.0
+        for flow in flows:
+            t, r = flow.octets(self.started, now)
+            tx, rx = tx + t, rx + r
+        out = dict(totals)
+        out["tx_octets"] = out.get("tx_octets", 0) + int(tx)
+        out["tx_packets"] = out.get("tx_packets", 0) + int(tx / FLOW_FRAME_OCTETS)
+        out["rx_octets"] = out.get("rx_octets", 0) + int(rx * share)
+        out["rx_packets"] = out.get("rx_packets", 0) + int(rx * share / FLOW_FRAME_OCTETS)
+        out["rx_fcs_errors"] = out.get("rx_fcs_errors", 0) + int(rx * (1 - share) / FLOW_FRAME_OCTETS)
+        return out
 
     # --- BGP ------------------------------------------------------------------------------
     def _port_for_neighbor(self, device: str, neighbor: NeighborConfig) -> tuple[str | None, str | None]:

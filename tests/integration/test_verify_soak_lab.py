@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from generator.lab.control import lab_down, set_wiring
-from generator.lab.world import parse_wiring
+from generator.lab.control import add_flows, lab_down, set_wiring
+from generator.lab.world import Flow, parse_wiring
 from generator.render.cabling import render_cabling
 from generator.verify.command import run_soak
 from tests.integration.test_verify_lab import INTENT, LEAF, PASSWORD, Fabric
@@ -80,3 +80,25 @@ def test_crc_errors_mid_soak_are_named_with_port_and_time(env, tmp_path):
     seen = doc["findings"][0]["observed"]                      # "+N by 2026-..Z"
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(set_at[0]))
     assert seen.split(" by ")[1] >= when                        # seen at a read after the fault was set
+
+
+def test_traffic_over_a_degraded_uplink_shows_as_crc_errors_at_the_receiving_switch(env, tmp_path):
+    """The lab's switch counters follow injected traffic (a flow during a window), and a cable at
+    90 % corrupts a tenth of the frames it carries: the receiving spine port counts them."""
+    up = next(lk for lk in env.plan.links if lk.tier == "leaf-spine")
+    rows = render_cabling(env.plan).splitlines()
+    degraded = [f"{r},0.9" if r.startswith(f"{up.a_device},{up.a_port},") else f"{r}," for r in rows[1:]]
+    set_wiring(env.lab, parse_wiring("\n".join([rows[0] + ",rate", *degraded]) + "\n", "degraded.csv"))
+
+    def after_read(k: int) -> None:
+        if k == 1:       # 100 Gb/s from the leaf to the spine over that cable for the next 2 s
+            now = time.time()
+            add_flows(env.lab, [Flow(up.a_device, up.a_port, tx_gbps=100, start=now, end=now + 2),
+                                Flow(up.b_device, up.b_port, rx_gbps=100, start=now, end=now + 2)])
+
+    out = tmp_path / "soak.json"
+    code = run_soak(str(env.intent), duration="3s", interval_s=1.0, endpoints=env.endpoints, fmt="json",
+                    output=str(out), after_read=after_read)
+    doc = json.loads(out.read_text())
+    assert code == 3, doc
+    assert [(f["device"], f["port"]) for f in doc["findings"]] == [(up.b_device, up.b_port)]
