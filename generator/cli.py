@@ -411,12 +411,22 @@ def acceptance(
     measured: Annotated[str | None, typer.Option("--measured", help="measured points JSON (default: beside the first log)")] = None,
     burn_in: Annotated[bool, typer.Option("--burn-in", help="with -o: write pairwise ib_write_bw rounds instead")] = False,
     judge: Annotated[str | None, typer.Option("--judge", help="a burn-in DIR: attribute its outputs to cables")] = None,
+    snapshot: Annotated[str | None, typer.Option("--snapshot", help="write every switch's interface counters to "
+                                                 "this JSON file (the burn-in takes one around each round)")] = None,
+    endpoints: EndpointsOpt = None,
 ) -> None:
     """nccl-tests after bring-up: -o DIR writes the runs and expected busbw; --results LOG... judges the logs
     (exit 0 every planned run as expected, 3 below expectation, corrupt or not run, 1 unreadable)."""
     from generator.acceptance.command import parse_nccl_size, run_burnin, run_judge, run_results, run_write
 
     intent, extra = paths[0], paths[1:]
+    if snapshot is not None:
+        if output is not None or extra or results is not None or burn_in or judge is not None:
+            _err("error: --snapshot FILE reads the switches' counters: give INTENT --snapshot FILE [--endpoints E] alone")
+            raise typer.Exit(2)
+        from generator.acceptance.snapshot import take_snapshot
+
+        raise typer.Exit(take_snapshot(intent, snapshot, endpoints))
     if judge is not None:
         if output is not None or extra or results is not None or burn_in:
             _err("error: --judge DIR judges a burn-in: give INTENT --judge DIR alone")

@@ -61,8 +61,27 @@ def measurements(directory: Path, doc: dict) -> tuple[list[Measured], list[str]]
     return out, missing
 
 
+def counter_evidence(directory: Path, doc: dict) -> list:
+    """Error growth per round from the snapshots the round left (round_counters.py); rounds
+    without both snapshots have none."""
+    from generator.acceptance.round_counters import load_snapshot, round_findings, snapshot_paths
+
+    out = []
+    for rnd in doc["rounds"]:
+        before, after = snapshot_paths(directory, rnd["id"])
+        if not (before.exists() and after.exists()):
+            continue
+        try:
+            then, now = load_snapshot(before), load_snapshot(after)
+        except ValueError as exc:
+            raise JudgeError(f"{exc}; take the round's snapshots again") from None
+        used = {row for p in rnd["pairs"] for row in p["cables"]}
+        out += round_findings(doc["cables"], rnd["id"], used, then, now)
+    return out
+
+
 def judge_lines(doc: dict, results: list[Measured], missing: list[str],
-                min_fraction: float = DEFAULT_MIN_FRACTION) -> tuple[list[str], int]:
+                min_fraction: float = DEFAULT_MIN_FRACTION, counters: list | None = None) -> tuple[list[str], int]:
     """(report lines, number of findings)."""
     found = attribute(results, min_fraction)
     cables = doc["cables"]
@@ -82,9 +101,17 @@ def judge_lines(doc: dict, results: list[Measured], missing: list[str],
         lines.append(f"pair {pid} {p['client']['host']}:{p['client']['rdma']} -> {p['server']['host']}:"
                      f"{p['server']['rdma']}: {_pct(by_id[pid])} of expected and every cable it crossed carried a good "
                      "pair: look at these NICs and hosts (firmware, PCIe, NUMA placement)")
+    by_cable: dict[int, list] = {}
+    for f in counters or []:
+        by_cable.setdefault(f.cable, []).append(f)
+    for row, evidence in sorted(by_cable.items()):
+        c = cables[str(row)]
+        seen = "; ".join(f"{f.device}:{f.port} {f.counter} +{f.growth} in round {f.round}" for f in evidence[:4])
+        lines.append(f"cable cabling.csv:{row} {c['a']} <-> {c['b']} ({c['tier']}): errors while the burn-in ran: "
+                     f"{seen}")
     for pid in missing:
         lines.append(f"not run: {pid}: no {pairs[pid]['output']}; run the round's script again")
-    return lines, len(found.suspects) + len(found.unexplained) + len(missing)
+    return lines, len(found.suspects) + len(found.unexplained) + len(missing) + len(by_cable)
 
 
 def _pct(m: Measured) -> str:
@@ -96,7 +123,7 @@ def run_judge(intent_text: str, directory: str, min_fraction: float = DEFAULT_MI
     d = Path(directory)
     doc = load_schedule(d, intent_text)
     results, missing = measurements(d, doc)
-    lines, findings = judge_lines(doc, results, missing, min_fraction)
+    lines, findings = judge_lines(doc, results, missing, min_fraction, counter_evidence(d, doc))
     return (3 if findings else 0), lines
 
 

@@ -31,6 +31,7 @@ def _body(rounds: list[Round]) -> str:
     for rnd in rounds:
         out.append(f"\n# round {rnd.id}: {rnd.kind}, {len(rnd.pairs)} pair(s)\n")
         out.append(f"mkdir -p burnin/{rnd.id}\n")
+        out.append(f"snapshot burnin/{rnd.id}/counters-before.json || status=1\n")
         for p in rnd.pairs:
             server_out = output_name(rnd.id, p.id).replace(".client.txt", ".server.txt")
             out.append(f"run {shlex.quote(p.server.host)} {_word(perftest_command(p, 'server'))} "
@@ -40,9 +41,16 @@ def _body(rounds: list[Round]) -> str:
                        f"{output_name(rnd.id, p.id)} &\n")
         # servers and clients: a server that never saw its client fails the round too
         out.append("for pid in $(jobs -p); do wait \"$pid\" || status=1; done\n")
+        out.append(f"snapshot burnin/{rnd.id}/counters-after.json || status=1\n")
     out.append("\nexit $status\n")
     return "".join(out)
 
+
+_SNAPSHOT = """# SNAPSHOT: the command that writes every switch's counters to the file it is given, e.g.
+#   SNAPSHOT="fabricgen acceptance fabric.yaml --endpoints endpoints.yml --snapshot"
+# (acceptance --judge names the cable whose switch port counted errors during a round)
+snapshot() { [ -z "${SNAPSHOT:-}" ] || $SNAPSHOT "$1"; }
+"""
 
 _CLIENT = f"""client() {{     # host command output: retried while no server listens yet
     tries=0
@@ -65,7 +73,7 @@ def _header(fabric: str, what: str, version: str) -> str:
 def ssh_script(fabric: str, rounds: list[Round], version: str) -> str:
     return ("#!/bin/sh\n" + _header(fabric, "ib_write_bw pairs over plain SSH", version)
             + "set -u\ncd \"$(dirname \"$0\")\" || exit 1\n"
-            + "run() { ssh -n -o BatchMode=yes \"$1\" \"$2\"; }\n" + _CLIENT + _body(rounds))
+            + "run() { ssh -n -o BatchMode=yes \"$1\" \"$2\"; }\n" + _SNAPSHOT + _CLIENT + _body(rounds))
 
 
 def slurm_script(fabric: str, hosts: list[str], rounds: list[Round], version: str) -> str:
@@ -79,4 +87,4 @@ def slurm_script(fabric: str, hosts: list[str], rounds: list[Round], version: st
             + "# Submit from this directory: sbatch burnin.sbatch\n"
             + "set -u\ncd \"${SLURM_SUBMIT_DIR:-.}\" || exit 1\n"
             + "run() { srun --nodes=1 --ntasks=1 --overlap --nodelist=\"$1\" sh -c \"$2\"; }\n"
-            + _CLIENT + _body(rounds))
+            + _SNAPSHOT + _CLIENT + _body(rounds))

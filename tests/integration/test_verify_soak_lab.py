@@ -102,3 +102,29 @@ def test_traffic_over_a_degraded_uplink_shows_as_crc_errors_at_the_receiving_swi
     doc = json.loads(out.read_text())
     assert code == 3, doc
     assert [(f["device"], f["port"]) for f in doc["findings"]] == [(up.b_device, up.b_port)]
+
+
+def test_counter_snapshots_around_a_round_name_the_degraded_cable(env, tmp_path):
+    """acceptance --snapshot reads every switch through the session layer (real SSH to the lab);
+    traffic over a cable at 90 % between two snapshots names that cable (round_counters.py)."""
+    from generator.acceptance.burnin import cable_rows
+    from generator.acceptance.round_counters import load_snapshot, round_findings
+
+    up = next(lk for lk in env.plan.links if lk.tier == "leaf-spine")
+    rows = render_cabling(env.plan).splitlines()
+    degraded = [f"{r},0.9" if r.startswith(f"{up.a_device},{up.a_port},") else f"{r}," for r in rows[1:]]
+    set_wiring(env.lab, parse_wiring("\n".join([rows[0] + ",rate", *degraded]) + "\n", "degraded.csv"))
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    took = env.run("acceptance", str(env.intent), "--endpoints", env.endpoints, "--snapshot", str(before))
+    assert took.returncode == 0, took.stderr
+    now = time.time()          # a window already over: the next read counts all of it, no waiting
+    add_flows(env.lab, [Flow(up.a_device, up.a_port, tx_gbps=100, start=now - 2, end=now - 1),
+                        Flow(up.b_device, up.b_port, rx_gbps=100, start=now - 2, end=now - 1)])
+    took = env.run("acceptance", str(env.intent), "--endpoints", env.endpoints, "--snapshot", str(after))
+    assert took.returncode == 0, took.stderr
+    row = cable_rows(env.plan)[(up.a_device, up.a_port)]
+    cables = {str(row): {"a": f"{up.a_device}:{up.a_port}", "b": f"{up.b_device}:{up.b_port}", "tier": up.tier}}
+    found = round_findings(cables, "ls1", {row}, load_snapshot(before), load_snapshot(after))
+    assert [(f.cable, f.device, f.port, f.counter) for f in found] == [(row, up.b_device, up.b_port, "rx errors")]
+    # 1 s of 100 Gb/s, a tenth corrupted, in RoCE frames of 4096 + 78 bytes
+    assert found[0].growth == pytest.approx(100e9 / 8 * 0.1 / 4174, rel=0.01)

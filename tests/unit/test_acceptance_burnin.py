@@ -86,7 +86,10 @@ def test_the_ssh_script_runs_each_side_with_its_options(tmp_path):
     (bin_dir / "ib_write_bw").write_text('#!/bin/sh\necho "ib_write_bw $*"\n')
     for f in bin_dir.iterdir():
         f.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GID_INDEX": "5"}
+    (bin_dir / "snap").write_text('#!/bin/sh\necho "{}" > "$2"\n')         # snap --flag FILE
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GID_INDEX": "5", "SNAPSHOT": "snap --flag"}
     r = subprocess.run(["sh", str(out / "burnin-ssh.sh")], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     doc = _doc(out)
@@ -95,6 +98,9 @@ def test_the_ssh_script_runs_each_side_with_its_options(tmp_path):
     assert client.split() == ["ib_write_bw", "-d", pair["client"]["rdma"], "-x", "5", "-q", "1", "-D", "10",
                               "-s", "65536", "-p", str(pair["tcp_port"]), "-F", "--report_gbits",
                               pair["server"]["ip"]]
+    for rnd in doc["rounds"]:             # a counter snapshot around every round
+        assert (out / "burnin" / rnd["id"] / "counters-before.json").read_text() == "{}\n"
+        assert (out / "burnin" / rnd["id"] / "counters-after.json").read_text() == "{}\n"
     server = (out / pair["output"].replace(".client.", ".server.")).read_text()
     assert server.split()[:3] == ["ib_write_bw", "-d", pair["server"]["rdma"]]
     bad = subprocess.run(["sh", str(out / "burnin-ssh.sh")], env={**env, "GID_INDEX": "3; reboot"},

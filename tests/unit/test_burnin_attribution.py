@@ -113,3 +113,62 @@ def test_judge_refuses_a_directory_without_a_schedule(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--burn-in -o" in err
     assert not any(Path(tmp_path).iterdir())
+
+
+FRAME = 4096 + 78          # the lab's RoCE frame (world.py FLOW_FRAME_OCTETS)
+
+
+def round_counters(plan, doc: dict, world: World, rnd: dict) -> tuple[dict, dict]:
+    """Before/after snapshots of the switch ports a round used, as the lab's switches count them:
+    every QP's bytes over a degraded cable arrive a (1 - rate) share corrupted at the receiving
+    switch end (world.py Fabric._with_flows), read as napalm's rx_errors."""
+    from generator.lab.perftest import qp_paths
+
+    hosts = {h.name for h in plan.hosts}
+    before: dict = {}
+    for p in rnd["pairs"]:
+        for row in p["cables"]:
+            for end in (doc["cables"][str(row)]["a"], doc["cables"][str(row)]["b"]):
+                device, port = end.split(":", 1)
+                if device not in hosts:
+                    before.setdefault(device, {})[port] = {"rx_errors": 0, "tx_errors": 0}
+    after = json.loads(json.dumps(before))
+    for p in rnd["pairs"]:
+        client, server = (p["client"]["host"], p["client"]["netdev"]), (p["server"]["host"], p["server"]["netdev"])
+        per_qp = plan.nic_speed_g * 1e9 / 8 * doc["nic_efficiency"] / p["qps"] * doc["duration_s"]
+        for path in qp_paths(world, hosts, client, server, p["qps"]):
+            here = client
+            for cable in path:                       # walk client -> server: each cable's far end receives
+                device, port = cable.far(*here)
+                if cable.rate < 1 and device not in hosts:
+                    after[device][port]["rx_errors"] += int(per_qp * (1 - cable.rate) / FRAME)
+                # the next cable of the path leaves this switch on another port
+                nxt = path[path.index(cable) + 1] if path.index(cable) + 1 < len(path) else None
+                if nxt is not None:
+                    here = (device, nxt.a_port if nxt.a_device == device else nxt.b_port)
+    return before, after
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_degraded_leaf_spine_cable_is_named_by_the_round_counters(fleet, seed, tmp_path):
+    from generator.acceptance.burnin_judge import counter_evidence
+
+    plan, doc = fleet
+    leaf_spine = sorted(int(n) for n, c in doc["cables"].items() if c["tier"] == "leaf-spine")
+    bad = random.Random(100 + seed).choice(leaf_spine)
+    world = world_of(plan, {bad: 0.9})
+    for rnd in doc["rounds"]:
+        if rnd["kind"] != "leaf-spine":
+            continue
+        before, after = round_counters(plan, doc, world, rnd)
+        base = tmp_path / "burnin" / rnd["id"]
+        base.mkdir(parents=True)
+        (base / "counters-before.json").write_text(json.dumps(before))
+        (base / "counters-after.json").write_text(json.dumps(after))
+    evidence = counter_evidence(tmp_path, doc)
+    results = measured(doc, outputs(plan, doc, world, seed))
+    lines, findings = judge_lines(doc, results, [], counters=evidence)
+    lk = plan.links[bad - 2]
+    assert findings == 1, lines
+    assert lines[1].startswith(f"cable cabling.csv:{bad} {lk.a_device}:{lk.a_port} <-> {lk.b_device}:{lk.b_port} "
+                               "(leaf-spine): errors while the burn-in ran")
