@@ -369,3 +369,62 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     for note in notes:
         print(for_terminal(f"note: {note}"), file=sys.stderr)
     return report.exit_code
+
+
+def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: str | None = None,
+             limit: str | None = None, fmt: str = "table", output: str | None = None,
+             after_read=None) -> int:
+    """`verify --soak`: the switches' error counters read every INTERVAL over DURATION (soak.py)."""
+    from generator.checks.runner import load_checked
+    from generator.common.atomic_write import write_atomic
+    from generator.deploy.credentials import CredentialsError, resolve_access
+    from generator.deploy.drivers.factory import switch_driver
+    from generator.devices.sessions import pool_size
+    from generator.drift.command import limited
+    from generator.verify import soak as S
+
+    try:
+        duration_s = S.parse_duration(duration)
+    except ValueError as exc:
+        print(f"error: --soak {exc}", file=sys.stderr)
+        return 2
+    if not 0 < interval_s <= duration_s or fmt not in ("table", "json"):
+        print("error: --soak takes --interval above 0 and at most the duration, --format table or json",
+              file=sys.stderr)
+        return 2
+    found = load_checked(intent_path, "verifying", sys.stderr)
+    if found is None:
+        return 1
+    loaded, plan = found
+    switches, _hosts = limited(plan, "switches", limit)
+    absent = _not_installed(plan, switches, endpoints, limit)
+    names = [n for n in switches if n not in absent]
+    if not names:
+        print(f"error: no switch of fabric {plan.fabric} to soak: none is listed in the endpoints file and inside "
+              "--limit", file=sys.stderr)
+        return 1
+    try:
+        access = resolve_access(plan, names, intent_path, endpoints)
+        workers = pool_size(len(names), loaded.intent.deploy.concurrency)
+    except CredentialsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+    def make_driver(name: str):
+        target = access.targets[name]
+        return lambda: switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port,
+                                     target.username, access.password, access.known_hosts,
+                                     timeout=SSH_TIMEOUT, password_hint=access.password_source)
+
+    samples = S.soak(names, make_driver, duration_s=duration_s, interval_s=interval_s, workers=workers,
+                     after_read=after_read)
+    text, code = S.report(plan.fabric, samples, fmt)
+    if output:
+        try:
+            write_atomic(Path(output), text)
+        except OSError as exc:
+            print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
+            return 1
+    else:
+        sys.stdout.write(for_terminal(text) if fmt == "table" else text)
+    return code
