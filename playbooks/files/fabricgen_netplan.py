@@ -9,7 +9,7 @@ modified or removed (networkctl(1), systemd 252, "reload"). A management-NIC edi
 unapplied in another netplan file would so go live with our rails. Here netplan generates into a
 staging root instead (`--root-dir`, netplan-generate(8): it reads ROOT_DIR/{lib,etc,run}/netplan;
 the stage holds a copy of the host's netplan files), and only what it wrote for the rails is installed: /run/systemd/network/10-netplan-<rail>.{network,link} and the rails' blocks
-of /run/udev/rules.d/90-netplan.rules. Every other output stays as it is; when it differs from what
+of /run/udev/rules.d/90-netplan.rules (plus, on systemd < 246, an IgnoreCarrierLoss= drop-in: DROPIN). Every other output stays as it is; when it differs from what
 netplan would write now, a `note:` line says so (someone else's change, left pending). Then, when
 told to (systemd runs), `networkctl reload` (which reconfigures only links whose files changed: the
 rails) and `networkctl reconfigure <rail>...` for the rails whose files changed.
@@ -34,6 +34,17 @@ NETWORKD = "run/systemd/network"
 UDEV_RULES = "run/udev/rules.d/90-netplan.rules"
 # what netplan 0.106 writes besides the per-interface networkd files (src/generate.c, src/nm.c, src/sriov.c)
 OTHER_OUTPUT = ("run/systemd/system", "run/NetworkManager/system-connections", "run/udev/rules.d")
+
+
+# netplan's `ignore-carrier: true` is ConfigureWithoutCarrier=yes alone (netplan 0.106 src/networkd.c). Only
+# from systemd 246 does IgnoreCarrierLoss= default to ConfigureWithoutCarrier= (systemd PR #15619, merged
+# 2020-05-29, "all the configuration added during initial interface bring-up will be lost at the first
+# carrier up/down"); before it a link flap drops the rail's address and with it the RoCEv2 GID. There the
+# older equivalent goes in as a drop-in of netplan's .network file (systemd.network(5), "foo.network.d/").
+CARRIER_LOSS_FIXED = 246
+DROPIN = "etc/systemd/network/10-netplan-{rail}.network.d/fabricgen-ignore-carrier-loss.conf"
+DROPIN_TEXT = (b"# fabricgen: systemd < 246 does not keep a ConfigureWithoutCarrier= link's addresses on a carrier "
+               b"loss by itself\n[Network]\nIgnoreCarrierLoss=yes\n")
 
 
 class Failed(RuntimeError):
@@ -145,6 +156,16 @@ def networkctl(*args: str) -> subprocess.CompletedProcess:
                      "fabricgen_netplan_apply: false") from None
 
 
+def systemd_version() -> int | None:
+    """networkd's version as `networkctl --version` prints it ("systemd 245 (245.4-4ubuntu3)"), or None."""
+    try:
+        done = subprocess.run(["networkctl", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.match(r"systemd (\d+)", done.stdout)
+    return int(m.group(1)) if done.returncode == 0 and m else None
+
+
 def apply(args: dict) -> list:
     root = (args.get("root") or "").rstrip("/")
     rails = sorted(args.get("rails") or [])
@@ -155,6 +176,7 @@ def apply(args: dict) -> list:
         generate(stage)
         writes = []             # (path on the host, content or None to remove)
         changed_rails = []
+        version = systemd_version()
         for rail in rails:
             differs = False
             for ext in ("network", "link"):
@@ -163,6 +185,14 @@ def apply(args: dict) -> list:
                 if read(os.path.join(root + "/", rel)) != want:
                     writes.append((f"{root}/{rel}", want))
                     differs = True
+            # unsure of the version (networkctl unreadable): the drop-in, which a newer systemd reads as its default
+            old = version is None or version < CARRIER_LOSS_FIXED
+            staged = read(os.path.join(stage, f"{NETWORKD}/10-netplan-{rail}.network")) or b""
+            want = DROPIN_TEXT if old and b"ConfigureWithoutCarrier=yes" in staged else None
+            dropin = f"{root}/{DROPIN.format(rail=rail)}"
+            if read(dropin) != want:
+                writes.append((dropin, want))
+                differs = True
             if differs:
                 changed_rails.append(rail)
         installed_rules = read(f"{root}/{UDEV_RULES}")

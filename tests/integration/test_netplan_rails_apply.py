@@ -45,10 +45,16 @@ OURS = """network:
 MGMT_APPLIED = "network:\n  version: 2\n  ethernets:\n    eno1:\n      dhcp4: true\n"
 MGMT_PENDING = "network:\n  version: 2\n  ethernets:\n    eno1:\n      addresses: [10.9.9.9/24]\n"
 
-# networkctl(1), systemd 252: src/network/networkctl.c dispatches on the verb table ("Unknown command
+# networkctl(1), systemd 252 (or FAKE_SYSTEMD_VERSION): src/network/networkctl.c dispatches on the verb table ("Unknown command
 # verb '%s'." from src/shared/verbs.c otherwise) and resolves each link name over rtnetlink
 # ("Failed to resolve interface \"%s\": No such device" from rtnl_resolve_interface_or_warn)
 FAKE_NETWORKCTL = """#!/bin/sh
+# --version: "systemd <N> (<package version>)" then the feature line (src/shared/build.c version())
+if [ "$1" = --version ]; then
+  echo "systemd $FAKE_SYSTEMD_VERSION ($FAKE_SYSTEMD_VERSION.4-4ubuntu3)"
+  echo "+PAM +AUDIT +SELINUX +APPARMOR +IMA +SMACK +SECCOMP +GCRYPT"
+  exit 0
+fi
 echo "$*" >> "$FAKE_NETWORKCTL_LOG"
 verb="$1"; shift
 case "$verb" in
@@ -103,9 +109,10 @@ def host(tmp_path, netplan):
     return root, fakes, tmp_path / "networkctl.log"
 
 
-def _run(root: Path, fakes: Path, log: Path, links=RAILS, **args) -> subprocess.CompletedProcess:
+def _run(root: Path, fakes: Path, log: Path, links=RAILS, systemd=252, **args) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{fakes}:{os.environ.get('PATH', '')}:/usr/sbin:/sbin",
            "FAKE_NETWORKCTL_LOG": str(log), "FAKE_NETWORKCTL_LINKS": " ".join(links),
+           "FAKE_SYSTEMD_VERSION": str(systemd),
            "FG_NETPLAN": json.dumps({"root": str(root), "rails": RAILS, "networkctl": True, **args})}
     return subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, env=env, timeout=180)
 
@@ -188,3 +195,25 @@ def test_a_rail_networkd_does_not_know_fails(host):
     assert done.returncode == 1
     assert 'networkctl reconfigure ens1f0np0 ens2f0np0 failed: Failed to resolve interface "ens2f0np0"' \
         in done.stdout, done.stdout
+
+
+def test_ignore_carrier_on_systemd_before_246_gets_ignore_carrier_loss(host, netplan):
+    """netplan writes ignore-carrier as ConfigureWithoutCarrier=yes only; systemd < 246 then drops the
+    rail's address on the first carrier loss (IgnoreCarrierLoss= defaults to it only from 246, systemd
+    PR #15619): there each rail gets an IgnoreCarrierLoss=yes drop-in, reconfigured; after an upgrade it goes."""
+    root, fakes, log = host
+    dropins = [root / f"etc/systemd/network/10-netplan-{r}.network.d/fabricgen-ignore-carrier-loss.conf"
+               for r in RAILS]
+    done = _run(root, fakes, log, systemd=245)
+    assert done.returncode == 0, done.stdout
+    for d in dropins:
+        assert d.read_text().splitlines()[1:] == ["[Network]", "IgnoreCarrierLoss=yes"]
+    assert "ConfigureWithoutCarrier=yes" in (root / "run/systemd/network/10-netplan-ens1f0np0.network").read_text()
+    again = _run(root, fakes, log, systemd=245)
+    assert "change: " not in again.stdout, again.stdout
+
+    upgraded = _run(root, fakes, log, systemd=252)
+    assert upgraded.returncode == 0 and not any(d.exists() for d in dropins), upgraded.stdout
+    assert log.read_text().splitlines()[-2:] == ["reload", "reconfigure " + " ".join(RAILS)]
+    # a host on 246 or later never gets one
+    assert "fabricgen-ignore-carrier-loss" not in _run(root, fakes, log, systemd=246).stdout
