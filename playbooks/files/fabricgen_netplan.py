@@ -227,7 +227,11 @@ def apply(args: dict) -> list:
 def main() -> int:
     try:
         args = json.loads(os.environ.get("FG_NETPLAN") or "{}")
-        if not isinstance(args, dict) or not all(isinstance(r, str) and r for r in args.get("rails") or []):
+        # a netdev name is at most 15 bytes without "/" or whitespace (IFNAMSIZ, dev_valid_name()): it
+        # becomes part of paths here, so nothing else passes
+        if not isinstance(args, dict) or not all(
+                isinstance(r, str) and re.fullmatch(r"[A-Za-z0-9_.:@-]{1,15}", r) and r not in (".", "..")
+                for r in args.get("rails") or []):
             raise ValueError("rails must be a list of netdev names")
     except ValueError as exc:
         print(f"error: $FG_NETPLAN is not the rails' apply settings: {exc}")

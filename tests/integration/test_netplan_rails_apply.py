@@ -217,3 +217,12 @@ def test_ignore_carrier_on_systemd_before_246_gets_ignore_carrier_loss(host, net
     assert log.read_text().splitlines()[-2:] == ["reload", "reconfigure " + " ".join(RAILS)]
     # a host on 246 or later never gets one
     assert "fabricgen-ignore-carrier-loss" not in _run(root, fakes, log, systemd=246).stdout
+
+
+@pytest.mark.parametrize("rail", ["../../etc/x", "a b", "", "x" * 16, ".."])
+def test_a_rail_that_is_no_netdev_name_is_refused(host, rail):
+    root, fakes, log = host
+    env = {**os.environ, "FG_NETPLAN": json.dumps({"root": str(root), "rails": [rail]})}
+    done = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60)
+    assert (done.returncode, done.stdout) == (2, "error: $FG_NETPLAN is not the rails' apply settings: rails must "
+                                                 "be a list of netdev names\n")
