@@ -19,8 +19,8 @@ def take_snapshot(intent_path: str, target: str, endpoints: str | None) -> int:
     from generator.checks.runner import load_checked
     from generator.common.atomic_write import write_atomic
     from generator.deploy.credentials import CredentialsError, resolve_access
-    from generator.deploy.drivers.factory import switch_driver
     from generator.devices.endpoints import split_listed
+    from generator.devices.opener import driver_opener
     from generator.devices.sessions import Session, for_each, pool_size
 
     found = load_checked(intent_path, "reading counters of", sys.stderr)
@@ -34,12 +34,10 @@ def take_snapshot(intent_path: str, target: str, endpoints: str | None) -> int:
     except CredentialsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    open_switch = driver_opener(plan, access, SSH_TIMEOUT)
 
     def read(name: str):
-        t = access.targets[name]
-        session = Session(lambda: switch_driver(plan.switch_os, plan.switch_os_version, t.host, t.port, t.username,
-                                                access.password, access.known_hosts, timeout=SSH_TIMEOUT,
-                                                password_hint=access.password_source))
+        session = Session(open_switch(name))
         try:
             return session.call(lambda d: d.get_interfaces_counters())
         except Exception as exc:  # noqa: BLE001 - reported below, one line per switch

@@ -184,7 +184,7 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
                      planned_absent: dict[str, dict[str, str]],
                      streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.deploy.credentials import CredentialsError, resolve_access
-    from generator.deploy.drivers.factory import switch_driver
+    from generator.devices.opener import driver_opener
     from generator.devices.sessions import pool_size
 
     unknown: list[Outcome] = []
@@ -194,11 +194,7 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
     except CredentialsError as exc:
         return {}, unknown + [o for n in reachable for o in _unknown_all(n, str(exc))]
 
-    def make_driver(name: str):
-        target = access.targets[name]
-        return lambda: switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port,
-                                     target.username, access.password, access.known_hosts,
-                                     timeout=SSH_TIMEOUT, password_hint=access.password_source)
+    make_driver = driver_opener(plan, access, SSH_TIMEOUT)
 
     from generator.verify.collect import read_switches
     from generator.verify.ports import to_plan_names
@@ -378,7 +374,7 @@ def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: s
     from generator.checks.runner import load_checked
     from generator.common.atomic_write import write_atomic
     from generator.deploy.credentials import CredentialsError, resolve_access
-    from generator.deploy.drivers.factory import switch_driver
+    from generator.devices.opener import driver_opener
     from generator.devices.sessions import pool_size
     from generator.drift.command import limited
     from generator.verify import soak as S
@@ -410,11 +406,7 @@ def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: s
         print(f"error: {exc}", file=sys.stderr)
         return 1
 
-    def make_driver(name: str):
-        target = access.targets[name]
-        return lambda: switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port,
-                                     target.username, access.password, access.known_hosts,
-                                     timeout=SSH_TIMEOUT, password_hint=access.password_source)
+    make_driver = driver_opener(plan, access, SSH_TIMEOUT)
 
     samples = S.soak(names, make_driver, duration_s=duration_s, interval_s=interval_s, workers=workers,
                      after_read=after_read)
