@@ -348,12 +348,18 @@ def verify(
                                                  help="ECN-marked packets/s per port before a finding")] = 1000.0,
     prefix_tolerance: Annotated[float, typer.Option("--prefix-tolerance",
                                                     help="accepted deviation of BGP prefix counts (fraction)")] = 0.1,
+    soak: Annotated[str | None, typer.Option("--soak", help="watch the switches' error counters for this long "
+                                             "(90s, 15m, 2h), reading every --interval")] = None,
 ) -> None:
     """The built fabric against the plan: cabling (LLDP), links, BGP, error/PFC/ECN counters, host RoCE.
 
     Exit 0 all passed, 3 findings, 1 could not check.
     """
-    from generator.verify.command import run_verify
+    from generator.verify.command import run_soak, run_verify
+
+    if soak is not None:
+        raise typer.Exit(run_soak(intent, duration=soak, interval_s=interval, endpoints=endpoints, limit=limit,
+                                  fmt=fmt, output=output))
 
     raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
                                 interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
@@ -379,6 +385,17 @@ def capacity(
 
 
 @app.command()
+def advise(
+    intent: IntentArg,
+    fmt: Annotated[str, format_option("table", "json", "markdown", table="text")] = "table",
+) -> None:
+    """Design advice: unit size, cable media from the rack layout, spines now or later, speeds."""
+    from generator.capacity.command import run_advise
+
+    raise typer.Exit(run_advise(intent, fmt))
+
+
+@app.command()
 def report(
     intent: IntentArg,
     output: Annotated[str, typer.Option("-o", "--output", help="HTML file to write")],
@@ -399,12 +416,34 @@ def acceptance(
                                                 help="fail a row below this share of the predicted busbw")] = 0.85,
     min_size: Annotated[str, typer.Option("--min-size", help="judge rows of at least this size (nccl-tests units)")] = "1G",
     measured: Annotated[str | None, typer.Option("--measured", help="measured points JSON (default: beside the first log)")] = None,
+    burn_in: Annotated[bool, typer.Option("--burn-in", help="with -o: write pairwise ib_write_bw rounds instead")] = False,
+    judge: Annotated[str | None, typer.Option("--judge", help="a burn-in DIR: attribute its outputs to cables")] = None,
+    snapshot: Annotated[str | None, typer.Option("--snapshot", help="write every switch's interface counters to "
+                                                 "this JSON file (the burn-in takes one around each round)")] = None,
+    endpoints: EndpointsOpt = None,
 ) -> None:
     """nccl-tests after bring-up: -o DIR writes the runs and expected busbw; --results LOG... judges the logs
     (exit 0 every planned run as expected, 3 below expectation, corrupt or not run, 1 unreadable)."""
-    from generator.acceptance.command import parse_nccl_size, run_results, run_write
+    from generator.acceptance.command import parse_nccl_size, run_burnin, run_judge, run_results, run_write
 
     intent, extra = paths[0], paths[1:]
+    if snapshot is not None:
+        if output is not None or extra or results is not None or burn_in or judge is not None:
+            _err("error: --snapshot FILE reads the switches' counters: give INTENT --snapshot FILE [--endpoints E] alone")
+            raise typer.Exit(2)
+        from generator.acceptance.snapshot import take_snapshot
+
+        raise typer.Exit(take_snapshot(intent, snapshot, endpoints))
+    if judge is not None:
+        if output is not None or extra or results is not None or burn_in:
+            _err("error: --judge DIR judges a burn-in: give INTENT --judge DIR alone")
+            raise typer.Exit(2)
+        raise typer.Exit(run_judge(intent, judge))   # a pair below 95 % of its rate (attribution.py)
+    if burn_in:
+        if output is None or extra or results is not None:
+            _err("error: --burn-in writes the burn-in rounds: give INTENT --burn-in -o DIR")
+            raise typer.Exit(2)
+        raise typer.Exit(run_burnin(intent, output))
     if results is None:
         if output is None or extra:
             _err("error: give -o DIR (write the runs) or --results LOG... (judge nccl-tests logs)")

@@ -166,6 +166,15 @@ def set_wiring(directory: Path, world: World) -> None:
     write_world(Path(directory).resolve(), world)
 
 
+def add_flows(directory: Path, flows) -> None:
+    """Put traffic through switch ports for a window (world.py Flow: device, port, tx/rx Gb/s, start,
+    end in epoch seconds): the ports' counters move with it, as a simulated host's ib_write_bw would
+    move them. The cables and the flows already there stay."""
+    directory = Path(directory).resolve()
+    current = World.from_dict(json.loads((directory / WORLD_FILE).read_text() or "{}"))
+    write_world(directory, World(current.cables, current.host_macs, current.flows + tuple(flows)))
+
+
 def raise_counters(directory: Path, device: str, port: str, *, priority: int, pfc_rx_pause: float = 0,
                    pfc_tx_pause: float = 0, ecn_marked: float = 0) -> None:
     """Make a port's PFC pause / ECN-marked counters of one priority grow at these rates (per second).

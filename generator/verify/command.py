@@ -184,7 +184,7 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
                      planned_absent: dict[str, dict[str, str]],
                      streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.devices.credentials import CredentialsError, resolve_access
-    from generator.devices.factory import switch_driver
+    from generator.devices.opener import driver_opener
     from generator.devices.sessions import pool_size
 
     unknown: list[Outcome] = []
@@ -194,11 +194,7 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
     except CredentialsError as exc:
         return {}, unknown + [o for n in reachable for o in _unknown_all(n, str(exc))]
 
-    def make_driver(name: str):
-        target = access.targets[name]
-        return lambda: switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port,
-                                     target.username, access.password, access.known_hosts,
-                                     timeout=SSH_TIMEOUT, password_hint=access.password_source)
+    make_driver = driver_opener(plan, access, SSH_TIMEOUT)
 
     from generator.verify.collect import read_switches
     from generator.verify.ports import to_plan_names
@@ -369,3 +365,58 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     for note in notes:
         print(for_terminal(f"note: {note}"), file=sys.stderr)
     return report.exit_code
+
+
+def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: str | None = None,
+             limit: str | None = None, fmt: str = "table", output: str | None = None,
+             after_read=None) -> int:
+    """`verify --soak`: the switches' error counters read every INTERVAL over DURATION (soak.py)."""
+    from generator.checks.runner import load_checked
+    from generator.common.atomic_write import write_atomic
+    from generator.common.selection import limited
+    from generator.devices.credentials import CredentialsError, resolve_access
+    from generator.devices.opener import driver_opener
+    from generator.devices.sessions import pool_size
+    from generator.verify import soak as S
+
+    try:
+        duration_s = S.parse_duration(duration)
+    except ValueError as exc:
+        print(f"error: --soak {exc}", file=sys.stderr)
+        return 2
+    if not 0 < interval_s <= duration_s or fmt not in ("table", "json"):
+        print("error: --soak takes --interval above 0 and at most the duration, --format table or json",
+              file=sys.stderr)
+        return 2
+    found = load_checked(intent_path, "verifying", sys.stderr)
+    if found is None:
+        return 1
+    loaded, plan = found
+    switches, _hosts = limited(plan, "switches", limit)
+    absent = _not_installed(plan, switches, endpoints, limit)
+    names = [n for n in switches if n not in absent]
+    if not names:
+        print(f"error: no switch of fabric {plan.fabric} to soak: none is listed in the endpoints file and inside "
+              "--limit", file=sys.stderr)
+        return 1
+    try:
+        access = resolve_access(plan, names, intent_path, endpoints)
+        workers = pool_size(len(names), loaded.intent.deploy.concurrency)
+    except CredentialsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+    make_driver = driver_opener(plan, access, SSH_TIMEOUT)
+
+    samples = S.soak(names, make_driver, duration_s=duration_s, interval_s=interval_s, workers=workers,
+                     after_read=after_read)
+    text, code = S.report(plan.fabric, samples, fmt)
+    if output:
+        try:
+            write_atomic(Path(output), text)
+        except OSError as exc:
+            print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
+            return 1
+    else:
+        sys.stdout.write(for_terminal(text) if fmt == "table" else text)
+    return code
