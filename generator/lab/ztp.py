@@ -129,6 +129,9 @@ def lab_ztp(directory: Path, day0: Path, *, timeout: float = SWITCH_TIMEOUT, wor
             return SwitchZtp(sock, name, ztp[name], answers[name], dhcp4, kit, day0, timeout).run()
         except (OSError, ValueError, KeyError) as exc:
             return Result(name, False, f"{name}: failed: the lab did not answer ({exc})")
+        except Exception as exc:  # noqa: BLE001 -- one switch's simulator fault is its line, never the run's crash
+            return Result(name, False, f"{name}: failed: lab ztp could not simulate this switch "
+                                       f"({type(exc).__name__}: {str(exc)[:200]})")
 
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(ztp)))) as pool:
         futures = {name: pool.submit(one, name) for name in ztp}
