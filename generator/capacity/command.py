@@ -57,7 +57,6 @@ from pathlib import Path
 
 from generator import __version__
 from generator.capacity.analyze import Analysis, analyze
-from generator.capacity.bom import bom_csv
 from generator.capacity.gpus import UnknownGpu
 from generator.capacity.shape import capacity_json
 from generator.capacity.text import render_text
@@ -65,6 +64,7 @@ from generator.capacity.whatif import Variant, WhatIfError, load_base_data, run_
 from generator.common.errors import FabricgenError
 from generator.intent.loader import IntentError, LoadedIntent, load_intent
 from generator.intent.units import parse_size
+from generator.plan.bom import bom_csv
 from generator.plan.topology import CompileError
 from generator.render.output import OutputError, check_target
 
