@@ -32,6 +32,7 @@ TOP_FILL, SPINE_FILL, HOST_FILL = "#dbe8d4", "#d9e2f3", "#eeeeee"
 LABEL_COLOUR = "#444444"
 GLOBAL_COLOUR = "#6a51a3"
 TOP_SHOWN = 16              # top-tier switches drawn one by one; more: the first ones and a label
+LEGEND_RAILS = 12          # rails in the legend; more: a label
 BLOCKS_SHOWN = 8            # other units drawn as frames; more: a label
 W, H = 100.0, 62.0
 # the SVG's element ids (a device, a unit frame, a label), apart from the report page's own ids
@@ -62,7 +63,8 @@ class _Canvas:
                                edgecolor=edge, linewidth=0.8)
         patch.set_gid(GID_PREFIX + gid)
         self.ax.add_patch(patch)
-        self.ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size, color=text_colour)
+        self.ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size, color=text_colour,
+                     parse_math=False)
         return x, y, w, h
 
     def frame(self, gid: str, x: float, y: float, w: float, h: float, dashed: bool) -> None:
@@ -75,7 +77,7 @@ class _Canvas:
     def label(self, gid: str, x: float, y: float, text: str, *, ha: str = "left", size: float = 8,
               bold: bool = False) -> None:
         """Summary text: no box, italic grey, so it never reads as a device."""
-        t = self.ax.text(x, y, text, ha=ha, va="center", fontsize=size, color=LABEL_COLOUR,
+        t = self.ax.text(x, y, text, ha=ha, va="center", fontsize=size, color=LABEL_COLOUR, parse_math=False,
                          style="normal" if bold else "italic", weight="bold" if bold else "normal")
         t.set_gid(GID_PREFIX + gid)
 
@@ -154,12 +156,11 @@ def draw(p: Picture):
     for i, b in enumerate(shown_blocks):
         bx, by = 62 + (i % 2) * (bw + 2), oy + oh - bh - (i // 2) * (bh + 2)
         c.frame(f"{p.word}-{b.number}", bx, by, bw, bh, dashed=not b.installed)
+        # its uplinks are unit 1's (the fan-out label): lines from every frame would hide the frames
         parts = [f"{b.leaves} leaves", f"{b.hosts} hosts"] + ([f"{b.spines} spines"] if b.spines else [])
         state = "installed" if b.installed else "build-out"
         c.label(f"label-{p.word}-{b.number}", bx + bw / 2, by + bh / 2,
                 f"{p.word} {b.number} ({state})\n{', '.join(parts)}", ha="center", size=6.5)
-        for tx, ty in tops[:1] + tops[-1:]:
-            c.line(bx + bw / 2, by + bh, tx, ty, dashed=not b.installed, width=0.4)
         if p.global_links and spine_at:
             # dragonfly+: each group's spines reach every other group's (global links)
             sx, sy = spine_at[-1]
@@ -175,10 +176,12 @@ def draw(p: Picture):
     if p.global_links:
         c.label("label-global", 62, oy + oh - (len(shown_blocks) + 1) // 2 * (bh + 2) - 1, p.global_links, size=7)
     # the rails' legend
-    for r in range(p.rails):
+    for r in range(min(p.rails, LEGEND_RAILS)):
         x = 2 + r * 7
         c.ax.plot([x], [H - 5.5], marker="s", markersize=5, color=rail_colour(r))
         c.label(f"label-rail-{r}", x + 0.8, H - 5.5, f"rail {r}", size=6.5)
+    if p.rails > LEGEND_RAILS:
+        c.label("label-rail-more", 2 + LEGEND_RAILS * 7, H - 5.5, f"... {p.rails} rails", size=6.5)
     return c.fig
 
 
