@@ -20,6 +20,9 @@ moved to and is not counted again. An unchanged cabling.csv that `--against DIR`
 sides (same sha256 as the old manifest) counts every cable as kept; no old cabling.csv at all
 (first render, a ref without the intent) counts every cable as added. JSON carries the counts in
 summary.cables and the moved/removed cables in `cables`, at most CABLE_LIST_LIMIT of each.
+
+What the change orders is plan_bom.py's (both sides' compiled plans, the BOM `capacity` prints).
+Values in the diffs are typed as the rendered file writes them (structured_diff typed=True).
 """
 
 from __future__ import annotations
