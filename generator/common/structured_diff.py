@@ -47,10 +47,15 @@ class _TypedDumper(yaml.SafeDumper):
     """Writes what _TypedLoader reads back the same: the string '9216' quoted, `on` plain."""
 
 
+class _StringDumper(yaml.SafeDumper):
+    """Writes the all-string data of the BaseLoader as the file had it: `9216`, never '9216'."""
+
+
 for _cls in (_TypedLoader, _TypedDumper):
     _cls.yaml_implicit_resolvers = {}
     for _tag, _rx, _first in _CORE_TYPES:
         _cls.add_implicit_resolver(_tag, _rx, _first)
+_StringDumper.yaml_implicit_resolvers = {}
 
 
 def reads_as_string(text: str) -> bool:
@@ -58,9 +63,11 @@ def reads_as_string(text: str) -> bool:
     return not any(rx.match(text) for _, rx, _ in _CORE_TYPES)
 
 
-def dump_typed(value: Any) -> str:
-    """VALUE as block YAML, strings quoted only where a plain scalar would read as another type."""
-    return yaml.dump(value, Dumper=_TypedDumper, sort_keys=False, default_flow_style=False, width=200)
+def dump_typed(value: Any, *, typed: bool = True) -> str:
+    """VALUE as block YAML, strings quoted only where a plain scalar would read as another type;
+    not TYPED (BaseLoader data, every scalar a string): strings plain wherever YAML allows."""
+    return yaml.dump(value, Dumper=_TypedDumper if typed else _StringDumper, sort_keys=False,
+                     default_flow_style=False, width=200)
 
 
 @dataclass(frozen=True)

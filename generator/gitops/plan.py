@@ -510,33 +510,35 @@ def run_plan(intent_path: str, *, against: str, fmt: str = "text", full: bool = 
 
 
 # --- formats --------------------------------------------------------------
-def _scalar(value: Any) -> str:
-    """A value as the file types it: `9216` a number, `"9216"` a string (structured_diff typed)."""
+def _scalar(value: Any, typed: bool = True) -> str:
+    """A value as the file types it: `9216` a number, `"9216"` a string (structured_diff typed);
+    not TYPED (every value a string, as drift reads a running config): strings bare."""
     if isinstance(value, str):
-        plain = value.strip() == value and "\n" not in value and reads_as_string(value)
+        plain = bool(value) and value.strip() == value and "\n" not in value and (reads_as_string(value) or not typed)
         return value if plain else json.dumps(value)
     if value == {}:
         return "{}"
     return json.dumps(value, default=str)
 
 
-def _block(value: Any, indent: str) -> list[str]:
-    return [indent + ln for ln in dump_typed(value).rstrip("\n").splitlines()]
+def _block(value: Any, indent: str, typed: bool = True) -> list[str]:
+    return [indent + ln for ln in dump_typed(value, typed=typed).rstrip("\n").splitlines()]
 
 
-def _change_lines(change: dict[str, Any], indent: str = "") -> list[str]:
+def _change_lines(change: dict[str, Any], indent: str = "", *, typed: bool = True) -> list[str]:
+    """TYPED: the change's values are structured_diff's typed ones (False: all strings, deploy's)."""
     op, path = change["op"], change["path"]
     if op == "changed":
         old, new = change["old"], change["new"]
         if isinstance(old, dict | list) or isinstance(new, dict | list):
-            return ([f"{indent}- {path}:"] + _block(old, indent + "    ")
-                    + [f"{indent}+ {path}:"] + _block(new, indent + "    "))
-        return [f"{indent}~ {path}: {_scalar(old)} -> {_scalar(new)}"]
+            return ([f"{indent}- {path}:"] + _block(old, indent + "    ", typed)
+                    + [f"{indent}+ {path}:"] + _block(new, indent + "    ", typed))
+        return [f"{indent}~ {path}: {_scalar(old, typed)} -> {_scalar(new, typed)}"]
     sign = "+" if op == "added" else "-"
     value = change["new"] if op == "added" else change["old"]
     if isinstance(value, dict | list) and value:
-        return [f"{indent}{sign} {path}:"] + _block(value, indent + "    ")
-    return [f"{indent}{sign} {path}: {_scalar(value)}"]
+        return [f"{indent}{sign} {path}:"] + _block(value, indent + "    ", typed)
+    return [f"{indent}{sign} {path}: {_scalar(value, typed)}"]
 
 
 def device_lines(device: DevicePlan, indent: str = "", *, flat: bool = False) -> list[str]:

@@ -104,3 +104,16 @@ def test_table_summarises_above_its_size_and_full_prints_all():
     assert "    a.conf: 200 changed line(s)" in short and "-k0 = 1" not in short
     assert "summary:" not in full and full.count("-k0 = 1") == 3
     assert "summary:" not in format_text(result, limit=612)
+
+
+def test_deploy_diff_values_stay_as_drift_reads_them():
+    """deploy --diff prints drift's all-string values through the same lines: never quoted as
+    strings ('9216'), as a typed plan would quote a string that reads as a number."""
+    from generator.gitops.plan import _change_lines
+
+    assert _change_lines({"op": "changed", "path": "a.mtu", "old": "9000", "new": "9216"}, typed=False) == [
+        "~ a.mtu: 9000 -> 9216"]
+    assert _change_lines({"op": "added", "path": "a", "new": {"mtu": "9216", "on": "on"}}, typed=False) == [
+        "+ a:", "    mtu: 9216", "    on: on"]
+    assert _change_lines({"op": "changed", "path": "a.mtu", "old": "9000", "new": "9216"}) == [
+        '~ a.mtu: "9000" -> "9216"']
