@@ -269,6 +269,8 @@ def plan(
     out: Annotated[str | None, typer.Option(
         "--out", metavar="PLANFILE", help="also save the reviewed plan (candidates, hashes) for `deploy --plan`")] = None,
     endpoints: EndpointsOpt = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="--format table: every diff line (above 400 lines it prints each group's files and sizes)")] = False,
 ) -> None:
     """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes).
 
@@ -281,7 +283,7 @@ def plan(
              "add --out")
         raise typer.Exit(2)
     with printed_to(output):
-        code = run_plan(intent, against=against, fmt=fmt)
+        code = run_plan(intent, against=against, fmt=fmt, full=full)
         if out is not None and code != 1:       # a plan that could not be made saves nothing
             from generator.gitops.plan_out import save_plan
 
