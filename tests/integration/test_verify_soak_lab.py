@@ -128,3 +128,31 @@ def test_counter_snapshots_around_a_round_name_the_degraded_cable(env, tmp_path)
     assert [(f.cable, f.device, f.port, f.counter) for f in found] == [(row, up.b_device, up.b_port, "rx errors")]
     # 1 s of 100 Gb/s, a tenth corrupted, in RoCE frames of 4096 + 78 bytes
     assert found[0].growth == pytest.approx(100e9 / 8 * 0.1 / 4174, rel=0.01)
+
+
+def test_pfc_watchdog_storms_mid_soak_are_named_with_port_and_time(env, tmp_path):
+    """A NIC stuck sending pause frames on the leaf's swp7 from the soak's second read: the leaf's
+    PFC watchdog (enabled there by the deploy: `qos pfc-watchdog state enable`) detects storms, and
+    the soak names the port, the priority and the read that saw them. Cleared afterwards."""
+    from generator.lab.control import pfc_storms
+
+    roce = env.plan.qos.roce_priority
+    set_at: list[float] = []
+
+    def after_read(k: int) -> None:
+        if k == 2:
+            set_at.append(time.time())
+            pfc_storms(env.lab, LEAF, "swp7", priority=roce, per_second=2)
+
+    out = tmp_path / "soak.json"
+    try:
+        code = run_soak(str(env.intent), duration="4s", interval_s=1.0, endpoints=env.endpoints, fmt="json",
+                        output=str(out), after_read=after_read)
+    finally:
+        pfc_storms(env.lab, LEAF, "swp7", priority=roce, per_second=0)
+    doc = json.loads(out.read_text())
+    assert code == 3, doc
+    assert [(f["check"], f["device"], f["port"]) for f in doc["findings"]] == [("pfc-watchdog", LEAF, "swp7")]
+    assert doc["findings"][0]["expected"] == f"no PFC watchdog storms, priority {roce} growth"
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(set_at[0]))
+    assert doc["findings"][0]["observed"].split(" by ")[1] >= when
