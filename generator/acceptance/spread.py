@@ -7,6 +7,8 @@ up to +40 % all-reduce once flows were spread. A leaf's uplink that carried more
 SPREAD_LIMIT x the mean tx bytes of that leaf's uplinks is a finding, with the knobs that spread
 flows: more QPs per connection (NCCL_IB_QPS_PER_CONNECTION, NCCL env docs), and the switches'
 ECMP hash fields (the UDP source port must be in the hash: RoCEv2 varies it per QP).
+burnin_judge.spread_evidence feeds it each burn-in round's uplink tx bytes from the switch
+counter snapshots taken around the round.
 """
 
 from __future__ import annotations
