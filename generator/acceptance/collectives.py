@@ -84,10 +84,22 @@ def bisections(plan, runset: RunSet) -> list[Bisect]:
     return out
 
 
+def leaf_uplinks(plan) -> dict[str, dict[str, int]]:
+    """{leaf: {uplink port: cabling.csv row}}: the switches hosts plug into, and their other cables."""
+    from generator.acceptance.burnin import cable_rows
+
+    rows = cable_rows(plan)
+    leaves = {nic.switch for h in plan.hosts for nic in h.nics}
+    return {leaf: {p.port: rows[(leaf, p.port)] for p in plan.ports_of(leaf)
+                   if p.tier != "host-leaf" and (leaf, p.port) in rows}
+            for leaf in sorted(leaves)}
+
+
 def schedule_doc(plan, runset: RunSet, predictor, intent_sha256: str, generator: str) -> dict:
     runs = bisections(plan, runset)
     rails = predictor.shape.rails
     return {
+        "uplinks": {leaf: ports for leaf, ports in leaf_uplinks(plan).items() if len(ports) > 1},
         "schema": SCHEMA, "generator": generator, "fabric": plan.fabric, "intent_sha256": intent_sha256,
         "min_fraction": MIN_FRACTION, "gpus_per_node": predictor.shape.gpus_per_node,
         "comment": "bound_GBps: the busbw nccl-tests reports (algbw x the collective's factor, nccl-tests "
@@ -117,6 +129,10 @@ def script(plan, doc: dict, env: list[tuple[str, str]], version: str) -> str:
            "set -u\ncd \"$(dirname \"$0\")\" || exit 1\n",
            "".join(f"export {k}='{v.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}'\n" for k, v in env),
            "status=0\n",
+           "# SNAPSHOT: the command that writes every switch's counters to the file it is given, e.g.\n",
+           "#   SNAPSHOT=\"fabricgen acceptance fabric.yaml --endpoints endpoints.yml --snapshot\"\n",
+           "# (--judge then names a leaf uplink that carried more than 1.25 x its leaf's mean: load spread)\n",
+           "snapshot() { [ -z \"${SNAPSHOT:-}\" ] || $SNAPSHOT \"$1\"; }\n",
            "# below LOG MIN: the log's Avg bus bandwidth (nccl-tests' footer) is under MIN GB/s, or absent\n",
            "below() { awk -v min=\"$2\" '/^# Avg bus bandwidth/ {seen=1; v=$NF+0} "
            "END {exit !(!seen || v < min)}' \"$1\"; }\n",
@@ -136,7 +152,9 @@ def script(plan, doc: dict, env: list[tuple[str, str]], version: str) -> str:
         fabric, rest = c["runs"][0], c["runs"][1:]
         low = round(fabric["bound_GBps"] * doc["min_fraction"], 3)
         out.append(f"\n# {c['name']}: busbw bound {fabric['bound_GBps']} GB/s over the fabric\n")
+        out.append(f"mkdir -p logs/{c['name']} && snapshot logs/{c['name']}/counters-before.json || status=1\n")
         out.append(f"run {c['name']} fabric {','.join(fabric['hosts'])} || status=1\n")
+        out.append(f"snapshot logs/{c['name']}/counters-after.json || status=1\n")
         out.append(f"if below logs/{c['name']}/fabric.log {low}; then\n")
         for r in rest:
             hca = f" {shlex.quote(_rail_device(plan, r['rail']))}" if r["rail"] is not None else ""
@@ -171,6 +189,9 @@ def judge(directory: Path, doc: dict) -> tuple[list[str], int]:
     host_index = {h: i for c in doc["collectives"][:1] for i, h in enumerate(c["runs"][0]["hosts"])}
     names = {i: h for h, i in host_index.items()}
     for c in doc["collectives"]:
+        spread_lines = _spread(directory, doc, c["name"])
+        findings += len(spread_lines)
+        lines += spread_lines
         runs = {r["id"]: (r, measured_busbw(directory / r["log"], c["name"])) for r in c["runs"]}
         fabric, got = runs["fabric"]
         if got is None:
@@ -186,6 +207,24 @@ def judge(directory: Path, doc: dict) -> tuple[list[str], int]:
                      f"(minimum {doc['min_fraction']:.0%}): bisected")
         lines += _bisected(c, runs, doc["min_fraction"], host_index, names)
     return lines, findings
+
+
+def _spread(directory: Path, doc: dict, collective: str) -> list[str]:
+    """Load-spread findings of a collective's fabric run, from the snapshots around it (spread.py)."""
+    from generator.acceptance.burnin_judge import JudgeError
+    from generator.acceptance.round_counters import load_snapshot
+    from generator.acceptance.spread import spread, uplink_tx
+
+    before, after = (directory / "logs" / collective / f"counters-{w}.json" for w in ("before", "after"))
+    if not (before.exists() and after.exists()):
+        return []
+    try:
+        sent = uplink_tx(load_snapshot(before), load_snapshot(after), doc.get("uplinks") or {})
+    except ValueError as exc:
+        raise JudgeError(f"{exc}; take the snapshots again") from None
+    rows = doc.get("uplinks") or {}
+    return [f"load spread during {collective}: cable cabling.csv:{rows[f.leaf][f.port]} {f.line()}"
+            for f in spread(sent)]
 
 
 def _low(entry, min_fraction: float) -> bool:

@@ -48,3 +48,16 @@ def spread(uplink_tx: dict[str, dict[str, int]], limit: float = SPREAD_LIMIT) ->
             continue
         out += [SpreadFinding(leaf, port, tx, mean) for port, tx in sorted(ports.items()) if tx > limit * mean]
     return out
+
+
+def uplink_tx(before: dict, after: dict, uplinks: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """{leaf: {uplink port: tx bytes between two counter snapshots}} ({switch: {port: napalm
+    counters}}); a leaf missing any uplink's tx_octets in either snapshot is left out (not judged)."""
+    out: dict[str, dict[str, int]] = {}
+    for leaf, ports in sorted(uplinks.items()):
+        try:
+            out[leaf] = {port: max(0, int(after[leaf][port]["tx_octets"]) - int(before[leaf][port]["tx_octets"]))
+                         for port in ports}
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out

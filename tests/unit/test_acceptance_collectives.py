@@ -51,7 +51,7 @@ def _write(tmp_path: Path, name: str) -> tuple[Path, dict]:
     return out, json.loads((out / "collectives.json").read_text())
 
 
-def _run_script(out: Path, tmp_path: Path, doc: dict, **env: str) -> list[str]:
+def _run_script(out: Path, tmp_path: Path, doc: dict, name: str = "small", **env: str) -> list[str]:
     bindir = tmp_path / "bin"
     bindir.mkdir(exist_ok=True)
     fake = bindir / "mpirun"
@@ -60,7 +60,7 @@ def _run_script(out: Path, tmp_path: Path, doc: dict, **env: str) -> list[str]:
     from generator.checks.runner import run_checks
     from generator.intent.loader import load_intent
 
-    plan = run_checks(load_intent(str(example("small")))).plan
+    plan = run_checks(load_intent(str(example(name)))).plan
     rails = {f"RAIL_DEVICE_{nic.rail}": nic.rdma for nic in plan.hosts[0].nics}
     done = subprocess.run(["sh", str(out / "collectives.sh")], env={**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}",
                           **rails, **env}, capture_output=True, text=True, timeout=300)
@@ -119,3 +119,34 @@ def test_a_log_of_another_collective_is_one_error_line(tmp_path, capsys):
     assert run_judge(str(example("small")), str(out)) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "alltoall_perf log, not all_gather_perf" in err
+
+
+SNAPSHOT = """#!{python}
+# Stand-in for `fabricgen acceptance ... --snapshot FILE`: every leaf uplink's tx_octets, 0 before a
+# run; after it, 10 GB on each uplink, and 20 GB on HOT_PORT of HOT_LEAF during HOT_COLLECTIVE.
+import json, os, sys
+target = sys.argv[1]
+doc = json.load(open("collectives.json"))
+after = target.endswith("counters-after.json")
+hot = after and "/" + os.environ["HOT_COLLECTIVE"] + "/" in target
+counters = {{leaf: {{port: {{"tx_octets": (20 if hot and (leaf, port) == (os.environ["HOT_LEAF"], os.environ["HOT_PORT"])
+                                            else 10) * 10**9 if after else 0}}
+                   for port in ports}} for leaf, ports in doc["uplinks"].items()}}
+open(target, "w").write(json.dumps(counters))
+"""
+
+
+def test_load_spread_during_a_collective_names_the_hot_uplink(tmp_path, capsys):
+    out, doc = _write(tmp_path, "medium")
+    leaf, ports = next(iter(doc["uplinks"].items()))
+    port, row = next(iter(ports.items()))
+    snap = tmp_path / "snapshot"
+    snap.write_text(SNAPSHOT.format(python=sys.executable))
+    snap.chmod(0o755)
+    _run_script(out, tmp_path, doc, "medium", SLOW_COLLECTIVE="none", SNAPSHOT=str(snap),
+                HOT_COLLECTIVE="alltoall", HOT_LEAF=leaf, HOT_PORT=port)
+    assert run_judge(str(example("medium")), str(out)) == 3
+    text = capsys.readouterr().out
+    spread = [line for line in text.splitlines() if line.startswith("load spread")]
+    assert len(spread) == 1 and spread[0].startswith(f"load spread during alltoall: cable cabling.csv:{row} {leaf} {port}: ")
+    assert "NCCL_IB_QPS_PER_CONNECTION" in spread[0]
