@@ -44,6 +44,8 @@ BASE_PORT = 18515                    # perftest's default -p
 TOOL = "ib_write_bw"
 GID = "$GID_INDEX"                  # filled in by the script (burnin_scripts.py)
 FLOWS_PER_UPLINK = 256
+MAX_QPS = 1024          # a pair's QPs at most: each holds NIC memory and a CQ; a leaf with few pairs
+                        # and many uplinks then has fewer flows an uplink (its spread says so)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +148,7 @@ def schedule(plan: FabricPlan, efficiency: float) -> tuple[list[Round], list[str
             src, dst = leaves[k], leaves[(k + 1) % len(leaves)]
             up_src, up_dst = _uplinks(plan, src), _uplinks(plan, dst)
             count = min(len(ends[src]), len(ends[dst]))
-            qps = max(1, len(up_src), -(-FLOWS_PER_UPLINK * len(up_src) // max(1, count)))
+            qps = max(1, len(up_src), min(MAX_QPS, -(-FLOWS_PER_UPLINK * len(up_src) // max(1, count))))
             share = min(sum(p.speed_g for p in up_src), sum(p.speed_g for p in up_dst)) / max(1, count)
             fabric_rows = tuple(rows[(p.device, p.port)] for p in up_src + up_dst)
             for a, b in zip(ends[src][:count], ends[dst][:count], strict=True):
