@@ -340,6 +340,23 @@ class NVUEDriver(SSHCliDriver):
                 ecn_marked=(stats.get("tx-stats") or {}).get("ecn-marked-packets", 0))
         return out
 
+    def get_pfc_watchdog_counters(self) -> dict[str, dict]:
+        """Driver extra (oper.pfc_watchdog): the PFC storms each port's watchdog detected, per
+        switch-priority (`qos pfc-watchdog` deadlock-count, 5.6+; releases before have no watchdog:
+        {}). In a snapshot a port whose object holds no `qos pfc-watchdog` has none to read."""
+        version = self.optional_args.get("cumulus_version")
+        if version and _version_tuple(version) < self.commands.pfc_watchdog_from:
+            return {}
+        out = {}
+        for port in self._swp_ports(self._interfaces(), up_only=False):
+            if self._snapshot and not ((self._snapshot.get(port) or {}).get("qos") or {}).get("pfc-watchdog"):
+                continue
+            node = self._port_json(self.commands.show_pfc_watchdog_json, port)
+            prios = node.get("switch-priority") if str(node.get("state", "")).startswith("enable") else None
+            out[port] = oper.pfc_watchdog({int(p): ((v or {}).get("deadlock-count"), None)
+                                           for p, v in _entries(prios) if str(p).isdigit()})
+        return out
+
     # --- hardware, optics, FEC, time, routes (oper.py lists the shapes; lab/nvue_oper.py the JSON) ---
     def get_environment(self) -> models.EnvironmentDict:
         """`nv show platform environment -o json`: fans and PSUs by state; a sensor is an alert at or
@@ -439,6 +456,10 @@ class NVUEDriver(SSHCliDriver):
 
 
 @functools.cache
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in str(version).split(".")[:2] if p.isdigit())
+
+
 def _path_after_port(template: str) -> tuple[str, ...]:
     """`nv show interface {port} counters qos pfc-stats -o json` -> ("counters", "qos", "pfc-stats")."""
     words = shlex.split(template)

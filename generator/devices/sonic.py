@@ -641,6 +641,12 @@ class SonicDriver(SSHCliDriver):
         return out
 
 
+    def get_pfc_watchdog_counters(self) -> dict[str, dict]:
+        """Driver extra (oper.pfc_watchdog): storms detected/restored per watched queue from
+        `show pfcwd stats` (text only: pfcwd has no JSON)."""
+        stats = self._parsed(self.commands.show_pfcwd_stats, sonic_show.pfcwd_stats)
+        return {port: oper.pfc_watchdog(queues) for port, queues in sorted(stats.items())}
+
     # --- hardware, optics, time, routes (oper.py models; sonic_show.py parsers) ---------------
     def _parsed(self, command: str, parse):
         """PARSE of COMMAND's text, size-capped (device_data); a refused or unparsable answer is one line."""

@@ -193,6 +193,20 @@ def raise_counters(directory: Path, device: str, port: str, *, priority: int, pf
     write_faults(directory, device, current)
 
 
+def pfc_storms(directory: Path, device: str, port: str, *, priority: int, per_second: float) -> None:
+    """Make the PFC watchdog of a port's PRIORITY detect (and restore) storms at this rate: what a
+    NIC stuck sending pause frames looks like to the switch. Only a port whose config enables the
+    watchdog counts them (nvue_oper / sonic_oper). A rate of 0 stops them (the count stays)."""
+    directory = Path(directory).resolve()
+    path = fault_file(directory, device)
+    try:
+        current = json.loads(path.read_text() or "{}")
+    except (FileNotFoundError, ValueError):
+        current = {}
+    current.setdefault("counters", {}).setdefault(port, {}).setdefault("pfc_wd_storm", {})[str(priority)] = per_second
+    write_faults(directory, device, current)
+
+
 def _child_env() -> dict[str, str]:
     # The server must import this very `generator` package, installed or not.
     env = dict(os.environ)
