@@ -68,20 +68,28 @@ def measurements(directory: Path, doc: dict) -> tuple[list[Measured], list[str]]
 def counter_evidence(directory: Path, doc: dict) -> list:
     """Error growth per round from the snapshots the round left (round_counters.py); rounds
     without both snapshots have none."""
-    from generator.acceptance.round_counters import load_snapshot, round_findings, snapshot_paths
+    from generator.acceptance.round_counters import round_findings
 
     out = []
+    for rnd, then, now in _round_snapshots(directory, doc):
+        used = {row for p in rnd["pairs"] for row in p["cables"]}
+        out += round_findings(doc["cables"], rnd["id"], used, then, now)
+    return out
+
+
+def _round_snapshots(directory: Path, doc: dict):
+    """(round, before, after) for each round with both counter snapshots; a snapshot that does not
+    read is a JudgeError (take them again), a round without both is skipped."""
+    from generator.acceptance.round_counters import load_snapshot, snapshot_paths
+
     for rnd in doc["rounds"]:
         before, after = snapshot_paths(directory, rnd["id"])
         if not (before.exists() and after.exists()):
             continue
         try:
-            then, now = load_snapshot(before), load_snapshot(after)
+            yield rnd, load_snapshot(before), load_snapshot(after)
         except ValueError as exc:
             raise JudgeError(f"{exc}; take the round's snapshots again") from None
-        used = {row for p in rnd["pairs"] for row in p["cables"]}
-        out += round_findings(doc["cables"], rnd["id"], used, then, now)
-    return out
 
 
 def spread_evidence(directory: Path, doc: dict) -> list[tuple[str, int, object]]:
@@ -90,18 +98,10 @@ def spread_evidence(directory: Path, doc: dict) -> list[tuple[str, int, object]]
     leaf's end of each uplink the round used). A leaf's uplinks are the round's cables between
     a switch that has a NIC port of a pair (a leaf) and another switch; a leaf whose snapshots
     lack an uplink's bytes is not judged (nothing to compare)."""
-    from generator.acceptance.round_counters import load_snapshot, snapshot_paths
     from generator.acceptance.spread import spread
 
     out = []
-    for rnd in doc["rounds"]:
-        before, after = snapshot_paths(directory, rnd["id"])
-        if not (before.exists() and after.exists()):
-            continue
-        try:
-            then, now = load_snapshot(before), load_snapshot(after)
-        except ValueError as exc:
-            raise JudgeError(f"{exc}; take the round's snapshots again") from None
+    for rnd, then, now in _round_snapshots(directory, doc):
         leaves = {p[side]["switch"] for p in rnd["pairs"] for side in ("client", "server")}
         hosts = _hosts(rnd)
         rows: dict[tuple[str, str], int] = {}
