@@ -22,7 +22,14 @@ printed the same from src/common.cu):
 
 Sizes are bytes (count x type size), so 1G on the command line prints as 1073741824.
 Before 2019 rows had no root column and "#   Rank %2d Pid ..." lines; logs pasted through
-Markdown lose their leading "#"; both are read too.
+Markdown lose their leading "#"; both are read too. Until 2019 each collective printed its own
+header (src/<collective>.cu print_header, NVIDIA/nccl-tests cbe7f65): all_gather named only
+"size count type", broadcast "size count type root", so redop and root are each optional
+(tests/data/nccl/all_gather_v100_dgx2_2019_failed.txt is such a real all_gather log).
+The "error" column of those releases is the largest deviation from the expected result
+(src/common.cu CheckData: a cell is out of bounds when it exceeds DeltaMaxValue(type) x
+(nranks - 1)), not a count of wrong elements: a float sum deviates by ~1e-07 on a healthy
+run. It is kept as Cell.max_error and the footer's out-of-bounds count is the verdict.
 Lines that are none of these (NCCL INFO/WARN, mpirun chatter) are ignored, but a row that
 does not have the columns its header names is an error: the log was cut or interleaved.
 """
@@ -43,9 +50,8 @@ _VERSION = re.compile(r"^\s*#?\s*nccl-tests version\s+(\S+)")
 _START = re.compile(r"^\s*#?\s*Collective test starting:\s*(\S+)")
 _NTHREAD = re.compile(r"^\s*#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
 _RANK = re.compile(r"^\s*#?\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
-# before 2019 there was no root column
-_COLUMNS = re.compile(r"^\s*#?\s*size\s+count\s+type\s+redop\s+(root\s+)?(.*)$")
-_ROW = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z]\S*\s+[A-Za-z]\S*(\s|$)")
+# before 2019 there was no root column, and all_gather had no redop column either
+_COLUMNS = re.compile(r"^\s*#?\s*size\s+count\s+type\s+(redop\s+)?(root\s+)?((?:cpu)?time\s.*)$")
 _OOB = re.compile(r"^\s*#?\s*Out of bounds values\s*:\s*(\d+)")
 _AVG = re.compile(r"^\s*#?\s*Avg bus bandwidth\s*:\s*(\S+)")
 _TIME_COLUMNS = ("time", "cputime")
@@ -66,11 +72,12 @@ class Cell:
     time_us: float
     algbw_GBps: float
     busbw_GBps: float
-    wrong: float | None         # None: "N/A", validation off
+    wrong: float | None         # None: "N/A" (validation off) or a log with an "error" column
+    max_error: float | None = None   # the "error" column (largest deviation) of logs before #wrong
 
     def as_dict(self) -> dict:
         return {"time_us": self.time_us, "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps,
-                "wrong": self.wrong}
+                "wrong": self.wrong, "max_error": self.max_error}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,21 +128,33 @@ class NcclLog:
 
     @property
     def validated(self) -> bool:
-        return all(c.wrong is not None for row in self.rows for c in row.cells)
+        return all(c.wrong is not None or c.max_error is not None for row in self.rows for c in row.cells)
 
 
 @dataclass
 class _Layout:
-    fixed: int          # size count type redop [root]
+    redop: bool         # size count type [redop] [root]
+    root: bool
     half: int           # tokens per out-of-place / in-place half
     trailing: int       # timestamp tokens after the in-place half
+    counts_wrong: bool  # "#wrong" (a count) rather than "error" (a deviation)
+    row: re.Pattern
 
     @classmethod
     def from_header(cls, m: re.Match) -> _Layout:
-        names = m.group(2).split()
+        redop, root = bool(m.group(1)), bool(m.group(2))
+        names = m.group(3).split()
         starts = [i for i, n in enumerate(names) if n in _TIME_COLUMNS]
         half = starts[1] - starts[0] if len(starts) >= 2 else 4
-        return cls(5 if m.group(1) else 4, half, 2 if "timestamp" in names else 0)
+        # a data row starts with size, count and the named type (and redop); anything else between
+        # the header and the footer (NCCL INFO, mpirun chatter) is not a row. A row that starts so
+        # but lacks a column is an error (_row), never skipped.
+        row = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z]\S*" + (r"\s+[A-Za-z]\S*" if redop else "") + r"(\s|$)")
+        return cls(redop, root, half, 2 if "timestamp" in names else 0, "error" not in names, row)
+
+    @property
+    def fixed(self) -> int:
+        return 3 + self.redop + self.root
 
 
 class _NotAMeasure(ValueError):
@@ -155,10 +174,13 @@ def _number(text: str, column: str) -> float:
     return value
 
 
-def _cell(tokens: list[str]) -> Cell:
+def _cell(tokens: list[str], counts_wrong: bool) -> Cell:
     time_us, algbw, busbw = (_number(t, c) for t, c in zip(tokens[:3], ("time", "algbw", "busbw"), strict=True))
-    wrong = None if tokens[3] == "N/A" else _number(tokens[3], "#wrong")
-    return Cell(time_us, algbw, busbw, wrong)
+    if tokens[3] == "N/A":
+        return Cell(time_us, algbw, busbw, None)
+    if counts_wrong:
+        return Cell(time_us, algbw, busbw, _number(tokens[3], "#wrong"))
+    return Cell(time_us, algbw, busbw, None, _number(tokens[3], "error"))
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -211,7 +233,7 @@ def parse_text(text: str, path: str, collective: str = "all_reduce") -> NcclLog:
             except ValueError:
                 raise LogError(f"{path}:{n}: '# Avg bus bandwidth' is {m.group(1)!r}, not a number: "
                                "the run measured nothing") from None
-        elif layout is not None and _ROW.match(line):
+        elif layout is not None and layout.row.match(line):
             rows.append(_row(line, layout, path, n))
     if starts > 1:
         raise LogError(f"{path}: holds more than one nccl-tests run (one header per process means nccl-tests "
@@ -243,11 +265,11 @@ def _row(line: str, layout: _Layout, path: str, n: int) -> Row:
     fixed, half, trailing = layout.fixed, layout.half, layout.trailing
     values = tokens[fixed:]
     try:
-        root = int(tokens[4]) if fixed == 5 else -1
+        root = int(tokens[fixed - 1]) if layout.root else -1
         if len(values) == 2 * half + trailing:
-            oop, inp = _cell(values[:half]), _cell(values[half:2 * half])
+            oop, inp = _cell(values[:half], layout.counts_wrong), _cell(values[half:2 * half], layout.counts_wrong)
         elif len(values) == half + trailing:
-            oop, inp = None, _cell(values[:half])
+            oop, inp = None, _cell(values[:half], layout.counts_wrong)
         else:
             raise ValueError
     except _NotAMeasure as exc:
@@ -256,7 +278,8 @@ def _row(line: str, layout: _Layout, path: str, n: int) -> Row:
     except (ValueError, IndexError):
         raise LogError(f"{path}:{n}: data row with {len(values)} value column(s) where the header names "
                        f"{2 * half + trailing}: the log is truncated or mixed with other output") from None
-    return Row(n, int(tokens[0]), int(tokens[1]), tokens[2], tokens[3], root, oop, inp)
+    # no redop column (all_gather before 2019) means no reduction: later releases print "none" there
+    return Row(n, int(tokens[0]), int(tokens[1]), tokens[2], tokens[3] if layout.redop else "none", root, oop, inp)
 
 
 def parse_log(path: str | Path, collective: str = "all_reduce") -> NcclLog:

@@ -30,6 +30,13 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
+def _wrong(c) -> str:
+    """#wrong as printed; a log with an "error" column shows its largest deviation, which is not a count."""
+    if c.wrong is not None:
+        return f"{c.wrong:g}"
+    return "N/A" if c.max_error is None else f"err {c.max_error:g}"
+
+
 def format_tables(results: list[RunResult], min_fraction: float, *, width: int | None = None) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -49,7 +56,7 @@ def format_tables(results: list[RunResult], min_fraction: float, *, width: int |
             table.add_column(col, justify=just, overflow="fold")
         for p in res.points:
             oop, inp = p.row.out_of_place, p.row.in_place
-            wrong = "/".join("N/A" if c.wrong is None else f"{c.wrong:g}" for c in p.row.cells)
+            wrong = "/".join(_wrong(c) for c in p.row.cells)
             frac = "" if p.fraction is None else f"{p.fraction:.0%}"
             result = "FAIL: " + "; ".join(p.problems) if p.problems else ("ok" if p.judged else "not judged")
             table.add_row(_size(p.row.size_bytes), "-" if oop is None else f"{oop.busbw_GBps:.2f}",
