@@ -22,7 +22,8 @@ printed the same from src/common.cu):
 
 Sizes are bytes (count x type size), so 1G on the command line prints as 1073741824.
 Before 2019 rows had no root column and "#   Rank %2d Pid ..." lines; logs pasted through
-Markdown lose their leading "#"; both are read too. Until 2019 each collective printed its own
+Markdown lose their leading "#"; both are read too, and so are lines behind an srun --label or
+mpirun --tag-output prefix. Until 2019 each collective printed its own
 header (src/<collective>.cu print_header, NVIDIA/nccl-tests cbe7f65): all_gather named only
 "size count type", broadcast "size count type root", so redop and root are each optional
 (tests/data/nccl/all_gather_v100_dgx2_2019_failed.txt is such a real all_gather log).
@@ -55,6 +56,10 @@ _COLUMNS = re.compile(r"^\s*#?\s*size\s+count\s+type\s+(redop\s+)?(root\s+)?((?:
 _OOB = re.compile(r"^\s*#?\s*Out of bounds values\s*:\s*(\d+)")
 _AVG = re.compile(r"^\s*#?\s*Avg bus bandwidth\s*:\s*(\S+)")
 _TIME_COLUMNS = ("time", "cputime")
+# What a launcher puts before each line it relays: Slurm `srun --label` the task number ("0: ",
+# srun(1)), Open MPI `mpirun --tag-output` "[jobid,rank]<stdout>:" (mpirun(1)). Real logs carry
+# both (tests/data/nccl/all_reduce_p5_2x8_srun_label.txt, all_reduce_p5_2x8_tag_output.txt).
+_LAUNCHER_PREFIX = re.compile(r"^\s*(?:\d+: |\[\d+,\d+\]<std(?:out|err)>: ?)")
 # An all_reduce_perf log is a few KB (a header, one line per rank, ~20 rows); NCCL_DEBUG=INFO
 # adds some tens of lines per rank, ~10 MB at 1,024 ranks. 64 MiB leaves room for that and
 # still refuses /dev/zero or a core file before it fills memory.
@@ -203,7 +208,7 @@ def parse_text(text: str, path: str, collective: str = "all_reduce") -> NcclLog:
     starts = 0
     last = ""
     for n, raw in enumerate(text.splitlines(), start=1):
-        line = raw.rstrip()
+        line = _LAUNCHER_PREFIX.sub("", raw.rstrip(), count=1)
         if line.strip():
             last = line
         if m := _START.match(line):

@@ -136,7 +136,7 @@ def test_collectives_judge_reads_the_real_all_gather(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, collective", [
     ("all_reduce_h100_2x8_sweep.txt", "all_reduce"), ("all_reduce_h100_2x8_oci.txt", "all_reduce"),
     ("all_reduce_a100_2x8_concluded.txt", "all_reduce"), ("all_reduce_v100_dgx2_2019.txt", "all_reduce"),
-    ("all_gather_v100_dgx2_2019_failed.txt", "all_gather"),
+    ("all_gather_v100_dgx2_2019_failed.txt", "all_gather"), ("all_reduce_p5_2x8_tag_output.txt", "all_reduce"),
 ])
 def test_header_lines_are_not_read_as_log(name: str, collective: str) -> None:
     """Our '## ' source lines parse as nothing: the file reads as the quoted text does."""
@@ -144,3 +144,29 @@ def test_header_lines_are_not_read_as_log(name: str, collective: str) -> None:
     assert (whole.rows[-1].in_place, whole.avg_busbw_GBps, whole.ranks) == (text.rows[-1].in_place,
                                                                             text.avg_busbw_GBps, text.ranks)
     assert (DATA / name).read_text().startswith("## ")
+
+
+def test_open_mpi_tag_output_prefix() -> None:
+    """'[1,0]<stdout>:' before every line (mpirun --tag-output, kubectl logs of an MPIJob launcher);
+    the README's own '...' cut leaves 0 B and 64 MiB to 2 GiB."""
+    log = real("all_reduce_p5_2x8_tag_output.txt")
+    assert [r.size_bytes for r in log.rows] == [0] + [64 << 20 << i for i in range(6)]
+    assert busbw(log, 0) == (0.00, 0.00)
+    assert busbw(log, 134217728) == (129.02, 145.83) and busbw(log, 2 * GIB) == (437.79, 437.89)
+    assert log.rows[-1].out_of_place.time_us == 9197.5 and log.rows[-1].in_place.algbw_GBps == 233.54
+    assert log.out_of_bounds == 0 and log.avg_busbw_GBps == 52.9753 and log.validated
+    assert log.nranks is None          # the excerpt has no '# Rank' lines
+
+
+def test_srun_label_prefix_excerpt_without_footer_is_truncated(tmp_path: Path) -> None:
+    """'0: ' before every line (srun --label); the README's excerpt ends at the 16 GiB row with no
+    footer, so it is refused as truncated, with its 32 rows counted, not as a foreign file."""
+    path = tmp_path / "fabric.log"
+    path.write_text(quoted("all_reduce_p5_2x8_srun_label.txt"))
+    with pytest.raises(LogError) as exc:
+        parse_log(path)
+    assert str(exc.value).startswith(f"{path}: truncated nccl-tests log: 32 row(s) but no '# Avg bus bandwidth'")
+    footer = "0: # Out of bounds values : 0 OK\n0: # Avg bus bandwidth    : 1 \n"
+    log = parse_text(quoted("all_reduce_p5_2x8_srun_label.txt") + footer, "x.log")
+    assert [r.size_bytes for r in log.rows] == [8 << i for i in range(32)]
+    assert busbw(log, 16 * GIB) == (487.09, 487.26) and busbw(log, 8) == (0.00, 0.00)
