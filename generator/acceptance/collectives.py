@@ -182,6 +182,15 @@ def measured_busbw(path: Path, collective: str) -> float | None:
     return min(c.busbw_GBps for c in row.cells)
 
 
+def out_of_bounds(path: Path, collective: str) -> int:
+    """The '# Out of bounds values' count of a log (0 without a log or without the line): results
+    nccl-tests found wrong, whatever the bandwidth (tests/data/nccl/all_gather_v100_dgx2_2019_failed.txt
+    is a real all_gather at 78 % of a 94 GB/s bound with 4 of them)."""
+    from generator.acceptance.nccl_log import parse_log
+
+    return (parse_log(path, collective).out_of_bounds or 0) if path.exists() else 0
+
+
 def judge(directory: Path, doc: dict) -> tuple[list[str], int]:
     """(report lines, findings) of a collectives DIR."""
     lines: list[str] = []
@@ -198,6 +207,10 @@ def judge(directory: Path, doc: dict) -> tuple[list[str], int]:
             lines.append(f"{c['name']}: not run: no {fabric['log']}; run collectives.sh")
             findings += 1
             continue
+        if wrong := out_of_bounds(directory / fabric["log"], c["name"]):
+            findings += 1
+            lines.append(f"{c['name']}: '# Out of bounds values : {wrong}' in {fabric['log']}: nccl-tests found "
+                         "wrong results: data corruption on the path (a NIC, GPU or cable), whatever the busbw")
         share = got / fabric["bound_GBps"] if fabric["bound_GBps"] else 0.0
         if share >= doc["min_fraction"]:
             lines.append(f"{c['name']}: busbw {got:.2f} GB/s, {share:.0%} of its bound {fabric['bound_GBps']:.2f} GB/s")

@@ -150,3 +150,16 @@ def test_load_spread_during_a_collective_names_the_hot_uplink(tmp_path, capsys):
     spread = [line for line in text.splitlines() if line.startswith("load spread")]
     assert len(spread) == 1 and spread[0].startswith(f"load spread during alltoall: cable cabling.csv:{row} {leaf} {port}: ")
     assert "NCCL_IB_QPS_PER_CONNECTION" in spread[0]
+
+
+def test_a_fabric_run_with_wrong_results_is_a_finding(tmp_path, capsys):
+    """The real FAILED all_gather (tests/data/nccl, '# Out of bounds values : 4 FAILED') as the
+    fabric run's log: wrong results are named besides the busbw, never hidden behind it."""
+    out, doc = _write(tmp_path, "small")
+    _run_script(out, tmp_path, doc, SLOW_COLLECTIVE="none")
+    real = Path(__file__).resolve().parents[1] / "data" / "nccl" / "all_gather_v100_dgx2_2019_failed.txt"
+    (out / "logs/all_gather/fabric.log").write_text(real.read_text())
+    assert run_judge(str(example("small")), str(out)) == 3
+    text = capsys.readouterr().out
+    assert "all_gather: '# Out of bounds values : 4' in logs/all_gather/fabric.log: nccl-tests found wrong results" in text
+    assert "all_reduce: busbw" in text and "Out of bounds" not in text.replace("all_gather: '# Out of bounds", "")
