@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.cli_config import CONFIG_NAME
+from generator.common.config_name import CONFIG_NAME
 from generator.common.errors import FabricgenError
 from generator.common.structured_diff import diff_file, dump_typed, reads_as_string
 from generator.gitops.gitref import GitRefError, config_change, show_at_ref
