@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from generator.gitops.plan import CABLE_MARKDOWN_BUDGET, MARKDOWN_LIMIT, format_markdown, format_text
 from generator.gitops.plan_compare import CABLE_LIST_LIMIT, CABLING, PlanError, cable_changes, compare_renders
+from generator.gitops.plan_format import CABLE_MARKDOWN_BUDGET, MARKDOWN_LIMIT, format_markdown, format_text
 
 HEADER = "a_device,a_port,b_device,b_port,speed,length_m,cable\n"
 
