@@ -36,11 +36,11 @@ from typer.core import TyperCommand
 
 from generator.cli_options import CONFIG_CHECK
 from generator.common.bounded_read import ReadRefused
+from generator.common.config_name import CONFIG_NAME
 from generator.common.errors import FabricgenError
 from generator.common.trusted_file import read_trusted
 
 CONFIG_ENV = "FABRICGEN_CONFIG"
-CONFIG_NAME = "fabricgen.toml"
 CONFIG_LIMIT = 1 << 20              # a config file is a few lines; anything larger is not one
 # Top-level keys that name a directory and the environment variable the library reads it from.
 ENV_PATHS = {"state_dir": "FABRICGEN_STATE_DIR", "backup_dir": "FABRICGEN_BACKUP_DIR"}

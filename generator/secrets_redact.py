@@ -7,7 +7,7 @@ Two kinds of rules, both matched against the end of a key path (`*` matches any 
 - KEY rules: the map key itself is the secret (an SNMP community is the key of its entry);
   the key is replaced, what lies below it is not secret and stays readable.
 
-Used by drift (generator/drift), plan (generator/gitops/plan.py) and deploy output
+Used by drift (generator/drift), plan (generator/gitops/plan_compare.py) and deploy output
 (generator/deploy/rollout.py: `--dry-run` diffs).
 """
 

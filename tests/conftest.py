@@ -57,19 +57,3 @@ def _private_state_dir(tmp_path_factory, monkeypatch, _session_cache_dir):
     # FG260's model verdicts (generator/render/nvue_model_cache.py): one directory per session,
     # never the user's ~/.cache
     monkeypatch.setenv("FABRICGEN_CACHE_DIR", str(_session_cache_dir))
-
-
-# Tests that share one resource of the machine run on one xdist worker, one after the other
-# (`make test` runs `--dist loadgroup`): a test joins a group by the fixture that takes the resource,
-# so a new test using it is grouped without a mark of its own.
-XDIST_GROUPS = {
-    # root-namespace mgmt veths and /32 routes at the intents' fixed addresses (tests/integration/netns.py)
-    "netns_hosts": "root-netns",
-}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        for fixture, group in XDIST_GROUPS.items():
-            if fixture in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(group))

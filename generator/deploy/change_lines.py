@@ -9,7 +9,7 @@ their hash markers), and printed as `fabricgen plan` prints a changed file (`~ p
 from __future__ import annotations
 
 from generator.drift.command import compare_texts
-from generator.gitops.plan import _change_lines
+from generator.gitops import plan_format
 from generator.render.managed import ManagedSet
 
 
@@ -31,5 +31,5 @@ def change_lines(os_name: str, name: str, running_text: str, candidate_text: str
     lines: list[str] = []
     for change in sorted(changes, key=lambda c: c["path"]):
         # drift reads both sides as strings (BaseLoader): shown as the files write them, never quoted
-        lines += _change_lines(change, indent, typed=False)
+        lines += plan_format.change_lines(change, indent, typed=False)
     return lines

@@ -10,7 +10,7 @@ both sides (an added device has nothing to lose, a removed one is counted as rem
 - ASN: a switch's `asn` in plan.json (every BGP session of the switch resets);
 - users: a switch config change under `system.aaa.user` (NVUE; generator/render/managed.py USERS),
   the accounts a deploy logs in with;
-- cables moved / removed (plan.py's cable accounting) and devices removed;
+- cables moved / removed (plan_compare.py's cable accounting) and devices removed;
 - `extra:` (the escape hatch, plan.json `extra`): switches added or changed that carry an entry
   (config the model's rules did not derive or judge), and among them those where an entry has
   `override: true` (it replaces what the plan derives).
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from generator.gitops.plan import CableChanges, DevicePlan
+    from generator.gitops.plan_compare import CableChanges, DevicePlan
 
 PLAN_JSON = "plan.json"
 USERS_PATH = "system.aaa.user"

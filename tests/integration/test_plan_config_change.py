@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from generator.gitops.plan import make_plan, run_plan
+from generator.gitops.plan import run_plan
+from generator.gitops.plan_sides import make_plan
 from tests.integration.test_plan_git import commit, git, intent, repo  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.integration

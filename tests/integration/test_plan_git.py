@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.gitops.plan import make_plan, run_plan
+from generator.gitops.plan import run_plan
+from generator.gitops.plan_sides import make_plan
 
 pytestmark = pytest.mark.integration
 

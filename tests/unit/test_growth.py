@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from generator.checks.runner import run_checks
-from generator.gitops.plan import compare_renders
+from generator.gitops.plan_compare import compare_renders
 from generator.intent.loader import LoadedIntent, parse_yaml, validate_data
 from generator.plan.compile import compile_plan
 from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE, TIER_HOST_LEAF

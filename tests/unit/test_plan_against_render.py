@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from generator.gitops.plan import compare_renders, make_plan, read_tree
+from generator.gitops.plan_compare import compare_renders
+from generator.gitops.plan_sides import make_plan, read_tree
 from generator.intent.loader import load_intent
 from generator.plan.compile import compile_plan
 from generator.render.output import render_files, write_tree

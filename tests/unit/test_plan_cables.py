@@ -1,4 +1,4 @@
-"""Cable accounting of `fabricgen plan` (generator/gitops/plan.py) on hand-written cabling.csv texts:
+"""Cable accounting of `fabricgen plan` (generator/gitops/plan_compare.py) on hand-written cabling.csv texts:
 kept / added / moved / removed as the module docstring defines them, and where the formats show them."""
 
 from __future__ import annotations
@@ -7,17 +7,8 @@ import json
 
 import pytest
 
-from generator.gitops.plan import (
-    CABLE_LIST_LIMIT,
-    CABLE_MARKDOWN_BUDGET,
-    CABLING,
-    MARKDOWN_LIMIT,
-    PlanError,
-    cable_changes,
-    compare_renders,
-    format_markdown,
-    format_text,
-)
+from generator.gitops.plan_compare import CABLE_LIST_LIMIT, CABLING, PlanError, cable_changes, compare_renders
+from generator.gitops.plan_format import CABLE_MARKDOWN_BUDGET, MARKDOWN_LIMIT, format_markdown, format_text
 
 HEADER = "a_device,a_port,b_device,b_port,speed,length_m,cable\n"
 

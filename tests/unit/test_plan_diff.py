@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from generator.common.structured_diff import diff_file, diff_trees, join_path, parse_structured
-from generator.gitops.plan import FABRIC, compare_renders, device_of, format_markdown, format_text
+from generator.gitops.plan_compare import FABRIC, compare_renders, device_of
+from generator.gitops.plan_format import format_markdown, format_text
 
 NVUE = """\
 - header:
@@ -109,11 +110,11 @@ def test_table_summarises_above_its_size_and_full_prints_all():
 def test_deploy_diff_values_stay_as_drift_reads_them():
     """deploy --diff prints drift's all-string values through the same lines: never quoted as
     strings ('9216'), as a typed plan would quote a string that reads as a number."""
-    from generator.gitops.plan import _change_lines
+    from generator.gitops.plan_format import change_lines
 
-    assert _change_lines({"op": "changed", "path": "a.mtu", "old": "9000", "new": "9216"}, typed=False) == [
+    assert change_lines({"op": "changed", "path": "a.mtu", "old": "9000", "new": "9216"}, typed=False) == [
         "~ a.mtu: 9000 -> 9216"]
-    assert _change_lines({"op": "added", "path": "a", "new": {"mtu": "9216", "on": "on"}}, typed=False) == [
+    assert change_lines({"op": "added", "path": "a", "new": {"mtu": "9216", "on": "on"}}, typed=False) == [
         "+ a:", "    mtu: 9216", "    on: on"]
-    assert _change_lines({"op": "changed", "path": "a.mtu", "old": "9000", "new": "9216"}) == [
+    assert change_lines({"op": "changed", "path": "a.mtu", "old": "9000", "new": "9216"}) == [
         '~ a.mtu: "9000" -> "9216"']

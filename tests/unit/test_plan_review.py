@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from generator.gitops.plan import compare_renders, format_markdown, format_text
+from generator.gitops.plan_compare import compare_renders
+from generator.gitops.plan_format import format_markdown, format_text
 from generator.gitops.review import abbreviate
 from generator.safe_text import markdown_text
 
