@@ -449,6 +449,9 @@ def lab_up(
         "--faults", help="YAML of what cabling cannot say: switches: {<sw>: {os_version, ntp, psu, fans, "
                          "temperature_c}}, ports: {\"<sw>:<port>\": {rx_power_dbm, tx_power_dbm, "
                          "module_temperature_c, fec_ber, link_flaps}}; anything not listed is healthy")] = None,
+    hosts: Annotated[int, typer.Option(
+        "--hosts", metavar="N", help="also start the plan's first N GPU servers (simulated, SSH on 127.0.0.1, "
+                                     "no root); 0: switches only")] = 0,
 ) -> None:
     """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
 
@@ -465,7 +468,7 @@ def lab_up(
     import os
 
     from generator.deploy.credentials import PASSWORD_ENV
-    from generator.lab.control import LabDevice, LabError
+    from generator.lab.control import LabDevice, LabError, LabHost
     from generator.lab.control import lab_up as start
 
     loaded, result = _check(intent)
@@ -493,14 +496,22 @@ def lab_up(
         devices = [LabDevice(sw.name, p.switch_os, version, mgmt_address=f"{sw.mgmt_ip}/{pool.prefixlen}",
                              mgmt_gateway=gateway) for sw in p.switches]
         username, ztp_user = p.deploy_user, None
+    if not 0 <= hosts <= len(p.hosts):
+        _err(f"error: lab up: --hosts {hosts}: give 0 (switches only) up to {len(p.hosts)} (the plan's hosts)")
+        raise typer.Exit(1)
+    lab_hosts = [LabHost(h.name, tuple(n.netdev for n in h.nics), tuple(n.rdma for n in h.nics),
+                         {n.netdev: [n.ip.split("/")[0]] for n in h.nics}, p.host_rollout.scheduler)
+                 for h in p.hosts[:hosts]]
     try:
         endpoints = start(devices, Path(directory), username=username, password=password, world=world,
-                          ztp_user=ztp_user, time_scale=time_scale, faults=device_faults)
+                          ztp_user=ztp_user, time_scale=time_scale, faults=device_faults, hosts=lab_hosts,
+                          host_user=p.host_rollout.user)
     except LabError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
     how = " waiting for ZTP (`fabricgen lab ztp`)" if ztp else ""
-    typer.echo(f"{len(devices)} simulated {p.switch_os} switches up{how}; endpoints: {endpoints}")
+    servers = f" and {len(lab_hosts)} GPU servers" if lab_hosts else ""
+    typer.echo(f"{len(devices)} simulated {p.switch_os} switches{servers} up{how}; endpoints: {endpoints}")
 
 
 def _lab_version(plan, nos_version: str | None) -> str:

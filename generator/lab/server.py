@@ -20,7 +20,7 @@ from pathlib import Path
 import asyncssh
 import yaml
 
-from generator.lab import sonic_factory
+from generator.lab import gpu_host, sonic_factory
 from generator.lab.device import Device
 from generator.lab.factory import FACTORY_USER, Management, hash_password, lease_for
 from generator.lab.faults import FaultSource, fault_file
@@ -155,9 +155,32 @@ async def serve(directory: Path) -> None:
         public = key.export_public_key("openssh").decode().split()[:2]
         known_hosts.append(f"[127.0.0.1]:{port} {' '.join(public)}\n")
 
+    # The GPU servers (gpu_host.py): an SSH endpoint each, running real commands in its sandbox.
+    host_endpoints: dict[str, dict] = {}
+    host_specs = config.get("hosts") or []
+    host_user = config.get("host_user") or "root"
+    if host_specs:
+        authorized = gpu_host.login_key(directory).convert_to_public()
+    for spec in host_specs:
+        gpu_host.build(directory, spec)
+        key = host_key(directory, spec["name"])
+        server = await asyncssh.create_server(
+            lambda: gpu_host.HostSSHServer(host_user, authorized), "127.0.0.1", 0,
+            server_host_keys=[key], process_factory=gpu_host.exec_handler(directory, spec["name"]),
+            encoding=None, kbdint_auth=False, password_auth=False, reuse_address=True, keepalive_interval=0)
+        servers.append(server)
+        port = server.sockets[0].getsockname()[1]
+        host_endpoints[spec["name"]] = {"host": "127.0.0.1", "port": port,
+                                  "fabricgen_root": str(gpu_host.host_dir(directory, spec["name"]) / "root")}
+        public = key.export_public_key("openssh").decode().split()[:2]
+        known_hosts.append(f"[127.0.0.1]:{port} {' '.join(public)}\n")
+
     def write_endpoints() -> None:
-        _write(directory / "endpoints.yml", yaml.safe_dump(
-            {"switches": endpoints, "password_file": str(directory / "password")}, sort_keys=True))
+        doc = {"switches": endpoints, "password_file": str(directory / "password")}
+        if host_endpoints:
+            # the `hosts:` section host commands read (docs/drift.md), with where each lab host listens
+            doc["hosts"] = {"user": host_user, "ssh_key": gpu_host.LOGIN_KEY, "servers": host_endpoints}
+        _write(directory / "endpoints.yml", yaml.safe_dump(doc, sort_keys=True))
 
     def provisioned(name: str) -> None:
         # After ZTP the switch is at its planned address with its rendered config: deploy and

@@ -1,0 +1,198 @@
+"""A simulated GPU server of the lab: a sandbox directory and the tools a real server has.
+
+A real server runs Linux with a real Python (Ansible needs one on the target), so an exec request
+to a lab host runs a real command: `/bin/sh -c COMMAND` as the lab's own user (no root: nothing
+here needs it), in the host's home, with PATH giving first the host's simulated tools
+(DIR/hosts/<name>/bin) and then links to the lab machine's copies of what every Ubuntu server
+has (SYSTEM_TOOLS: sh, python3, cat, ...). A command named by absolute path still reaches the
+lab machine's file system: the sandbox is a convenience, not a jail. What belongs to the server lives below its own root,
+DIR/hosts/<name>/root: the /sys tree of its rail NICs (nic_tools.write_fake_sysfs, the kernel's
+device model), /etc and /run. The playbooks reach it through `fabricgen_root` (playbooks/hosts.yml
+prefixes every file it installs with it) and the tools through $FABRICGEN_SYSROOT, as
+roce-qos.sh already reads /sys.
+
+The simulated tools keep their state in DIR/hosts/<name>/state (what the NIC, firmware or kernel
+keeps), and the scheduler's in DIR/slurm/nodes.json: one slurmctld for every node, so a drain
+made on one host is what `scontrol show node` prints everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import asyncssh
+
+from generator.lab import nic_tools
+
+HOSTS_DIR = "hosts"
+# The private key the lab's hosts accept for the login user, as a deploy key in authorized_keys
+# (DEVICE_STATE.md: GPU servers are reached with an SSH key, never a password).
+LOGIN_KEY = "host_login_key"
+SLURM_STATE = "slurm/nodes.json"
+# What every Ubuntu server image has besides the tools below (dash, coreutils, grep, sed, gawk or
+# mawk, findutils, python3: Ansible runs its modules with it), linked from the lab machine into
+# DIR/hosts/<name>/system-bin. Only these: the machine running the lab may have kubectl, ip or
+# lldpcli of its own, which a server of this plan would not have or would answer from its state.
+SYSTEM_TOOLS = (
+    "sh", "bash", "python3", "env", "cat", "ls", "cp", "mv", "rm", "ln", "chmod", "chown", "stat", "touch",
+    "mktemp", "readlink", "realpath", "dirname", "basename", "echo", "printf", "test", "true", "false",
+    "sleep", "date", "id", "whoami", "uname", "hostname", "head", "tail", "sort", "uniq", "cut", "tr", "wc",
+    "tee", "xargs", "find", "grep", "sed", "awk", "sha256sum", "md5sum", "base64", "od", "timeout", "flock",
+    "getent", "tar", "gzip",
+)
+SYSTEM_SOURCE = "/usr/bin:/bin"
+
+# Tool name -> the script that stands in for it on every lab host; each script's header
+# (nic_tools.py) cites the real tool's source for its output format. A new tool is one entry
+# (e.g. a burn-in's ib_write_bw). mkdir/rmdir are nic_tools' configfs stand-ins: they act as the
+# real ones except below $FABRICGEN_SYSROOT/sys/kernel/config, where the kernel would decide.
+HOST_TOOLS: dict[str, str] = {name: text for name, text in nic_tools.FAKE_TOOLS.items() if name != "scontrol"}
+# The scheduler's client, by the intent's hosts.scheduler: a server of a Slurm cluster has
+# scontrol (talking to slurmctld), one of a Kubernetes cluster kubectl; none has both.
+SCHEDULER_TOOLS: dict[str, dict[str, str]] = {"slurm": {"scontrol": nic_tools.FAKE_SCONTROL}}
+
+
+def host_dir(directory: Path, name: str) -> Path:
+    return directory / HOSTS_DIR / name
+
+
+def build(directory: Path, spec: Mapping) -> Path:
+    """The host's sandbox as the server boots it (kept across `lab down`/`lab up`, as a disk is).
+
+    spec: {name, netdevs, rdma, addresses {netdev: [ip]}, scheduler}.
+    """
+    base = host_dir(directory, spec["name"])
+    root = base / "root"
+    if not (root / "sys").is_dir():
+        nic_tools.write_fake_sysfs(root, list(spec["netdevs"]), rdma=list(spec["rdma"]),
+                                   addresses={k: list(v) for k, v in (spec.get("addresses") or {}).items()})
+        for sub in ("etc", "run", "var/log"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+    tools = dict(HOST_TOOLS)
+    tools.update(SCHEDULER_TOOLS.get(spec.get("scheduler") or "", {}))
+    bin_dir = base / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for stale in os.listdir(bin_dir):
+        if stale not in tools:
+            (bin_dir / stale).unlink()
+    for name, text in tools.items():
+        path = bin_dir / name
+        path.write_text(text)
+        path.chmod(0o755)
+    system = base / "system-bin"
+    system.mkdir(parents=True, exist_ok=True)
+    for name in SYSTEM_TOOLS:
+        found = shutil.which(name, path=SYSTEM_SOURCE)
+        link = system / name
+        if found and not link.is_symlink():
+            link.symlink_to(found)
+    for sub in ("home", "state"):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+    (directory / SLURM_STATE).parent.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def own_link(directory: Path, path: str) -> bool:
+    """A link a host's sandbox is built with (kept by `lab up` in a previous lab's directory): inside
+    a host's root/ pointing within that root (the /sys device model), or in system-bin/ pointing at a
+    system tool. Anything else is planted, and `lab up` refuses the directory."""
+    rel = Path(path).relative_to(directory)
+    if len(rel.parts) < 4 or rel.parts[0] != HOSTS_DIR or rel.parts[2] not in ("root", "system-bin"):
+        return False
+    top = directory / HOSTS_DIR / rel.parts[1] / rel.parts[2]
+    if any(os.path.islink(p) for p in (directory / HOSTS_DIR, top.parent, top)):
+        return False
+    target = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
+    if rel.parts[2] == "system-bin":
+        return os.path.dirname(target) in SYSTEM_SOURCE.split(":") and Path(target).name in SYSTEM_TOOLS
+    return target == str(top) or target.startswith(str(top) + os.sep)
+
+
+def environment(directory: Path, name: str) -> dict[str, str]:
+    """The environment a login to the host gets: its tools first on PATH, its own /sys and state."""
+    base = host_dir(directory, name)
+    return {
+        "PATH": f"{base / 'bin'}:{base / 'system-bin'}",
+        "HOME": str(base / "home"),
+        "LANG": "C.UTF-8",
+        "FABRICGEN_SYSROOT": str(base / "root"),
+        "FAKE_NIC_STATE": str(base / "state"),
+        "FAKE_NIC_LOG": str(base / "state" / "tools.log"),
+        "FAKE_SLURM_STATE": str(directory / SLURM_STATE),
+    }
+
+
+def login_key(directory: Path) -> asyncssh.SSHKey:
+    """DIR/host_login_key (0600), created on the first start with hosts; its public half is what
+    every lab host's authorized_keys holds."""
+    path = directory / LOGIN_KEY
+    if path.exists():
+        return asyncssh.read_private_key(str(path))
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key.export_private_key())
+    return key
+
+
+class HostSSHServer(asyncssh.SSHServer):
+    """sshd of a lab host: public-key login of the lab user only (PasswordAuthentication no, as a
+    server hardened for automation is)."""
+
+    def __init__(self, user: str, authorized: asyncssh.SSHKey):
+        self.user = user
+        self.authorized = authorized.export_public_key("openssh").split()[:2]
+
+    def begin_auth(self, username: str) -> bool:
+        return True
+
+    def public_key_auth_supported(self) -> bool:
+        return True
+
+    def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
+        return username == self.user and key.export_public_key("openssh").split()[:2] == self.authorized
+
+
+def exec_handler(directory: Path, name: str) -> Callable:
+    """asyncssh process_factory: run the exec request's command (a login shell without one)."""
+    env = environment(directory, name)
+    home = env["HOME"]
+
+    async def handle(process) -> None:
+        command = process.command
+        argv = ["/bin/sh", "-c", command] if command else ["/bin/sh"]
+        child = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env, cwd=home, start_new_session=True)
+        pumps = [asyncio.create_task(_copy(child.stdout, process.stdout)),
+                 asyncio.create_task(_copy(child.stderr, process.stderr))]
+        feeding = asyncio.create_task(_feed(process.stdin, child.stdin))
+        # the exit status goes after every byte of output (a client reads until the status)
+        await asyncio.gather(*pumps)
+        status = await child.wait()
+        feeding.cancel()
+        process.exit(status if status >= 0 else 128 - status)
+
+    return handle
+
+
+async def _copy(source: asyncio.StreamReader, target) -> None:
+    while chunk := await source.read(65536):
+        target.write(chunk)
+        await target.drain()
+
+
+async def _feed(source, target: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await source.read(65536):
+            target.write(chunk)
+            await target.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        return                  # the command ended without reading all its input, as over real SSH
+    finally:
+        if not target.is_closing():
+            target.close()

@@ -1,0 +1,152 @@
+"""`fabricgen lab up INTENT --hosts N`: the plan's GPU servers as simulated hosts, without root.
+
+Each answers SSH on 127.0.0.1 (key login of the intent's deploy.hosts.user, host key in the lab's
+known_hosts) and runs real commands with its own /sys tree and simulated NIC and scheduler tools
+(generator/lab/gpu_host.py). Driven through the real command line and OpenSSH's client.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from small_fabric import INTENT
+
+from generator.checks.runner import run_checks
+from generator.intent.loader import load_intent
+from generator.lab.control import lab_down
+from generator.lab.gpu_host import HOST_TOOLS, SCHEDULER_TOOLS
+
+SLURM = INTENT.replace("deploy: {concurrency: 4}", """deploy:
+  concurrency: 4
+  hosts:
+    user: fabricgen
+    scheduler: slurm
+    drain: 'scontrol update NodeName={host} State=DRAIN Reason=fabricgen:deploy'
+    undrain: 'scontrol update NodeName={host} State=RESUME'
+""")
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="OpenSSH client not installed")
+
+
+def lab_up(tmp_path, hosts: str):
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(SLURM)
+    directory = tmp_path / "lab"
+    result = subprocess.run([sys.executable, "-m", "generator.cli", "lab", "up", str(intent), "--dir", str(directory),
+                             "--hosts", hosts], capture_output=True, text=True, timeout=120)
+    return intent, directory, result
+
+
+def ssh(directory, host: str, command: str, user: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(ssh_argv(directory, host, command, user), capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+def ssh_argv(directory, host: str, command: str, user: str | None = None) -> list[str]:
+    section = yaml.safe_load((directory / "endpoints.yml").read_text())["hosts"]
+    server = section["servers"][host]
+    return (
+        ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+         "-o", f"UserKnownHostsFile={directory / 'known_hosts'}", "-o", "IdentitiesOnly=yes",
+         "-i", str(directory / section["ssh_key"]), "-p", str(server["port"]),
+         f"{user or section['user']}@{server['host']}", command])
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("lab-hosts")
+    intent, directory, result = lab_up(tmp_path, "2")
+    try:
+        assert result.returncode == 0, result.stdout + result.stderr
+        yield run_checks(load_intent(intent)).plan, directory, result
+    finally:
+        lab_down(directory)
+
+
+def test_lab_up_lists_the_hosts_in_the_endpoints_file(lab):
+    plan, directory, result = lab
+    section = yaml.safe_load((directory / "endpoints.yml").read_text())["hosts"]
+    assert section["user"] == "fabricgen"
+    assert sorted(section["servers"]) == [h.name for h in plan.hosts[:2]]
+    assert (directory / section["ssh_key"]).stat().st_mode & 0o077 == 0
+    assert "2 GPU servers" in result.stdout
+
+
+def test_a_host_answers_from_its_own_nics(lab):
+    plan, directory, _ = lab
+    host = plan.hosts[0]
+    nic = host.nics[0]
+    r = ssh(directory, host.name, f"ls $FABRICGEN_SYSROOT/sys/class/net; mlnx_qos -i {nic.netdev}; "
+                                  f"ibv_devinfo -d {nic.rdma} -i 1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("Priority trust state")[0].split() == sorted(n.netdev for n in host.nics) + ["DCBX", "mode:",
+                                                                                                       "OS", "controlled"]
+    assert "Priority trust state: pcp" in r.stdout          # mlx5_core's default until deployed
+    assert "PORT_ACTIVE (4)" in r.stdout
+    # the RoCE v2 GID of the rail address the plan gives the NIC
+    mapped = ipaddress.IPv6Address(f"::ffff:{nic.ip.split('/')[0]}").exploded
+    r = ssh(directory, host.name, f"cat $FABRICGEN_SYSROOT/sys/class/infiniband/{nic.rdma}/ports/1/gids/*")
+    assert mapped in r.stdout.split(), r.stdout + r.stderr
+
+
+def test_a_command_status_and_input_pass_through(lab):
+    plan, directory, _ = lab
+    r = ssh(directory, plan.hosts[0].name, "read line; echo got:$line; exit 7")
+    assert r.returncode == 7
+    assert r.stdout == "got:\n"        # ssh's stdin is empty here: read sees EOF at once
+    r = subprocess.run(["sh", "-c", 'echo rail-1 | "$@"', "sh", *ssh_argv(directory, plan.hosts[0].name, "read l; echo got:$l")],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (0, "got:rail-1\n"), r.stderr
+
+
+def test_a_drain_on_one_host_is_the_one_controllers_state(lab):
+    plan, directory, _ = lab
+    first, second = plan.hosts[0].name, plan.hosts[1].name
+    r = ssh(directory, first, f"scontrol update NodeName={first} State=DRAIN Reason=fabricgen:deploy")
+    assert r.returncode == 0, r.stderr
+    shown = ssh(directory, second, f"scontrol show node {first}").stdout
+    assert "State=IDLE+DRAIN" in shown and "Reason=fabricgen:deploy [" in shown
+    ssh(directory, first, f"scontrol update NodeName={first} State=RESUME")
+    assert "DRAIN" not in ssh(directory, second, f"scontrol show node {first}").stdout
+
+
+def test_a_server_has_only_its_schedulers_client(lab):
+    plan, directory, _ = lab
+    r = ssh(directory, plan.hosts[0].name, "command -v scontrol; command -v kubectl")
+    assert r.returncode != 0 and r.stdout.strip().endswith("/bin/scontrol")
+    assert "scontrol" not in HOST_TOOLS and "kubectl" not in SCHEDULER_TOOLS["slurm"]
+
+
+def test_only_the_deploy_user_with_the_lab_key_logs_in(lab):
+    plan, directory, _ = lab
+    r = ssh(directory, plan.hosts[0].name, "true", user="root")
+    assert r.returncode == 255 and "Permission denied" in r.stderr
+
+
+def test_more_hosts_than_the_plan_has_is_one_line_and_nothing_started(tmp_path):
+    _, directory, result = lab_up(tmp_path, "3")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: lab up: --hosts 3: give 0 (switches only) up to 2 (the plan's hosts)"
+    assert not (directory / "lab.pid").exists()
+
+
+def test_a_lab_with_hosts_starts_again_in_its_directory_but_not_with_a_planted_link(tmp_path):
+    intent, directory, result = lab_up(tmp_path, "1")
+    lab_down(directory)
+    assert result.returncode == 0, result.stderr
+    again = subprocess.run([sys.executable, "-m", "generator.cli", "lab", "up", str(intent), "--dir", str(directory),
+                            "--hosts", "1"], capture_output=True, text=True, timeout=120)
+    try:
+        assert again.returncode == 0, again.stderr
+    finally:
+        lab_down(directory)
+    planted = directory / "hosts" / "gpu001" / "bin" / "evil"
+    planted.symlink_to(directory / "password")
+    refused = subprocess.run([sys.executable, "-m", "generator.cli", "lab", "up", str(intent), "--dir", str(directory),
+                              "--hosts", "1"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and f"{planted} is a link" in refused.stderr
