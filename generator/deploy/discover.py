@@ -285,7 +285,7 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
     """Exit 0: every host read and the file written; 1: a host could not be read (the file is still
     written with what was read and kept), or nothing could be run."""
     from generator.common.atomic_write import write_atomic
-    from generator.deploy.credentials import endpoint_host_access
+    from generator.deploy.credentials import CredentialsError, endpoint_host_access, endpoint_host_vars
     from generator.render.inventory import render_inventory
 
     out_stream = stdout or sys.stdout
@@ -310,6 +310,11 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
             return 1
         section = data["hosts"]
     extravars, ssh_key = endpoint_host_access(section, endpoints)
+    try:
+        host_vars = endpoint_host_vars(section)
+    except CredentialsError as exc:
+        print(f"error: {endpoints}: {exc}", file=err)
+        return 1
     known_hosts = (Path(endpoints) if endpoints else Path(intent_path)).resolve().parent / "known_hosts"
     try:
         from generator.deploy.hosts import DISCOVER_TASK, run_discover_playbook
@@ -323,7 +328,7 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
         try:
             run = run_discover_playbook(inventory, limit=limit, extravars=extravars, ssh_key=ssh_key,
                                         known_hosts=known_hosts if known_hosts.is_file() else None,
-                                        private_data_dir=Path(tmp) / "runner")
+                                        private_data_dir=Path(tmp) / "runner", host_vars=host_vars)
         except (OSError, RuntimeError) as exc:
             print(f"error: discovery run failed: {exc}", file=err)
             return 1

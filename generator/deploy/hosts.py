@@ -204,10 +204,13 @@ def run_playbook(
     tags: str | None = None,
     skip_tags: str | None = None,
     forks: int | None = None,
+    host_vars: dict[str, dict[str, Any]] | None = None,
 ) -> HostRunResult:
     """Run `playbook` over `inventory` with strict host keys; summarise per host.
 
-    `collect`: task names whose module results are kept per host (HostRunResult.results)."""
+    `collect`: task names whose module results are kept per host (HostRunResult.results).
+    `host_vars`: {host: vars} laid over the inventory's (a second inventory source, which Ansible
+    reads last): where each of the lab's GPU servers listens (credentials.endpoint_host_vars)."""
     inventory = Path(inventory).resolve()
     if not inventory.is_file():
         raise FileNotFoundError(f"inventory {inventory} does not exist")
@@ -240,12 +243,20 @@ def run_playbook(
         cmdline.append("--diff")
     if ssh_key is not None:
         cmdline += ["--private-key", str(Path(ssh_key).resolve())]
+    sources: str | None = str(inventory)
+    if host_vars:
+        # both sources on the command line, the overlay last (ansible-runner would put its own -i after
+        # ours): for a host in two sources Ansible keeps the value of the one read last
+        overlay = pdd / "endpoint-hosts.yml"
+        overlay.write_text(yaml.safe_dump({"all": {"hosts": host_vars}}, sort_keys=True), encoding="utf-8")
+        cmdline += ["-i", str(inventory), "-i", str(overlay)]
+        sources = None
 
     try:
         runner = ansible_runner.run(
             private_data_dir=str(pdd),
             playbook=str(playbook),
-            inventory=str(inventory),
+            inventory=sources,
             extravars=dict(extravars or {}),
             envvars=envvars,
             limit=limit,
@@ -346,6 +357,7 @@ def run_hosts_playbook(
     tags: str | None = None,
     skip_tags: str | None = None,
     collect: tuple[str, ...] = (),
+    host_vars: dict[str, dict[str, Any]] | None = None,
 ) -> HostRunResult:
     """Pre-flight, then apply the rendered host files in `render_dir` to the hosts of `inventory`,
     in the batches its `hosts` group vars set.
@@ -364,7 +376,7 @@ def run_hosts_playbook(
     return run_playbook(playbook_path(), inventory, extravars=variables, limit=limit, check=check, diff=diff,
                         private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
                         verbosity=verbosity, tags=tags, skip_tags=skip_tags, collect=collect,
-                        forks=inventory_forks(inventory, variables.get("fabricgen_hosts_serial")))
+                        forks=inventory_forks(inventory, variables.get("fabricgen_hosts_serial")), host_vars=host_vars)
 
 
 def run_discover_playbook(
@@ -375,12 +387,13 @@ def run_discover_playbook(
     extravars: dict[str, Any] | None = None,
     ssh_key: str | os.PathLike[str] | None = None,
     known_hosts: str | os.PathLike[str] | None = None,
+    host_vars: dict[str, dict[str, Any]] | None = None,
 ) -> HostRunResult:
     """playbooks/discover.yml (read-only): HostRunResult.results[host][DISCOVER_TASK]["stdout"] is
     the host's JSON (playbooks/files/fabricgen_nics.py discover)."""
     return run_playbook(playbook_path(DISCOVER_PLAYBOOK), inventory, extravars=extravars, limit=limit,
                         private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
-                        collect=(DISCOVER_TASK,))
+                        collect=(DISCOVER_TASK,), host_vars=host_vars)
 
 
 __all__ = ["run_hosts_playbook", "run_discover_playbook", "run_playbook", "inventory_play_vars", "inventory_forks",

@@ -42,7 +42,7 @@ SYSTEM_TOOLS = (
     "mktemp", "readlink", "realpath", "dirname", "basename", "echo", "printf", "test", "true", "false",
     "sleep", "date", "id", "whoami", "uname", "hostname", "head", "tail", "sort", "uniq", "cut", "tr", "wc",
     "tee", "xargs", "find", "grep", "sed", "awk", "sha256sum", "md5sum", "base64", "od", "timeout", "flock",
-    "getent", "tar", "gzip",
+    "getent", "tar", "gzip", "dd",
 )
 SYSTEM_SOURCE = "/usr/bin:/bin"
 

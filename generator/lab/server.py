@@ -171,7 +171,9 @@ async def serve(directory: Path) -> None:
         servers.append(server)
         port = server.sockets[0].getsockname()[1]
         host_endpoints[spec["name"]] = {"host": "127.0.0.1", "port": port,
-                                  "fabricgen_root": str(gpu_host.host_dir(directory, spec["name"]) / "root")}
+                                  "fabricgen_root": str(gpu_host.host_dir(directory, spec["name"]) / "root"),
+                                        # Ansible's ~user/.ansible/tmp would be the lab machine's home of that user
+                                        "remote_tmp": str(gpu_host.host_dir(directory, spec["name"]) / "home/.ansible/tmp")}
         public = key.export_public_key("openssh").decode().split()[:2]
         known_hosts.append(f"[127.0.0.1]:{port} {' '.join(public)}\n")
 

@@ -150,3 +150,19 @@ def test_a_lab_with_hosts_starts_again_in_its_directory_but_not_with_a_planted_l
     refused = subprocess.run([sys.executable, "-m", "generator.cli", "lab", "up", str(intent), "--dir", str(directory),
                               "--hosts", "1"], capture_output=True, text=True, timeout=120)
     assert refused.returncode == 1 and f"{planted} is a link" in refused.stderr
+
+
+def test_hosts_discover_reads_the_lab_hosts(lab, tmp_path):
+    """Real ansible-runner over real SSH: the lab's `hosts:` section says where each host listens and
+    where its files are (fabricgen_root); discovery reads the simulated /sys and agrees with the render."""
+    plan, directory, _ = lab
+    out = tmp_path / "discovered.yml"
+    r = subprocess.run([sys.executable, "-m", "generator.cli", "hosts", "discover", str(directory.parent / "intent.yaml"),
+                        "-o", str(out), "--endpoints", str(directory / "endpoints.yml")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "wrote" in r.stdout and "2 host(s); 0 not read, 0 differ from the render" in r.stdout
+    found = yaml.safe_load(out.read_text())["hosts"]
+    for host in plan.hosts[:2]:
+        assert [(n["netdev"], n["rdma"], n["state"]) for n in found[host.name]["nics"]] == [
+            (n.netdev, n.rdma, "ACTIVE") for n in host.nics]
