@@ -512,6 +512,9 @@ def lab_up(
     how = " waiting for ZTP (`fabricgen lab ztp`)" if ztp else ""
     servers = f" and {len(lab_hosts)} GPU servers" if lab_hosts else ""
     typer.echo(f"{len(devices)} simulated {p.switch_os} switches{servers} up{how}; endpoints: {endpoints}")
+    if lab_hosts and p.host_rollout.scheduler == "slurm":
+        # deploy's drain hooks run scontrol on the controller: the lab's talks to the hosts' slurmctld
+        typer.echo(f"Slurm controller client: export PATH={Path(directory).resolve() / 'bin'}:$PATH")
 
 
 def _lab_version(plan, nos_version: str | None) -> str:

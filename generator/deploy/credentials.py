@@ -183,9 +183,9 @@ def endpoint_host_access(section, endpoints: str) -> tuple[dict, Path | None]:
 
 def endpoint_host_vars(section) -> dict[str, dict]:
     """{host: Ansible vars} from the `hosts:` section's `servers:` map, which `lab up --hosts` writes:
-    each simulated GPU server listens on its own port of 127.0.0.1 and keeps its files below its own
-    root (playbooks/hosts.yml fabricgen_root). {} when there is none (real servers are reached at
-    their inventory address)."""
+    each simulated GPU server listens on its own port of 127.0.0.1 with its own Ansible tmp. {} when
+    there is none (real servers are reached at their inventory address). Not fabricgen_root: the
+    playbooks set it as a play var, which beats inventory vars; the lab passes it in `extravars`."""
     servers = section.get("servers") if isinstance(section, dict) else None
     if not isinstance(servers, dict):
         return {}
@@ -195,8 +195,6 @@ def endpoint_host_vars(section) -> dict[str, dict]:
             raise CredentialsError(f"hosts.servers.{name}: needs at least `host`")
         found = {"ansible_host": str(entry["host"]),
                  "ansible_port": _port(entry.get("port", 22), f"hosts.servers.{name}.port")}
-        if entry.get("fabricgen_root"):
-            found["fabricgen_root"] = str(entry["fabricgen_root"])
         if entry.get("remote_tmp"):
             found["ansible_remote_tmp"] = str(entry["remote_tmp"])
         out[str(name)] = found

@@ -16,7 +16,14 @@ from pathlib import Path
 
 from generator.lab.factory import Management
 from generator.lab.faults import fault_file, held_file, write_faults
-from generator.lab.gpu_host import HOSTS_DIR, LOGIN_KEY, SLURM_STATE, own_link
+from generator.lab.gpu_host import (
+    CONTROLLER_BIN,
+    HOSTS_DIR,
+    LOGIN_KEY,
+    SLURM_STATE,
+    controller_tools,
+    own_link,
+)
 from generator.lab.private_file import open_log, write_private
 from generator.lab.server import CONFIG_FILE, READY_FILE
 from generator.lab.world import WORLD_FILE, World, write_world
@@ -122,6 +129,8 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
          "time_scale": time_scale,
          "hosts": [asdict(h) for h in hosts], "host_user": host_user}, indent=2))
 
+    if hosts:
+        controller_tools(directory, hosts[0].scheduler)
     with open_log(directory / LOG_FILE) as log:
         process = subprocess.Popen(
             [sys.executable, "-m", SERVER_MODULE, "--dir", str(directory)],
@@ -213,7 +222,7 @@ def _write_secret(path: Path, text: str) -> None:
 # What a lab leaves in its directory (this module, server.py, faults.py, world.py); temp files end
 # in .tmp. A directory holding anything else is someone's, and lab up refuses it.
 LAB_ENTRIES = {CONFIG_FILE, "password", PID_FILE, LOG_FILE, "endpoints.yml", "known_hosts", READY_FILE,
-               WORLD_FILE, "faults", "hostkeys", "devices", SOCKET_FILE, HOSTS_DIR, LOGIN_KEY,
+               WORLD_FILE, "faults", "hostkeys", "devices", SOCKET_FILE, HOSTS_DIR, LOGIN_KEY, CONTROLLER_BIN,
                SLURM_STATE.split("/")[0]}
 
 

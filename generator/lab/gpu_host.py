@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,8 +28,11 @@ from pathlib import Path
 import asyncssh
 
 from generator.lab import nic_tools
+from generator.lab.host_ip import IP_TOOL
 
 HOSTS_DIR = "hosts"
+# Each host's fabricgen_root, for the endpoints file's hosts.extravars (templated by Ansible per host)
+ROOT_TEMPLATE = "{hosts}/{{{{ inventory_hostname }}}}/root"
 # The private key the lab's hosts accept for the login user, as a deploy key in authorized_keys
 # (DEVICE_STATE.md: GPU servers are reached with an SSH key, never a password).
 LOGIN_KEY = "host_login_key"
@@ -50,7 +54,27 @@ SYSTEM_SOURCE = "/usr/bin:/bin"
 # (nic_tools.py) cites the real tool's source for its output format. A new tool is one entry
 # (e.g. a burn-in's ib_write_bw). mkdir/rmdir are nic_tools' configfs stand-ins: they act as the
 # real ones except below $FABRICGEN_SYSROOT/sys/kernel/config, where the kernel would decide.
-HOST_TOOLS: dict[str, str] = {name: text for name, text in nic_tools.FAKE_TOOLS.items() if name != "scontrol"}
+# sudo(8) as Ansible's become runs it (`sudo -H -S -n -u root /bin/sh -c '...'`, the deploy user with
+# NOPASSWD, as DEVICE_STATE.md's servers have it): options up to the command, then the command itself.
+# It runs as the lab's own user: a lab host holds no privilege, its root is the sandbox.
+SUDO = r"""#!/usr/bin/python3
+import os, sys
+args = sys.argv[1:]
+with_value = {"-u", "-g", "-p", "-C", "-D", "-h", "-r", "-t", "-U"}
+while args and args[0].startswith("-") and args[0] != "--":
+    flag = args.pop(0)
+    if flag in with_value and args:
+        args.pop(0)
+if args[:1] == ["--"]:
+    args.pop(0)
+if not args:
+    print("usage: sudo -h | -K | -k | -V", file=sys.stderr)
+    sys.exit(1)
+os.execvp(args[0], args)
+"""
+
+HOST_TOOLS: dict[str, str] = {**{name: text for name, text in nic_tools.FAKE_TOOLS.items() if name != "scontrol"},
+                              "ip": IP_TOOL, "sudo": SUDO}
 # The scheduler's client, by the intent's hosts.scheduler: a server of a Slurm cluster has
 # scontrol (talking to slurmctld), one of a Kubernetes cluster kubectl; none has both.
 SCHEDULER_TOOLS: dict[str, dict[str, str]] = {"slurm": {"scontrol": nic_tools.FAKE_SCONTROL}}
@@ -110,6 +134,34 @@ def own_link(directory: Path, path: str) -> bool:
     if rel.parts[2] == "system-bin":
         return os.path.dirname(target) in SYSTEM_SOURCE.split(":") and Path(target).name in SYSTEM_TOOLS
     return target == str(top) or target.startswith(str(top) + os.sep)
+
+
+CONTROLLER_BIN = "bin"
+
+
+def controller_tools(directory: Path, scheduler: str) -> Path | None:
+    """DIR/bin: the scheduler's client as the Ansible controller (a Slurm login node) has it, talking
+    to the same simulated slurmctld as the hosts (DIR/slurm/nodes.json): deploy's drain hooks run it
+    on the controller. Put DIR/bin first on PATH for a lab deploy. None: no scheduler client."""
+    tools = SCHEDULER_TOOLS.get(scheduler) or {}
+    if not tools:
+        return None
+    bin_dir = directory / CONTROLLER_BIN
+    slurm = (directory / SLURM_STATE).parent
+    slurm.mkdir(parents=True, exist_ok=True)
+    bin_dir.mkdir(exist_ok=True)
+    libexec = slurm / "libexec"
+    libexec.mkdir(exist_ok=True)
+    for name, text in tools.items():
+        (libexec / name).write_text(text)
+        wrapper = bin_dir / name
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            f"FAKE_SLURM_STATE={shlex.quote(str(directory / SLURM_STATE))} FAKE_NIC_STATE={shlex.quote(str(slurm))} "
+            f"FAKE_NIC_LOG={shlex.quote(str(slurm / 'controller.log'))} "
+            f"exec /usr/bin/python3 {shlex.quote(str(libexec / name))} \"$@\"\n")
+        wrapper.chmod(0o755)
+    return bin_dir
 
 
 def environment(directory: Path, name: str) -> dict[str, str]:

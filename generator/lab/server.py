@@ -170,10 +170,10 @@ async def serve(directory: Path) -> None:
             encoding=None, kbdint_auth=False, password_auth=False, reuse_address=True, keepalive_interval=0)
         servers.append(server)
         port = server.sockets[0].getsockname()[1]
-        host_endpoints[spec["name"]] = {"host": "127.0.0.1", "port": port,
-                                  "fabricgen_root": str(gpu_host.host_dir(directory, spec["name"]) / "root"),
-                                        # Ansible's ~user/.ansible/tmp would be the lab machine's home of that user
-                                        "remote_tmp": str(gpu_host.host_dir(directory, spec["name"]) / "home/.ansible/tmp")}
+        host_endpoints[spec["name"]] = {
+            "host": "127.0.0.1", "port": port,
+            # Ansible's ~user/.ansible/tmp would be the lab machine's home of that user
+            "remote_tmp": str(gpu_host.host_dir(directory, spec["name"]) / "home/.ansible/tmp")}
         public = key.export_public_key("openssh").decode().split()[:2]
         known_hosts.append(f"[127.0.0.1]:{port} {' '.join(public)}\n")
 
@@ -181,7 +181,12 @@ async def serve(directory: Path) -> None:
         doc = {"switches": endpoints, "password_file": str(directory / "password")}
         if host_endpoints:
             # the `hosts:` section host commands read (docs/drift.md), with where each lab host listens
-            doc["hosts"] = {"user": host_user, "ssh_key": gpu_host.LOGIN_KEY, "servers": host_endpoints}
+            # fabricgen_root as an extra var: playbooks/hosts.yml sets it as a play var (default /), which
+            # beats any inventory var, and only an extra var beats it. Ansible templates it per host, so
+            # every host's files land below its own sandbox, never in the lab machine's /etc.
+            root = gpu_host.ROOT_TEMPLATE.format(hosts=directory / gpu_host.HOSTS_DIR)
+            doc["hosts"] = {"user": host_user, "ssh_key": gpu_host.LOGIN_KEY, "servers": host_endpoints,
+                            "extravars": {"fabricgen_root": root}}
         _write(directory / "endpoints.yml", yaml.safe_dump(doc, sort_keys=True))
 
     def provisioned(name: str) -> None:

@@ -6,10 +6,10 @@ from generator.deploy.credentials import CredentialsError, endpoint_host_vars
 
 
 def test_servers_become_host_vars():
-    section = {"user": "root", "servers": {"gpu001": {"host": "127.0.0.1", "port": 4022, "fabricgen_root": "/lab/r",
-                                                      "remote_tmp": "/lab/t"}}}
+    section = {"user": "root", "servers": {"gpu001": {"host": "127.0.0.1", "port": 4022,
+                                                      "remote_tmp": "/lab/t", "fabricgen_root": "/ignored"}}}
     assert endpoint_host_vars(section) == {"gpu001": {"ansible_host": "127.0.0.1", "ansible_port": 4022,
-                                                      "fabricgen_root": "/lab/r", "ansible_remote_tmp": "/lab/t"}}
+                                                      "ansible_remote_tmp": "/lab/t"}}
 
 
 def test_real_servers_keep_their_inventory_address():
