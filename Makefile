@@ -56,6 +56,8 @@ test-under-load: setup
 
 lint: setup
 	$(BIN)/ruff check generator tests bench napalm_nvue napalm_sonic_fabric playbooks/files
+	@# the package layers (pyproject.toml [tool.importlinter]): fails on the next up-edge
+	$(BIN)/lint-imports
 	@# the playbooks at ansible-lint's strictest profile; PATH so it finds the venv's ansible
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/ansible-lint --offline --profile production playbooks/
 

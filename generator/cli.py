@@ -180,12 +180,8 @@ def render(
             _err(f"error: {intent}: SONiC YANG validation failed; nothing written")
             raise typer.Exit(1)
     plan = result.plan
-    try:
-        # rendered and written over the CPUs, never whole in memory (issue 14); same bytes as render_files
-        out, file_count = write_render(plan, loaded.text, output, workers)
-    except OutputError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(1) from None
+    # rendered and written over the CPUs, never whole in memory (issue 14); same bytes as render_files
+    out, file_count = write_render(plan, loaded.text, output, workers)
     roles = Counter(s.role for s in plan.switches)
     tiers = ", ".join(f"{n} {r}" for r, n in sorted(roles.items()))
     typer.echo(f"{plan.fabric}: {plan.kind}, {len(plan.switches)} switches ({tiers}), {len(plan.hosts)} hosts, "
@@ -223,7 +219,7 @@ def day0(
     from generator.day0.inventory import EMPTY, InventoryError, load_inventory
     from generator.day0.kit import KitError, build_kit, check_interface, write_kit
     from generator.day0.urls import UrlError, check_base_url
-    from generator.deploy.credentials import PASSWORD_ENV
+    from generator.devices.credentials import PASSWORD_ENV
     from generator.render.output import OutputError, check_target
 
     try:
@@ -352,12 +348,18 @@ def verify(
                                                  help="ECN-marked packets/s per port before a finding")] = 1000.0,
     prefix_tolerance: Annotated[float, typer.Option("--prefix-tolerance",
                                                     help="accepted deviation of BGP prefix counts (fraction)")] = 0.1,
+    soak: Annotated[str | None, typer.Option("--soak", help="watch the switches' error counters for this long "
+                                             "(90s, 15m, 2h), reading every --interval")] = None,
 ) -> None:
     """The built fabric against the plan: cabling (LLDP), links, BGP, error/PFC/ECN counters, host RoCE.
 
     Exit 0 all passed, 3 findings, 1 could not check.
     """
-    from generator.verify.command import run_verify
+    from generator.verify.command import run_soak, run_verify
+
+    if soak is not None:
+        raise typer.Exit(run_soak(intent, duration=soak, interval_s=interval, endpoints=endpoints, limit=limit,
+                                  fmt=fmt, output=output))
 
     raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
                                 interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
@@ -383,6 +385,17 @@ def capacity(
 
 
 @app.command()
+def advise(
+    intent: IntentArg,
+    fmt: Annotated[str, format_option("table", "json", "markdown", table="text")] = "table",
+) -> None:
+    """Design advice: unit size, cable media from the rack layout, spines now or later, speeds."""
+    from generator.capacity.command import run_advise
+
+    raise typer.Exit(run_advise(intent, fmt))
+
+
+@app.command()
 def report(
     intent: IntentArg,
     output: Annotated[str, typer.Option("-o", "--output", help="HTML file to write")],
@@ -403,12 +416,34 @@ def acceptance(
                                                 help="fail a row below this share of the predicted busbw")] = 0.85,
     min_size: Annotated[str, typer.Option("--min-size", help="judge rows of at least this size (nccl-tests units)")] = "1G",
     measured: Annotated[str | None, typer.Option("--measured", help="measured points JSON (default: beside the first log)")] = None,
+    burn_in: Annotated[bool, typer.Option("--burn-in", help="with -o: write pairwise ib_write_bw rounds instead")] = False,
+    judge: Annotated[str | None, typer.Option("--judge", help="a burn-in DIR: attribute its outputs to cables")] = None,
+    snapshot: Annotated[str | None, typer.Option("--snapshot", help="write every switch's interface counters to "
+                                                 "this JSON file (the burn-in takes one around each round)")] = None,
+    endpoints: EndpointsOpt = None,
 ) -> None:
     """nccl-tests after bring-up: -o DIR writes the runs and expected busbw; --results LOG... judges the logs
     (exit 0 every planned run as expected, 3 below expectation, corrupt or not run, 1 unreadable)."""
-    from generator.acceptance.command import parse_nccl_size, run_results, run_write
+    from generator.acceptance.command import parse_nccl_size, run_burnin, run_judge, run_results, run_write
 
     intent, extra = paths[0], paths[1:]
+    if snapshot is not None:
+        if output is not None or extra or results is not None or burn_in or judge is not None:
+            _err("error: --snapshot FILE reads the switches' counters: give INTENT --snapshot FILE [--endpoints E] alone")
+            raise typer.Exit(2)
+        from generator.acceptance.snapshot import take_snapshot
+
+        raise typer.Exit(take_snapshot(intent, snapshot, endpoints))
+    if judge is not None:
+        if output is not None or extra or results is not None or burn_in:
+            _err("error: --judge DIR judges a burn-in: give INTENT --judge DIR alone")
+            raise typer.Exit(2)
+        raise typer.Exit(run_judge(intent, judge))   # a pair below 95 % of its rate (attribution.py)
+    if burn_in:
+        if output is None or extra or results is not None:
+            _err("error: --burn-in writes the burn-in rounds: give INTENT --burn-in -o DIR")
+            raise typer.Exit(2)
+        raise typer.Exit(run_burnin(intent, output))
     if results is None:
         if output is None or extra:
             _err("error: give -o DIR (write the runs) or --results LOG... (judge nccl-tests logs)")
@@ -467,7 +502,7 @@ def lab_up(
     import ipaddress
     import os
 
-    from generator.deploy.credentials import PASSWORD_ENV
+    from generator.devices.credentials import PASSWORD_ENV
     from generator.lab.control import LabDevice, LabError, LabHost
     from generator.lab.control import lab_up as start
 
@@ -667,28 +702,20 @@ def lab_down(
 
 
 def _lock_of(intent: str):
-    """(lock path, fabric name) of INTENT; one error line and exit 1 when it cannot be read."""
-    from generator.deploy.lock import LockError, lock_path
+    """(lock path, fabric name) of INTENT; a LockError when it cannot be read."""
+    from generator.deploy.lock import lock_path
 
     fabric = _load(intent).intent.fabric.name
-    try:
-        return lock_path(fabric), fabric
-    except LockError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(1) from None
+    return lock_path(fabric), fabric
 
 
 @lock_app.command("status")
 def lock_status(intent: IntentArg) -> None:
     """Who holds the deploy lock of INTENT's fabric: exit 0 free, 3 held (or stale), 1 unreadable."""
-    from generator.deploy.lock import LockError, read_holder
+    from generator.deploy.lock import read_holder
 
     path, fabric = _lock_of(intent)
-    try:
-        holder = read_holder(path, fabric)
-    except LockError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(1) from None
+    holder = read_holder(path, fabric)
     if holder is None:
         typer.echo(f"fabric {fabric!r}: not locked (lock file {path})")
         raise typer.Exit(0)
@@ -703,29 +730,25 @@ def lock_break(
     yes: Annotated[bool, typer.Option("--yes", help="do not ask")] = False,
 ) -> None:
     """Remove the deploy lock of INTENT's fabric (a stale one, after checking the switches)."""
-    from generator.deploy.lock import LockError, break_lock, read_holder
+    from generator.deploy.lock import break_lock, read_holder
 
     path, fabric = _lock_of(intent)
-    try:
-        holder = read_holder(path, fabric)
-        if holder is None:
-            typer.echo(f"fabric {fabric!r}: not locked; nothing to break (lock file {path})")
-            raise typer.Exit(0)
-        if holder.local and isinstance(holder.pid, int) and not holder.stale:
-            _err(f"error: {holder.describe()} is still running; stop it (kill -TERM {holder.pid} rolls back "
-                 "its pending commits and releases the lock) instead of breaking its lock")
+    holder = read_holder(path, fabric)
+    if holder is None:
+        typer.echo(f"fabric {fabric!r}: not locked; nothing to break (lock file {path})")
+        raise typer.Exit(0)
+    if holder.local and isinstance(holder.pid, int) and not holder.stale:
+        _err(f"error: {holder.describe()} is still running; stop it (kill -TERM {holder.pid} rolls back "
+             "its pending commits and releases the lock) instead of breaking its lock")
+        raise typer.Exit(1)
+    if not yes:
+        if not sys.stdin.isatty():
+            _err("error: refusing to break the lock without confirmation: stdin is not a terminal; pass --yes")
             raise typer.Exit(1)
-        if not yes:
-            if not sys.stdin.isatty():
-                _err("error: refusing to break the lock without confirmation: stdin is not a terminal; pass --yes")
-                raise typer.Exit(1)
-            if not typer.confirm(f"break the deploy lock of {holder.describe()}?", default=False, err=True):
-                _err("lock kept")
-                raise typer.Exit(1)
-        break_lock(holder)
-    except LockError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(1) from None
+        if not typer.confirm(f"break the deploy lock of {holder.describe()}?", default=False, err=True):
+            _err("lock kept")
+            raise typer.Exit(1)
+    break_lock(holder)      # a LockError is the CLI's one catch (cli_config.ConfigCommand.invoke)
     typer.echo(f"broke the deploy lock of fabric {fabric!r}: {holder.describe()} (was {path})")
 
 

@@ -36,6 +36,7 @@ from typer.core import TyperCommand
 
 from generator.cli_options import CONFIG_CHECK
 from generator.common.bounded_read import ReadRefused
+from generator.common.errors import FabricgenError
 from generator.common.trusted_file import read_trusted
 
 CONFIG_ENV = "FABRICGEN_CONFIG"
@@ -49,8 +50,10 @@ TOP_KEYS = ("endpoints", *ENV_PATHS, "defaults")
 COMMAND_LINE_ONLY = {"yes", "accept-new-host-keys"}
 
 
-class ConfigError(Exception):
+class ConfigError(FabricgenError):
     """One line: file[:line]: what is wrong and what to do."""
+
+    exit_code = 2
 
 
 def _where(path: Path, text: str, key: str) -> str:
@@ -196,6 +199,14 @@ class ConfigCommand(TyperCommand):
             if found:
                 ctx.default_map = {**found, **(ctx.default_map or {})}
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: typer.Context):
+        # the one place a library's refusal becomes its line on stderr and the command's exit code
+        try:
+            return super().invoke(ctx)
+        except FabricgenError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
 
 
 def _first_argument(command, ctx: typer.Context, args: list[str]) -> str | None:

@@ -67,7 +67,7 @@ def endpoints_readable(ctx: typer.Context, value: str | None) -> str | None:
     """An --endpoints file that cannot be read is one line and exit 1, before the command starts."""
     if value is None or ctx.resilient_parsing:
         return value
-    from generator.deploy.credentials import CredentialsError
+    from generator.devices.credentials import CredentialsError
     from generator.devices.endpoints_file import check_endpoints_file
 
     try:

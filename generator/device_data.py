@@ -22,11 +22,13 @@ from typing import Any
 
 import yaml
 
+from generator.common.errors import FabricgenError
+
 MAX_DEVICE_BYTES = 32 * 1024 * 1024
 MAX_DEVICE_DEPTH = 64
 
 
-class DeviceDataError(ValueError):
+class DeviceDataError(FabricgenError, ValueError):
     """One line: what the device printed that is refused, and why."""
 
 

@@ -139,7 +139,7 @@ def redact_tree(os_name: str | None, tree: Any, path: tuple[str, ...] = ()) -> A
     return tree
 
 
-# --- dotted paths as generator/gitops/structured_diff.join_path writes them -----------------------
+# --- dotted paths as generator/common/structured_diff.join_path writes them -----------------------
 _PATH_TOKEN = re.compile(r'\.?([A-Za-z0-9_-]+)|\[("(?:[^"\\]|\\.)*")\]')
 
 
@@ -156,7 +156,7 @@ def split_path(path: str) -> tuple[str, ...] | None:
 
 
 def _join(parts: tuple[str, ...]) -> str:
-    from generator.gitops.structured_diff import join_path
+    from generator.common.structured_diff import join_path
 
     out = ""
     for p in parts:

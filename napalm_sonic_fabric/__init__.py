@@ -1,5 +1,5 @@
 """napalm community-driver entry point: napalm.get_network_driver("sonic_fabric")."""
 
-from generator.deploy.drivers.sonic import SonicDriver
+from generator.devices.sonic import SonicDriver
 
 __all__ = ["SonicDriver"]

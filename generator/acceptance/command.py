@@ -2,6 +2,8 @@
 
     acceptance INTENT -o DIR          write runs, scripts and expected.json (0, 1)
     acceptance INTENT --results LOG.. judge nccl-tests logs, write measured.json (0, 1, 3)
+    acceptance INTENT --burn-in -o DIR  write the ib_write_bw burn-in rounds (burnin.py) (0, 1)
+    acceptance INTENT --judge DIR       the burn-in's outputs attributed to cables (burnin_judge.py) (0, 1, 3)
 
 Exit 0 only when every planned run has a log judged as expected: a planned run without a
 log is listed `not run` and makes the exit 3, like a run below expectation.
@@ -26,13 +28,14 @@ from generator.acceptance.runs import RunSet, plan_runs
 from generator.acceptance.scripts import script_files
 from generator.acceptance.writer import OutputRefused, sha256, write_output
 from generator.common.atomic_write import write_atomic
+from generator.common.errors import FabricgenError
 from generator.safe_text import for_terminal
 
 GENERATOR = f"fabricgen {__version__}"
 MEASURED_FILE = "measured.json"
 
 
-class AcceptanceError(Exception):
+class AcceptanceError(FabricgenError):
     def __init__(self, *lines: str):
         super().__init__(lines[0] if lines else "")
         self.lines = list(lines)
@@ -144,3 +147,44 @@ def run_results(intent_path: str, logs: list[str], *, min_fraction: float = DEFA
     print(for_terminal(f"measured points -> {target}"))
     # DESIGN: the exit is 3 unless every planned run was judged as expected
     return 0 if not missing and all(r.ok for r in results) else 3
+
+
+def run_burnin(intent_path: str, output: str) -> int:
+    from generator.acceptance.burnin_command import BurninRefused, burnin_files, write_burnin
+
+    try:
+        loaded, plan, _runs, predictor = _prepare(intent_path)
+        files, rounds, notes = burnin_files(loaded, plan, predictor.efficiency, GENERATOR)
+        out = write_burnin(files, output)
+    except AcceptanceError as exc:
+        _err(*exc.lines)
+        return 1
+    except BurninRefused as exc:
+        _err(f"error: {exc}")
+        return 1
+    except OSError as exc:
+        _err(f"error: {output}: cannot write: {exc.strerror or exc}; check the path and its permissions")
+        return 1
+    pairs = sum(len(r.pairs) for r in rounds)
+    print(f"{plan.fabric}: {len(rounds)} burn-in round(s), {pairs} ib_write_bw pair(s), {len(files)} files -> {out}")
+    for note in notes:
+        print(for_terminal(f"note: {note}"))
+    return 0
+
+
+def run_judge(intent_path: str, directory: str, min_fraction: float | None = None) -> int:
+    from generator.acceptance.burnin_judge import JudgeError, PerftestError
+    from generator.acceptance.burnin_judge import run_judge as judge
+
+    try:
+        loaded, _plan, _runs, _predictor = _prepare(intent_path)
+        code, lines = judge(loaded.text, directory, *([] if min_fraction is None else [min_fraction]))
+    except AcceptanceError as exc:
+        _err(*exc.lines)
+        return 1
+    except (JudgeError, PerftestError) as exc:
+        _err(f"error: {exc}")
+        return 1
+    for line in lines:
+        print(for_terminal(line))
+    return code

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.common.errors import FabricgenError
 
 # The leading "#" is optional: logs pasted through Markdown (issue trackers, wikis) lose it.
 _VERSION = re.compile(r"^\s*#?\s*nccl-tests version\s+(\S+)")
@@ -54,7 +55,7 @@ _TIME_COLUMNS = ("time", "cputime")
 MAX_LOG_BYTES = 64 << 20
 
 
-class LogError(Exception):
+class LogError(FabricgenError):
     """One line that names the file and says what is wrong with it."""
 
 

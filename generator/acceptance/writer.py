@@ -15,12 +15,13 @@ from pathlib import Path
 
 from generator.acceptance.expected import EXPECTED_FILE, SCHEMA
 from generator.common.atomic_write import write_atomic
+from generator.common.errors import FabricgenError
 
 EXPECTED = EXPECTED_FILE
 EXECUTABLE = (".sh", ".sbatch")
 
 
-class OutputRefused(Exception):
+class OutputRefused(FabricgenError):
     """One line: why DIR cannot take the output."""
 
 

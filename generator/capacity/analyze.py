@@ -74,7 +74,7 @@ def analyze(intent: Intent, message_bytes: int | None = None, *, naive_guide: bo
     step = None
     w = intent.workload
     if w is not None and w.step_compute_ms:
-        step = StepCost(w.step_compute_ms / 1000, ar.chosen.time_s, figures.gpus, w.gpu_hour_usd)
+        step = StepCost(w.step_compute_ms / 1000, ar.chosen.time_s, figures.gpus, w.gpu_hour_usd, w.comm_overlap)
     return Analysis(intent=intent, plan=plan, figures=figures, gpu=gpu, gpu_assumed=t.gpu is None,
                     bisection_gbps=bisection, allreduce=ar, message_source=source,
                     naive=naive_time(size, naive_bis, guide_example=is_guide_example(

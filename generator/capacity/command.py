@@ -21,7 +21,8 @@ JSON shape (`--format json`, schema "fabricgen.capacity/1"; keys are only ever a
                                    "latency_s", "busbw_ceiling_GBps", "nccl_candidate"}]},
      "step": null | {"compute_s", "comm_s", "gpus", "hours_per_month",
                      "no_overlap": {"comm_share", "gpu_hours_lost_per_month", "usd_lost_per_month"},
-                     "overlap": {...same keys...}},
+                     "overlap": {...same keys...}, "model": str,
+                     "intent_overlap": {"overlap", ...same keys...}},   # only with workload.comm_overlap
      "naive": {"time_s": float, "bisection_tbps": float, "efficiency": 0.7, "guide_mode": bool,
                "guide_example": bool, "ratio": float, "worked": str, "why_wrong": str},
      "bom": [{"category": "switch|nic-port|transceiver|cable|fibre", "item", "detail", "quantity"}],
@@ -30,7 +31,8 @@ JSON shape (`--format json`, schema "fabricgen.capacity/1"; keys are only ever a
      "what_if": [{"key", "value", "ok", "error", "algorithm", "time_s", "busbw_GBps", "algbw_GBps",
                   "bisection_tbps", "naive_time_s", "switches", "comm_share_no_overlap",
                   "comm_share_overlap"}],
-     "plots": [paths written under -o DIR]}
+     "plots": [paths written under -o DIR],
+     "advice": [...as `fabricgen advise --format json` "suggestions"]}
 
 PHASE (installed: the compiled plan, top tier in full; full: the build-out plan):
     {"nodes": int, "gpus": int, "switch_count": int,
@@ -60,6 +62,7 @@ from generator.capacity.gpus import UnknownGpu
 from generator.capacity.shape import capacity_json
 from generator.capacity.text import render_text
 from generator.capacity.whatif import Variant, WhatIfError, load_base_data, run_what_if
+from generator.common.errors import FabricgenError
 from generator.intent.loader import IntentError, LoadedIntent, load_intent
 from generator.intent.units import parse_size
 from generator.plan.topology import CompileError
@@ -68,7 +71,7 @@ from generator.render.output import OutputError, check_target
 FORMATS = ("text", "json", "markdown")
 
 
-class CapacityInputError(Exception):
+class CapacityInputError(FabricgenError):
     """Bad input; each line of `lines` is printed as is on stderr."""
 
     def __init__(self, *lines: str):
@@ -176,13 +179,23 @@ def run_capacity(intent_path: str, *, message_size: str | None, what_if: list[st
             return 1
     else:
         written = []
+    advice = _advice(loaded, analysis)
     if fmt == "json":
-        sys.stdout.write(json.dumps(capacity_json(analysis, rows, written), indent=2, sort_keys=False) + "\n")
+        doc = capacity_json(analysis, rows, written)
+        doc["advice"] = [s.as_dict() for s in advice.suggestions]
+        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
     else:
-        sys.stdout.write(render_text(analysis, rows, markdown=fmt == "markdown"))
+        sys.stdout.write(render_text(analysis, rows, markdown=fmt == "markdown", advice=advice))
         if written:
             sys.stdout.write("\nwritten: " + ", ".join(written) + "\n")
     return 0
+
+
+def _advice(loaded: LoadedIntent, analysis: Analysis):
+    """The suggestions of `fabricgen advise` for the capacity section and the report (no speed table)."""
+    from generator.capacity.advise import advise
+
+    return advise(analysis, load_base_data(loaded.text), with_speeds=False)
 
 
 def run_report(intent_path: str, output: str) -> int:
@@ -195,7 +208,7 @@ def run_report(intent_path: str, output: str) -> int:
         for line in exc.lines:
             print(line, file=sys.stderr)
         return 1
-    path = write_report(loaded, analysis, rows, output)
+    path = write_report(loaded, analysis, rows, output, _advice(loaded, analysis))
     print(f"wrote {path}")
     return 0
 
@@ -205,3 +218,25 @@ def _default_what_ifs(loaded: LoadedIntent) -> list[str]:
     speeds = sorted({200, 400, 800, loaded.intent.topology.nic_speed})
     rails = sorted({1, 2, 4, 8, loaded.intent.topology.rails})
     return ["nic_speed=" + ",".join(f"{s}G" for s in speeds), "rails=" + ",".join(str(r) for r in rails)]
+
+
+def run_advise(intent_path: str, fmt: str) -> int:
+    """`fabricgen advise`: 0 with the advice on stdout (none to give is not an error), 1 on bad input."""
+    from generator.capacity.advise import advise
+    from generator.capacity.advise_text import render_advice
+
+    try:
+        if fmt not in FORMATS:
+            raise CapacityInputError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+        loaded = _load(intent_path)
+        analysis, _ = build(loaded, None, [], False)
+    except CapacityInputError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return 1
+    advice = advise(analysis, load_base_data(loaded.text))
+    if fmt == "json":
+        sys.stdout.write(json.dumps(advice.as_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_advice(advice, markdown=fmt == "markdown"))
+    return 0

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from generator.common.errors import FabricgenError
+
 
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
@@ -47,7 +49,7 @@ _CATALOG: dict[str, GpuSpec] = {g.name: g for g in (
 DEFAULT_GPU = "H100"
 
 
-class UnknownGpu(ValueError):
+class UnknownGpu(FabricgenError, ValueError):
     def __init__(self, name: str):
         super().__init__(f"unknown GPU model {name!r} in topology.gpu: use one of {', '.join(known_gpus())}")
         self.name = name

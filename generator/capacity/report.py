@@ -48,7 +48,7 @@ def _cards(a: Analysis) -> str:
         ("naive-time", fmt_time(a.naive.time_s), f"naive bytes x 8 / bisection ({ratio:,.0f}x too optimistic)", "bad"),
     ]
     if a.step is not None:
-        cards.append(("comm-share", f"{a.step.share_no_overlap * 100:.0f} %", "communication share of a step", ""))
+        cards.append(("comm-share", f"{a.step.share_no_overlap * 100:.0f} %", "communication share of a step (data-parallel all-reduce, no overlap)", ""))
     return '<div class="cards">' + "".join(
         f'<div class="card {cls}" id="{cid}"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>'
         for cid, v, k, cls in cards) + "</div>"
@@ -76,7 +76,24 @@ def _findings(loaded: LoadedIntent) -> str:
     return f'<table id="findings"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def render_html(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]]) -> str:
+def _advice(advice) -> list[str]:
+    """The suggestions of `fabricgen advise`, each with its figures and the YAML that applies it."""
+    from generator.capacity.advise_text import layout_line, runs_line
+
+    out = ['<h2 id="advice">Design advice</h2>', f'<p class="note">{_e(layout_line(advice))}; {_e(runs_line(advice))}</p>']
+    if not advice.suggestions:
+        out.append("<p>none: the intent already takes the advice fabricgen knows how to give</p>")
+    for i, s in enumerate(advice.suggestions, start=1):
+        out.append(f'<h3 class="suggestion">{i}. [{_e(s.kind)}] {_e(s.title)}</h3><p>{_e(s.why)}</p>')
+        out.append(_table(["figure", "now", "with the change"], [list(r) for r in s.rows]))
+        if s.bom_delta:
+            out.append(_table([f"BOM ({s.bom_scope})", "item", "now", "with the change"],
+                              [[c, item, f"{x:,}", f"{y:,}"] for c, item, x, y in s.bom_delta]))
+        out.append(f'<pre class="change">{_e(s.yaml())}</pre>')
+    return out
+
+
+def render_html(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]], advice=None) -> str:
     svg, engine = topology_svg(a.plan)
     f = a.figures
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -102,6 +119,8 @@ def render_html(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]]
             rows_for = next((w for w in what_ifs if w and w[0].key == key), None)
             if rows_for and any(v.analysis is not None for v in rows_for):
                 parts.append(f'<div class="plot">{_svg_body(what_if_svg(rows_for))}</div>')
+    if advice is not None:
+        parts += _advice(advice)
     parts.append("<h2>Validation findings</h2>")
     parts.append(_findings(loaded))
     parts.append('<p class="note">All-reduce model: alpha-beta with NIC efficiency calibrated on published '
@@ -115,7 +134,8 @@ def _svg_body(svg: str) -> str:
     return svg[start:] if start >= 0 else svg
 
 
-def write_report(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]], output: str) -> Path:
+def write_report(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]], output: str,
+                 advice=None) -> Path:
     path = Path(output)
-    write_atomic(path, render_html(loaded, a, what_ifs))
+    write_atomic(path, render_html(loaded, a, what_ifs, advice))
     return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from generator.capacity.analyze import Analysis
+from generator.capacity.cost import MODEL
 from generator.capacity.growth import bom_pairs, role_counts, top_tier_note
 from generator.capacity.naive import WHY, guide_ms
 from generator.capacity.whatif import Variant
@@ -81,13 +82,17 @@ def sections(a: Analysis, what_ifs: list[list[Variant]]) -> list[tuple[str, list
     if a.step is not None:
         s = a.step
         rows = []
-        for label, share in (("no overlap", s.share_no_overlap), ("with overlap", s.share_overlap)):
+        shares = [("no overlap", s.share_no_overlap), ("with overlap", s.share_overlap)]
+        if s.overlap is not None:
+            shares.append((f"{s.overlap:.0%} overlap (workload.comm_overlap)", s.share_at(s.overlap)))
+        for label, share in shares:
             usd = s.usd_lost(share)
             rows.append([label, fmt_pct(share), f"{s.gpu_hours_lost(share):,.0f}",
                          "-" if usd is None else f"${usd:,.0f}"])
         out.append((f"Communication cost per step ({fmt_time(s.compute_s)} compute, {fmt_time(s.comm_s)} all-reduce)",
                     ["schedule", "comm share", "GPU-hours lost / month", "cost / month"], rows,
-                    f"{s.gpus} GPUs running 730 h a month"))
+                    f"{s.gpus} GPUs running 730 h a month; model: {MODEL} (no overlap: after the backward "
+                    "pass; with overlap: hidden behind it as far as compute lasts)"))
     out.append(("Bill of materials", ["category", "item", "detail", "quantity"],
                 [[b.category, b.item, b.detail, f"{b.quantity:,}"] for b in a.bom], ""))
     for what_if in what_ifs:
@@ -143,7 +148,8 @@ def build_out_section(a: Analysis) -> tuple[str, list[str], list[list[str]], str
             rows, top_tier_note(a))
 
 
-def render_text(a: Analysis, what_ifs: list[list[Variant]], markdown: bool = False) -> str:
+def render_text(a: Analysis, what_ifs: list[list[Variant]], markdown: bool = False, advice=None) -> str:
+    """ADVICE (generator.capacity.advise.Advice): its suggestions as a last section, one row each."""
     parts = []
     title = f"fabricgen capacity: {a.plan.fabric}"
     parts.append(f"# {title}" if markdown else title)
@@ -152,4 +158,10 @@ def render_text(a: Analysis, what_ifs: list[list[Variant]], markdown: bool = Fal
         parts.append(table(headers, rows, markdown))
         if note:
             parts.append(f"\n{note}" if markdown else note)
+    if advice is not None:
+        from generator.capacity.advise_text import ADVICE_HEADERS, ADVICE_NOTE, advice_summary
+
+        parts.append("\n## Design advice\n" if markdown else "\nDesign advice")
+        parts.append(table(ADVICE_HEADERS, advice_summary(advice), markdown) if advice.suggestions else "none")
+        parts.append(f"\n{ADVICE_NOTE}" if markdown else ADVICE_NOTE)
     return "\n".join(parts) + "\n"

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from generator.capacity.analyze import Analysis, analyze
 from generator.capacity.gpus import UnknownGpu
 from generator.common.bounded_yaml import load_bounded
+from generator.common.errors import FabricgenError
 from generator.intent.loader import format_path
 from generator.intent.model import Intent
 from generator.plan.topology import CompileError
@@ -30,7 +31,7 @@ SHORT_KEYS = {
 }
 
 
-class WhatIfError(ValueError):
+class WhatIfError(FabricgenError, ValueError):
     """Bad --what-if input; the message is the one line the user sees."""
 
 

@@ -15,14 +15,18 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
 
-class ReadRefused(OSError):
+
+class ReadRefused(FabricgenError, OSError):
     """Why a file was not read, as one line without the path (callers say where). KIND: "type",
-    "size", "link", "read" or "text"; SIZE: the size found when KIND is "size"."""
+    "size", "link", "read", "trust" or "text"; SIZE: the size found when KIND is "size"; REASON:
+    the system's words (strerror) when KIND is "read", for callers that phrase their own line."""
 
-    def __init__(self, message: str, kind: str = "read", size: int | None = None, mode: int | None = None):
+    def __init__(self, message: str, kind: str = "read", size: int | None = None, mode: int | None = None,
+                 reason: str | None = None):
         super().__init__(message)
-        self.message, self.kind, self.size, self.mode = message, kind, size, mode
+        self.message, self.kind, self.size, self.mode, self.reason = message, kind, size, mode, reason
 
     def __str__(self) -> str:
         return self.message
@@ -42,7 +46,7 @@ def read_bounded(path: str | Path, limit: int, *, follow_symlinks: bool = True, 
     except OSError as exc:
         if not follow_symlinks and exc.errno == errno.ELOOP:     # O_NOFOLLOW met a symbolic link
             raise ReadRefused("a symbolic link, not a file: give the file itself", "link") from None
-        raise ReadRefused(f"cannot read: {exc.strerror or exc}") from None
+        raise ReadRefused(f"cannot read: {exc.strerror or exc}", reason=exc.strerror or str(exc)) from None
     try:
         st = os.fstat(fd)           # before fdopen, which refuses a directory with its own error
         if not stat.S_ISREG(st.st_mode):

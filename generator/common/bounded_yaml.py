@@ -17,12 +17,14 @@ from typing import Any
 
 import yaml
 
+from generator.common.errors import FabricgenError
+
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024   # the intent's limit (loader.py); no other file is larger
 MAX_NODES = 1_000_000                 # what a 4 MiB file of one-character list items could hold
 MAX_DEPTH = 64
 
 
-class YamlRefused(ValueError):
+class YamlRefused(FabricgenError, ValueError):
     """One line: LINE (1-based, or None) and what is wrong; callers add the file."""
 
     def __init__(self, line: int | None, message: str):
@@ -93,25 +95,7 @@ def _check_size(text: str, max_bytes: int) -> None:
         raise YamlRefused(None, f"more than {max_bytes} bytes: not a file fabricgen reads; check the path")
 
 
-def compose_bounded(text: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_nodes: int = MAX_NODES) -> yaml.Node | None:
-    """The node tree of TEXT (None when empty), checked against all three limits."""
-    _check_size(text, max_bytes)
-    loader = BoundedLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is not None:
-            check_expansion(node, max_nodes)
-        return node
-    except TooDeep as exc:
-        raise _too_deep(exc.mark.line + 1) from None
-    except yaml.YAMLError as exc:
-        raise _syntax(exc) from None
-    finally:
-        loader.dispose()
-
-
-def load_bounded(text: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_nodes: int = MAX_NODES) -> Any:
-    """yaml.safe_load(TEXT) within the three limits (None for an empty document)."""
+def _bounded(text: str, max_bytes: int, max_nodes: int, construct: bool) -> Any:
     _check_size(text, max_bytes)
     loader = BoundedLoader(text)
     try:
@@ -119,13 +103,23 @@ def load_bounded(text: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_nodes: in
         if node is None:
             return None
         check_expansion(node, max_nodes)
-        return loader.construct_document(node)
+        return loader.construct_document(node) if construct else node
     except TooDeep as exc:
         raise _too_deep(exc.mark.line + 1) from None
     except yaml.YAMLError as exc:
         raise _syntax(exc) from None
     finally:
         loader.dispose()
+
+
+def compose_bounded(text: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_nodes: int = MAX_NODES) -> yaml.Node | None:
+    """The node tree of TEXT (None when empty), checked against all three limits."""
+    return _bounded(text, max_bytes, max_nodes, construct=False)
+
+
+def load_bounded(text: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_nodes: int = MAX_NODES) -> Any:
+    """yaml.safe_load(TEXT) within the three limits (None for an empty document)."""
+    return _bounded(text, max_bytes, max_nodes, construct=True)
 
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "BoundedLoader", "TooDeep", "YamlRefused", "check_expansion", "compose_bounded",

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 from generator import __version__
 from generator.common.crypt3 import crypt
+from generator.common.errors import FabricgenError
 from generator.day0.inventory import Inventory
 from generator.day0.kea import gateway
-from generator.deploy.credentials import PASSWORD_ENV
-from generator.deploy.drivers.nvue import NVUE_ERROR_PREFIX
+from generator.devices.credentials import PASSWORD_ENV
+from generator.devices.nvue import NVUE_ERROR_PREFIX
 from generator.plan.model import FabricPlan
 from generator.render.environment import template
 from generator.render.nvue import NEW_SYNTAX
@@ -40,7 +41,7 @@ def release(plan: FabricPlan) -> str:
     return f"{major}.{minor}"
 
 
-class LoginError(ValueError):
+class LoginError(FabricgenError, ValueError):
     """One line: the kit could not set the deploy user's password (nothing was written)."""
 
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
 from generator.plan.model import FabricPlan
 
 HEADER = ("name", "serial", "mac")
@@ -24,7 +25,7 @@ _SERIAL = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._/-]{0,63}\Z")
 LIMIT = 16 << 20          # a 10k-device inventory is well under 1 MB
 
 
-class InventoryError(ValueError):
+class InventoryError(FabricgenError, ValueError):
     """One line naming file:line, what is wrong and what to do."""
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ipaddress
 import json
 
+from generator.common.errors import FabricgenError
 from generator.day0.inventory import Inventory
 from generator.day0.urls import check_option_length, file_url
 from generator.plan.model import FabricPlan
@@ -39,7 +40,7 @@ CUMULUS_TEST = "substring(option[60].hex,0,13) == 'cumulus-linux'"
 CUMULUS_SCRIPT = "ztp/cumulus-ztp.sh"
 
 
-class KeaError(ValueError):
+class KeaError(FabricgenError, ValueError):
     """One line: why no Kea config can be written for this plan and inventory."""
 
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
 from generator.day0 import cumulus_ztp, kea, sonic_ztp
 from generator.day0.inventory import Inventory, missing_switches, missing_warning
 from generator.day0.urls import UrlError, check_base_url
@@ -29,7 +30,7 @@ DEFAULT_INTERFACE = "eth0"
 _INTERFACE = re.compile(r"\A(\*|[A-Za-z0-9_.:@-]{1,15}(/[0-9.]{7,15})?)\Z")
 
 
-class KitError(ValueError):
+class KitError(FabricgenError, ValueError):
     """One line: why the kit cannot be built (nothing was written)."""
 
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from generator.common.errors import FabricgenError
+
 OPTION_MAX = 255
 _BAD = re.compile(r"[\s\"'`\\,<>{}|^]")
 
 
-class UrlError(ValueError):
+class UrlError(FabricgenError, ValueError):
     """One line: why --url cannot be used."""
 
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.common.errors import FabricgenError
 from generator.device_data import DeviceDataError, parse_json
 
 HEADER = ("# Written by `fabricgen hosts discover`: the rail NICs each host reported "
@@ -66,7 +67,7 @@ _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
-class DiscoveryError(ValueError):
+class DiscoveryError(FabricgenError, ValueError):
     """A host's answer is not what fabricgen_nics.py prints."""
 
 
@@ -285,7 +286,7 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
     """Exit 0: every host read and the file written; 1: a host could not be read (the file is still
     written with what was read and kept), or nothing could be run."""
     from generator.common.atomic_write import write_atomic
-    from generator.deploy.credentials import CredentialsError, endpoint_host_access, endpoint_host_vars
+    from generator.devices.credentials import CredentialsError, endpoint_host_access, endpoint_host_vars
     from generator.render.inventory import render_inventory
 
     out_stream = stdout or sys.stdout

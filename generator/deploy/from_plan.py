@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator import __version__
+from generator.common.errors import FabricgenError
 from generator.gitops.saved_plan import PlanFileError, moved, read_plan_file
 
 
@@ -20,7 +21,7 @@ class Planned:
     running: dict[str, str] | None        # switch -> running-config sha256 when the plan was made
 
 
-class PlanRefused(Exception):
+class PlanRefused(FabricgenError):
     """The plan cannot be applied; `lines` says why, one thing per line."""
 
     def __init__(self, lines: list[str], *, unreadable: bool = False):

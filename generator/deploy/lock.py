@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.common.errors import FabricgenError
 
 STATE_ENV = "FABRICGEN_STATE_DIR"
 SHARED_STATE_DIR = Path("/var/lib/fabricgen")
@@ -42,7 +43,7 @@ LOCK_NAME = "deploy.lock"
 MAX_LOCK_BYTES = 4096
 
 
-class LockError(RuntimeError):
+class LockError(FabricgenError, RuntimeError):
     """Another deploy holds the lock, or a stale lock needs a person's attention."""
 
 

@@ -17,7 +17,7 @@ import os
 
 from pydantic import ValidationError
 
-from generator.deploy.credentials import CredentialsError
+from generator.devices.credentials import CredentialsError
 
 CONFIRM_ENV = "FABRICGEN_CONFIRM_TIMEOUT"
 SSH_TIMEOUT_ENV = "FABRICGEN_SSH_TIMEOUT"

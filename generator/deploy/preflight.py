@@ -15,9 +15,10 @@ import hmac
 from collections.abc import Callable
 
 from generator.common import crypt3
+from generator.common.errors import FabricgenError
 
 
-class PreflightError(RuntimeError):
+class PreflightError(FabricgenError, RuntimeError):
     """The deploy would lock fabricgen out; the message says where and what to do (one line)."""
 
 

@@ -22,23 +22,20 @@ release the lock and exit 130/143.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from generator.common.selection import matching
 from generator.deploy.candidate import build_candidate
-from generator.deploy.credentials import Access, CredentialsError, Target, resolve_access
 from generator.deploy.day0_evidence import evidence as day0_evidence
-from generator.deploy.drivers.factory import switch_driver
 from generator.deploy.guard import GuardContext, check_diff, touches_access
 from generator.deploy.interrupt import Interrupted, StopSignals
 from generator.deploy.lock import DeployLock, LockError, lock_path
@@ -59,7 +56,9 @@ from generator.deploy.report import (
 )
 from generator.deploy.sonic_guard import check_patch, provision_refusal, refusal_line
 from generator.deploy.waves import Wave, WaveDevice, natural_key, plan_waves
-from generator.devices.sessions import pool_size
+from generator.devices.credentials import Access, CredentialsError, Target, resolve_access
+from generator.devices.factory import switch_driver
+from generator.devices.sessions import KeptSessions, close_quietly, for_each, open_driver, pool_size
 from generator.render.managed import ManagedSet, comparable, first_difference, for_plan
 from generator.render.nvue_document import DocumentError, load_tree
 from generator.render.sonic_managed import ProvisionError, SonicManaged, provision_config
@@ -111,10 +110,8 @@ class Job:
     run_id: str | None = None                 # names this run's files on the switches
     stop: threading.Event = field(default_factory=threading.Event)   # SIGINT/SIGTERM arrived
     stop_reason: str = "interrupted"
-    # The backup + diff session of each switch to change, kept for its wave: one login per switch
-    # for the whole deploy unless the switch needs another (issue 26). Closed when not used.
-    sessions: dict[str, object] = field(default_factory=dict)
-    sessions_lock: threading.Lock = field(default_factory=threading.Lock)
+    # The backup + diff session of each switch to change, kept for its wave (devices/sessions.py).
+    logins: KeptSessions = field(init=False)
     _parsed: dict[str, dict] = field(default_factory=dict)
     # deploy --plan made with --endpoints: each switch's running-config sha256 when the plan was made
     # (devices/running_digest.py); a switch that runs anything else is refused, and named in `moved`.
@@ -132,28 +129,8 @@ class Job:
             parsed = self._parsed[name] = json.loads(self.rendered[name])
         return parsed
 
-    def keep_session(self, name: str, driver) -> None:
-        with self.sessions_lock:
-            self.sessions[name] = driver
-
-    def take_session(self, name: str):
-        """The switch's kept session if it is still alive, else a new login."""
-        with self.sessions_lock:
-            driver = self.sessions.pop(name, None)
-        if driver is not None:
-            try:
-                if driver.is_alive().get("is_alive"):
-                    return driver
-            except Exception:  # noqa: BLE001 - a dead session is replaced, whatever it says
-                pass
-            _close(driver)
-        return _open(self, name)
-
-    def close_sessions(self) -> None:
-        with self.sessions_lock:
-            left, self.sessions = list(self.sessions.values()), {}
-        for driver in left:
-            _close(driver)
+    def __post_init__(self) -> None:
+        self.logins = KeptSessions(lambda name: _open(self, name))
 
     @property
     def os_release(self) -> tuple[int, int]:
@@ -185,20 +162,8 @@ def _driver(job: Job, target: Target):
 
 
 def _open(job: Job, name: str):
-    driver = _driver(job, job.access.targets[name])
-    if job.accept_new_host_keys:
-        with job.known_hosts_lock:
-            driver.open()
-    else:
-        driver.open()
-    return driver
-
-
-def _close(driver) -> None:
-    try:
-        driver.close()
-    except Exception:  # noqa: BLE001 - closing a dead session must not hide the real error
-        pass
+    return open_driver(_driver(job, job.access.targets[name]),
+                       job.known_hosts_lock if job.accept_new_host_keys else None)
 
 
 def _config_mismatch(job: Job, running: str, rendered: str, name: str = "") -> str | None:
@@ -387,14 +352,14 @@ def _prepare(job: Job, name: str) -> None:
         result.diff_lines = len(diff.splitlines())
         result.status = WOULD_CHANGE if diff else UNCHANGED
         if diff:
-            job.keep_session(name, driver)       # its wave commits over this login
+            job.logins.keep(name, driver)       # its wave commits over this login
             driver = None
     except Exception as exc:  # noqa: BLE001 - every device failure is reported, none aborts the others
         result.status, result.message = FAILED, job.scrub(_message(exc))
         result.refused = name in job.refused
     finally:
         if driver is not None:
-            _close(driver)
+            close_quietly(driver)
 
 
 # --- phase 2: one wave -----------------------------------------------------
@@ -417,7 +382,7 @@ class WaveRun:
         driver = None
         committed = False
         try:
-            driver = job.take_session(name)
+            driver = job.logins.take(name)
             # Between the backup and now another operator may have started something here.
             _refuse_foreign_pending(driver)
             # Rebuilt from a fresh read: what the switch holds now is what the replace keeps.
@@ -440,7 +405,7 @@ class WaveRun:
             driver.commit_config(message="fabricgen deploy", revert_in=job.revert_in)
             relogged = getattr(driver, "reconnects", 0) > logins      # the commit's reload logged in again
             if (self._needs_new_login(diff) and not relogged) or not driver.is_alive().get("is_alive"):
-                _close(driver)
+                close_quietly(driver)
                 driver = None
             try:
                 driver = self._post_check(name, driver)
@@ -457,7 +422,7 @@ class WaveRun:
                 driver = None
         finally:
             if driver is not None:
-                _close(driver)
+                close_quietly(driver)
 
     def _needs_new_login(self, diff: str) -> bool:
         """The post-check logs in afresh when the change touched the way in: on Cumulus a diff
@@ -482,7 +447,7 @@ class WaveRun:
             if mismatch:
                 raise DeviceFailed(mismatch)
         except BaseException:
-            _close(driver)
+            close_quietly(driver)
             raise
         return driver
 
@@ -491,7 +456,7 @@ class WaveRun:
         try:
             if driver is None or not driver.is_alive().get("is_alive"):
                 if driver is not None:
-                    _close(driver)
+                    close_quietly(driver)
                 driver = _open(self.job, name)
             if not driver.has_pending_commit():
                 return "no commit pending, nothing to roll back"
@@ -501,19 +466,19 @@ class WaveRun:
             return f"unreachable: its confirm timer reverts it within {self.job.revert_in}s"
         finally:
             if driver is not None:
-                _close(driver)
+                close_quietly(driver)
 
     def finish(self) -> bool:
         """Confirm every pending commit if the whole wave is healthy, else roll them back."""
         job = self.job
         healthy = not any(job.results[n].status == FAILED for n in self.wave.devices) and not job.stop.is_set()
-        pending = sorted(self.pending.items())
+        pending = dict(sorted(self.pending.items()))
         self.pending.clear()
         if not pending:
             return healthy
 
-        def settle(item) -> bool:
-            name, driver = item
+        def settle(name: str) -> bool:
+            driver = pending[name]
             result = job.results[name]
             # A signal during the confirms turns the remaining ones into rollbacks.
             confirm = healthy and not job.stop.is_set()
@@ -533,12 +498,11 @@ class WaveRun:
                                   f"reverts it within {job.revert_in}s")
                 return False
             finally:
-                _close(driver)
+                close_quietly(driver)
 
         # In parallel: every second spent here runs down the confirm timers of the others.
-        with ThreadPoolExecutor(max_workers=max(1, min(job.concurrency, len(pending)))) as pool:
-            settled = list(pool.map(settle, pending))
-        return healthy and all(settled)
+        settled = for_each(list(pending), settle, job.concurrency)
+        return healthy and all(settled.values())
 
 
 # --- orchestration -----------------------------------------------------------
@@ -578,17 +542,7 @@ def _progress(console: Console) -> Progress:
 
 def _run_parallel(progress: Progress, description: str, names: list[str], workers: int, func) -> None:
     task = progress.add_task(description, total=len(names))
-
-    def one(name: str) -> None:
-        try:
-            func(name)
-        finally:
-            progress.advance(task)
-
-    if not names:
-        return
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(names)))) as pool:
-        list(pool.map(one, names))
+    for_each(names, func, workers, done=lambda _name: progress.advance(task))
 
 
 def _confirm(err: Console, yes: bool, question: str) -> bool:
@@ -714,8 +668,7 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
     from generator.render.output import render_files, write_tree
 
     files = planned.files if planned is not None else render_files(plan, loaded.text)
-    names = sorted((sw.name for sw in plan.switches if not limit or fnmatch.fnmatchcase(sw.name, limit)),
-                   key=natural_key)
+    names = sorted(matching((sw.name for sw in plan.switches), limit), key=natural_key)
     backup_dir = _new_backup_dir(fabric_dir)
     status = 0
     if stop.event.is_set():            # arrived while the lock was being taken
@@ -894,7 +847,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         out.print(f"switches deployed in {seconds:.1f}s", markup=False)
         return 0
     finally:
-        job.close_sessions()        # sessions of switches whose wave never came (a failure, a stop, no)
+        job.logins.close_all()        # sessions of switches whose wave never came (a failure, a stop, no)
 
 
 def _print_changes(job: Job, plan, changed: list[str], out: Console) -> None:
@@ -961,7 +914,7 @@ def _endpoint_host_access(endpoints: str | None) -> dict:
     verify and discover read it (user, ssh_key, extravars; a lab's per-host servers)."""
     if endpoints is None:
         return {}
-    from generator.deploy.credentials import endpoint_host_access, endpoint_host_vars
+    from generator.devices.credentials import endpoint_host_access, endpoint_host_vars
     from generator.devices.endpoints import hosts_section
 
     section, _ = hosts_section(endpoints)

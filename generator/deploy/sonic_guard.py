@@ -21,28 +21,18 @@ Such a patch is refused as a whole with the advice to provision (`fabricgen depl
 
 from __future__ import annotations
 
-import json
-from functools import cache
-from importlib import resources
-
-import yaml
 from jsonpointer import JsonPointer
 
+from generator.common.release_catalog import sonic_gcu_catalog, sonic_releases
 from generator.deploy.waves import natural_key
 from generator.render.sonic_managed import METADATA_RELOAD, MGMT_PORT_TABLES, PORT_LAYOUT
 
 PROVISION_ADVICE = "not a live change on SONiC, run `fabricgen deploy --provision` (full config_db + config reload)"
 
 
-@cache
-def _gcu() -> dict:
-    text = resources.files("generator.data").joinpath("sonic_gcu_releases.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
-
-
 def gcu_releases() -> list[str]:
     """The SONiC releases whose GCU allow-list fabricgen knows, oldest first."""
-    return sorted(_gcu()["releases"])
+    return list(sonic_releases())
 
 
 # Tables some known release's GCU field-checks, in the order a refusal lists them.
@@ -92,7 +82,7 @@ def _gcu_refusal(op: dict, parts: list[str], release: str, hwsku: str) -> str | 
     check GCU adds for dated builds is left out: every Spectrum date in the table predates the
     branch that lists it (sonic_gcu_releases.yaml)."""
     table = parts[0]
-    data = _gcu()
+    data = sonic_gcu_catalog()
     rules = data["releases"].get(release)
     if rules is None:
         # An unknown release is refused, not judged by the newest list: between known releases the
@@ -192,18 +182,6 @@ def refusal_line(refusals: list[str]) -> str:
     return f"{PROVISION_ADVICE}: {'; '.join(refusals)}"
 
 
-def patch_text(ops: list[dict]) -> str:
-    """One line per op, for `deploy --dry-run` and the diff-line count."""
-    lines = []
-    for op in ops:
-        value = "" if op["op"] == "remove" else " " + json.dumps(op.get("value"), sort_keys=True)
-        source = f" from {op['from']}" if "from" in op else ""
-        lines.append(f"{op['op']} {op['path']}{source}{value}")
-    return "\n".join(lines)
-
-
-
-
 def provision_refusal(candidate: dict, running: dict) -> str | None:
     """Day 0 may set eth0's address where ZTP left it on DHCP, but not move a static one: the
     post-check logs in at the address the deploy reached the switch on."""
@@ -216,4 +194,4 @@ def provision_refusal(candidate: dict, running: dict) -> str | None:
     return None
 
 
-__all__ = ["GCU_TABLES", "PROVISION_ADVICE", "check_patch", "gcu_releases", "patch_text", "provision_refusal", "refusal_line"]
+__all__ = ["GCU_TABLES", "PROVISION_ADVICE", "check_patch", "gcu_releases", "provision_refusal", "refusal_line"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from generator.common.bounded_read import ReadRefused
 from generator.common.bounded_yaml import YamlRefused, load_bounded
+from generator.common.errors import FabricgenError
 from generator.common.trusted_file import read_trusted
 
 # An endpoints file lists a few thousand switches at most
@@ -30,7 +31,7 @@ PASSWORD_ENV_DEFAULT = "FABRICGEN_*"
 PASSWORD_ENV_ALLOW = "FABRICGEN_PASSWORD_ENV_ALLOW"
 
 
-class EndpointsError(ValueError):
+class EndpointsError(FabricgenError, ValueError):
     """One line: FILE[:LINE]: what is wrong and what to do."""
 
 

@@ -2,11 +2,11 @@
 command line is parsed: a missing, unreadable or non-YAML endpoints file is one line and exit 1 in
 every command that takes it, before a switch is counted `unknown` for it (issue 36: `verify
 --endpoints nope.yml` printed 230 rows of unknown). What the file says is checked where it is used
-(deploy/credentials.py resolve_access)."""
+(devices/credentials.py resolve_access)."""
 
 from __future__ import annotations
 
-from generator.deploy.credentials import CredentialsError
+from generator.devices.credentials import CredentialsError
 from generator.devices.endpoints import EndpointsError, load_endpoints
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 
+from generator.common.errors import FabricgenError
 from generator.drift.normalize import ConfigParseError, parse_config
 
 
-class RunningReadError(RuntimeError):
+class RunningReadError(FabricgenError, RuntimeError):
     """A switch's running config could not be read; the message names the switch."""
 
 
@@ -31,7 +32,7 @@ def read_running_digests(plan, names: list[str], intent_path: str, endpoints: st
     """{switch: sha256 of its running config} for NAMES, read over the endpoints' sessions in a bounded
     pool (devices/sessions.py). Any switch that cannot be read raises RunningReadError naming every
     such switch: a plan that pins some switches and not others would push to the others unchecked."""
-    from generator.deploy.credentials import resolve_access
+    from generator.devices.credentials import resolve_access
     from generator.devices.sessions import for_each, pool_size
     from generator.drift.command import fetch_running
 

@@ -1,4 +1,5 @@
-"""One SSH session per switch per command, opened in a bounded pool, reads retried once.
+"""One SSH session per switch per command, opened in a bounded pool, reads retried once; the one
+parallel runner (for_each) of drift, verify and a deploy's phases and waves.
 
 Why a pool of its own: `deploy.concurrency` is a blast-radius setting (how many switches a wave
 changes at once); how many SSH sessions a bastion opens side by side is another limit (its
@@ -15,14 +16,15 @@ ReadIncomplete) is retried once on a new session before the switch or getter is 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from napalm.base.exceptions import ConnectionClosedException, ConnectTimeoutError
 
-from generator.deploy.credentials import CredentialsError
-from generator.deploy.drivers.ssh import ReadIncomplete
+from generator.devices.credentials import CredentialsError
+from generator.devices.ssh import ReadIncomplete
 
 SESSIONS_ENV = "FABRICGEN_SSH_SESSIONS"
 DEFAULT_SESSIONS = 64
@@ -106,7 +108,56 @@ class Session:
     def close(self) -> None:
         driver, self.driver = self.driver, None
         if driver is not None:
+            close_quietly(driver)
+
+
+def close_quietly(driver) -> None:
+    try:
+        driver.close()
+    except Exception:  # noqa: BLE001 - closing a dead session must not hide what was read, or the real error
+        pass
+
+
+def open_driver(driver, first_contact: threading.Lock | None = None):
+    """DRIVER opened; under FIRST_CONTACT when new host keys are accepted: concurrent first-contact
+    logins would each rewrite known_hosts and lose the others' keys."""
+    if first_contact is None:
+        driver.open()
+    else:
+        with first_contact:
+            driver.open()
+    return driver
+
+
+class KeptSessions:
+    """Each switch's session kept from one phase of a command to the next (a deploy's backup +
+    diff to its wave: one login per switch unless it needs another, issue 26). A kept session
+    that died meanwhile is replaced by a new login; what is never taken is closed at the end."""
+
+    def __init__(self, login: Callable[[str], object]):
+        self._login = login
+        self._kept: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def keep(self, name: str, driver) -> None:
+        with self._lock:
+            self._kept[name] = driver
+
+    def take(self, name: str):
+        """The switch's kept session if it is still alive, else a new login."""
+        with self._lock:
+            driver = self._kept.pop(name, None)
+        if driver is not None:
             try:
-                driver.close()
-            except Exception:  # noqa: BLE001 - closing a dead session must not hide what was read
+                if driver.is_alive().get("is_alive"):
+                    return driver
+            except Exception:  # noqa: BLE001 - a dead session is replaced, whatever it says
                 pass
+            close_quietly(driver)
+        return self._login(name)
+
+    def close_all(self) -> None:
+        with self._lock:
+            left, self._kept = list(self._kept.values()), {}
+        for driver in left:
+            close_quietly(driver)

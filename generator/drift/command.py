@@ -23,7 +23,6 @@ Exit: 0 all in sync; 3 drift or pending, only when every device was checked; 1 o
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 import tempfile
 import time
@@ -59,7 +58,7 @@ def _switch_file(plan, name: str, files: dict[str, str]) -> str:
 
 
 def _driver(plan, target, access):
-    from generator.deploy.drivers.factory import switch_driver
+    from generator.devices.factory import switch_driver
 
     return switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port, target.username,
                          access.password, access.known_hosts, timeout=SSH_TIMEOUT,
@@ -145,7 +144,7 @@ def compare_texts(os_name: str, name: str, intended_text: str, running_text: str
 def check_switches(plan, files: dict[str, str], intent_path: str, endpoints: str | None,
                    concurrency: int, names: list[str] | None = None) -> list[DeviceResult]:
     """NAMES (default: every switch of PLAN) against their rendered files."""
-    from generator.deploy.credentials import CredentialsError, resolve_access
+    from generator.devices.credentials import CredentialsError, resolve_access
     from generator.devices.endpoints import split_listed
     from generator.devices.sessions import for_each, pool_size
 
@@ -193,7 +192,7 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
         section, reason = hosts_section(endpoints)
         if section is None:
             return all_unknown(reason)
-    from generator.deploy.credentials import endpoint_host_access
+    from generator.devices.credentials import endpoint_host_access
 
     extravars, ssh_key = endpoint_host_access(section, endpoints)
     try:
@@ -235,15 +234,6 @@ def check_hosts(plan, files: dict[str, str], endpoints: str | None, only: str | 
     return results, ""
 
 
-def limited(plan, only: str | None, limit: str | None) -> tuple[list[str], list[str]]:
-    """(switch names, host names) that --only and --limit GLOB (deploy's matching) leave to check."""
-    def keep(name: str) -> bool:
-        return not limit or fnmatch.fnmatchcase(name, limit)
-
-    return ([sw.name for sw in plan.switches if keep(sw.name)] if only in (None, "switches") else [],
-            [h.name for h in plan.hosts if keep(h.name)] if only in (None, "hosts") else [])
-
-
 def _all_unknown(names: list[str], kind: str, exc: BaseException) -> list[DeviceResult]:
     reason = f"drift could not check: {_one_line(exc, None)}"
     return [DeviceResult(name, kind, "unknown", error=reason) for name in names]
@@ -252,6 +242,7 @@ def _all_unknown(names: list[str], kind: str, exc: BaseException) -> list[Device
 def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
               fmt: str = "table", output: str | None = None, limit: str | None = None) -> int:
     from generator.checks.runner import load_checked
+    from generator.common.selection import limited, no_match
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
@@ -263,8 +254,8 @@ def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | Non
         return 1
     loaded, plan = found
     switches, hosts = limited(plan, only, limit)
-    if limit and not switches and not hosts:
-        print(f"error: --limit {limit!r} matches no {only or 'device'} of fabric {plan.fabric}", file=sys.stderr)
+    if refusal := no_match(plan, only, limit, switches, hosts):
+        print(refusal, file=sys.stderr)
         return 1
     files = render_files(plan, loaded.text)
     devices: list[DeviceResult] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.gitops.structured_diff import Change, diff_trees, join_path
+from generator.common.structured_diff import Change, diff_trees, join_path
 
 FEATURES = ("interfaces", "bgp", "qos", "buffers", "system")
 SPLIT_TOPS = {"qos"}             # NVUE top-level keys whose children belong to different features

@@ -27,6 +27,7 @@ import json
 import re
 from typing import Any
 
+from generator.common.errors import FabricgenError
 from generator.device_data import DeviceDataError, parse_json, parse_yaml
 from generator.render.managed import ManagedSet, comparable, managed_set
 from generator.render.sonic_managed import MANAGEMENT_TABLES, SonicManaged
@@ -35,7 +36,7 @@ _INT = re.compile(r"^-?(0|[1-9][0-9]*)$")
 _TRUE = {"on", "true", "yes"}
 _FALSE = {"off", "false", "no"}
 
-class ConfigParseError(ValueError):
+class ConfigParseError(FabricgenError, ValueError):
     """The running config could not be read as the expected format."""
 
 

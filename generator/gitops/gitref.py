@@ -5,8 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
 
-class GitRefError(Exception):
+
+class GitRefError(FabricgenError):
     """One line a person can act on: the ref, the repo, what to do."""
 
 

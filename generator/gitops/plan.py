@@ -37,6 +37,8 @@ from typing import Any
 import yaml
 
 from generator.cli_config import CONFIG_NAME
+from generator.common.errors import FabricgenError
+from generator.common.structured_diff import diff_file
 from generator.gitops.gitref import GitRefError, config_change, show_at_ref
 from generator.gitops.review import (
     PLAN_JSON,
@@ -48,7 +50,6 @@ from generator.gitops.review import (
     group_devices,
     risk_of,
 )
-from generator.gitops.structured_diff import diff_file
 from generator.safe_text import markdown_text
 from generator.secrets_redact import redact_change, redact_text
 
@@ -73,7 +74,7 @@ RISK_NAMES_CHARS = 1_500
 FINDINGS_SHOWN = 20
 
 
-class PlanError(Exception):
+class PlanError(FabricgenError):
     """A one-line reason the plan could not be made."""
 
 

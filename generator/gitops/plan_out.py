@@ -21,7 +21,7 @@ def _error(line: str) -> int:
 def save_plan(intent_path: str, out: str, endpoints: str | None = None) -> int:
     """0 written, 1 not (one line on stderr per problem)."""
     from generator.checks.runner import run_checks
-    from generator.deploy.credentials import CredentialsError
+    from generator.devices.credentials import CredentialsError
     from generator.devices.running_digest import RunningReadError, read_running_digests
     from generator.intent.loader import IntentError, load_intent
     from generator.render.output import render_files

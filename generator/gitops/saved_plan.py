@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.common.atomic_write import write_atomic
+from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.common.errors import FabricgenError
 from generator.safe_text import for_terminal
 
 FORMAT = "fabricgen-plan/1"
@@ -47,7 +47,7 @@ KEYS = {"format", "fabricgen", "fabric", "switch_os", "intent_sha256", "render_s
 OPTIONAL_KEYS = {"running_sha256"}
 
 
-class PlanFileError(Exception):
+class PlanFileError(FabricgenError):
     """One line: what is wrong with the plan file and what to do."""
 
 
@@ -100,35 +100,25 @@ def write_plan_file(path: str | Path, text: str) -> None:
     if target.is_dir():
         raise PlanFileError(f"--out {path} is a directory; give a file name, e.g. {target / 'fabric.plan.json'}")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        write_atomic(target, text, mode=0o600)
     except OSError as exc:
         raise PlanFileError(f"--out {path}: cannot write there: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            os.fchmod(fh.fileno(), 0o600)
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _bounded_text(path: Path) -> str:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
+        raw = read_bounded(path, MAX_PLAN_FILE_BYTES)
+    except FileNotFoundError as exc:
         raise PlanFileError(f"{path}: cannot read the plan file: {exc.strerror}; give the file "
                             "`fabricgen plan ... --out` wrote") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):          # a directory, a FIFO, a device: never read
-        os.close(fd)
-        raise PlanFileError(f"{path}: not a regular file; give the file `fabricgen plan ... --out` wrote")
-    with os.fdopen(fd, "rb") as fh:
-        raw = fh.read(MAX_PLAN_FILE_BYTES + 1)
-    if len(raw) > MAX_PLAN_FILE_BYTES:
-        raise PlanFileError(f"{path}: more than {MAX_PLAN_FILE_BYTES >> 20} MiB, larger than any plan file; "
-                            "give the file `fabricgen plan ... --out` wrote")
+    except ReadRefused as exc:
+        if exc.kind == "type":          # a directory, a FIFO, a device: never read
+            raise PlanFileError(f"{path}: not a regular file; give the file `fabricgen plan ... --out` wrote") from None
+        if exc.kind == "size":
+            raise PlanFileError(f"{path}: more than {MAX_PLAN_FILE_BYTES >> 20} MiB, larger than any plan file; "
+                                "give the file `fabricgen plan ... --out` wrote") from None
+        raise PlanFileError(f"{path}: cannot read the plan file: {exc.reason}; give the file "
+                            "`fabricgen plan ... --out` wrote") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.common.errors import FabricgenError
 from generator.gc_pause import gc_paused
 from generator.intent.loader import IntentError, Problem
 from generator.intent.model import valid_hostname, valid_ifname
@@ -131,16 +132,7 @@ def read_discovery(path: str | Path, named_at: tuple[str, int | None] | None = N
         return IntentError([Problem(file, None, "", message)])
 
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise fail("not a regular file: hosts.discovered names the file `fabricgen hosts discover` wrote")
-        if st.st_size > limit:
-            raise fail(_too_large(st.st_size, limit))
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # never waits on a FIFO swapped in
-        with open(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise fail("not a regular file: hosts.discovered names the file `fabricgen hosts discover` wrote")
-            raw = fh.read(limit + 1)
+        raw = read_bounded(path, limit)
     except FileNotFoundError:
         if named_at is not None:
             raise IntentError([Problem(named_at[0], named_at[1], "hosts.discovered", (
@@ -148,10 +140,12 @@ def read_discovery(path: str | Path, named_at: tuple[str, int | None] | None = N
                 "(relative to the intent file)"))]) from None
         raise fail("file not found: run `fabricgen hosts discover` to write it, or fix hosts.discovered "
                    "(a path relative to the intent file)") from None
-    except OSError as exc:
-        raise fail(f"cannot read the discovery file: {exc.strerror or exc}") from None
-    if len(raw) > limit:
-        raise fail(_too_large(len(raw), limit))
+    except ReadRefused as exc:
+        if exc.kind == "type":
+            raise fail("not a regular file: hosts.discovered names the file `fabricgen hosts discover` wrote") from None
+        if exc.kind == "size":
+            raise fail(_too_large(exc.size, limit)) from None
+        raise fail(f"cannot read the discovery file: {exc.reason}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -186,7 +180,7 @@ class _Bad(Exception):
         self.line, self.path, self.message = line, path, message
 
 
-class DiscoveryFormatError(ValueError):
+class DiscoveryFormatError(FabricgenError, ValueError):
     """The text is not a plain discovery document (plain_document)."""
 
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from generator.common.bounded_read import ReadRefused, read_bounded_text
 from generator.common.bounded_yaml import MAX_DEPTH, MAX_NODES, BoundedLoader, TooDeep
+from generator.common.errors import FabricgenError
 from generator.intent.model import Intent
 from generator.intent.spelling import choices_at, did_you_mean, keys_at
 from generator.intent.units import UNQUOTED_NUMBER
@@ -39,7 +40,7 @@ class Problem:
         return f"{where}: {code}{self.path}: {self.message}" if self.path else f"{where}: {code}{self.message}"
 
 
-class IntentError(Exception):
+class IntentError(FabricgenError):
     def __init__(self, problems: list[Problem]):
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems

@@ -410,6 +410,8 @@ class Workload(_Strict):
     """compute time of one training step, ms"""
     gpu_hour_usd: Annotated[float, Field(ge=0)] | None = None
     """cost of one GPU hour, USD (communication cost in the capacity report)"""
+    comm_overlap: Annotated[float, Field(ge=0, le=1)] | None = None
+    """share of the all-reduce hidden behind backward compute, 0-1 (capacity: a row beside no/full overlap)"""
 
     @field_validator("model_params", mode="before")
     @classmethod
@@ -774,6 +776,26 @@ class Extra(_Strict):
         return value
 
 
+class Layout(_Strict):
+    """The data hall, for cable lengths (`fabricgen advise`, FG115): server racks fill rows in
+    node order, one unit after another; every leaf of a unit sits in one network rack in the
+    unit's first row, the spines in a row of their own after the last server row. Defaults
+    are stated figures, not measurements: write what the floor plan says."""
+
+    servers_per_rack: Annotated[int, Field(ge=1, le=64)] = 4
+    """GPU servers per rack (default 4: four ~10 kW HGX/DGX servers in a 40 kW rack)"""
+    racks_per_row: Annotated[int, Field(ge=1, le=200)] = 8
+    """server racks per row, not counting the network rack"""
+    rack_width_m: Annotated[float, Field(gt=0, le=5)] = 0.6
+    """width of one rack along the row, metres"""
+    row_pitch_m: Annotated[float, Field(gt=0, le=50)] = 2.4
+    """distance between two rows (rack depth plus aisle), metres"""
+    rise_m: Annotated[float, Field(ge=0, le=20)] = 2.0
+    """cable run up out of one rack into the tray and down into the other, both ends together, metres"""
+    leaf_rack: Literal["middle-of-row", "end-of-row"] = "middle-of-row"
+    """where a unit's network rack (its leaves) stands in the unit's first row"""
+
+
 class Intent(_Strict):
     fabric: FabricSection
     """the fabric's name and description"""
@@ -791,6 +813,8 @@ class Intent(_Strict):
     """NCCL settings written to every host's nccl.conf"""
     workload: Workload | None = None
     """optional: the training job `fabricgen capacity` sizes the fabric for"""
+    layout: Layout | None = None
+    """optional: racks and rows of the data hall, for cable lengths and media (`fabricgen advise`)"""
     deploy: Deploy = Deploy()
     """how `fabricgen deploy` reaches and rolls out to the switches and hosts"""
     management: Management | None = None

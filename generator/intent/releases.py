@@ -2,7 +2,7 @@
 
 What fabricgen knows of a release is what it was built from, so the lists are read from there:
 - Cumulus Linux: fabricgen writes NVUE, which first shipped in 5.0 (NVIDIA, "NVIDIA User
-  Experience - NVUE", Cumulus Linux 5.0 user guide; generator/deploy/drivers/commands.py), and
+  Experience - NVUE", Cumulus Linux 5.0 user guide; generator/devices/commands.py), and
   checks each document against the NVUE object model of its release (FG260), one per 5.x minor
   release in the `nvueschema` package (generator/render/nvue_model.py). A 5.x release newer than
   the newest model is rendered in the newest syntax and checked against that model.
@@ -17,6 +17,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from generator.common.release_catalog import cumulus_releases, sonic_releases
+
 # NVUE's first release: anything older has no NVUE to take fabricgen's startup.yaml
 NVUE_LINE = 5
 # SONiC names its release branches by year and month (202411); Cumulus by major.minor (5.11)
@@ -29,20 +31,6 @@ class Verdict:
 
     error: str | None = None
     warning: str | None = None
-
-
-def cumulus_releases() -> tuple[str, ...]:
-    """The Cumulus Linux releases with an NVUE object model, oldest first ("5.0" .. "5.18")."""
-    from generator.render.nvue_model import available_releases
-
-    return available_releases()
-
-
-def sonic_releases() -> tuple[str, ...]:
-    """The SONiC release branches with a GCU allow-list, oldest first ("202311" .. "202511")."""
-    from generator.deploy.sonic_guard import gcu_releases
-
-    return tuple(gcu_releases())
 
 
 def _span(releases: tuple[str, ...]) -> str:

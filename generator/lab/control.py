@@ -7,13 +7,15 @@ import os
 import secrets
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from generator.common.atomic_write import write_atomic
+from generator.common.bounded_read import read_bounded
+from generator.common.errors import FabricgenError
 from generator.lab.factory import Management
 from generator.lab.faults import fault_file, held_file, write_faults
 from generator.lab.gpu_host import (
@@ -24,7 +26,7 @@ from generator.lab.gpu_host import (
     controller_tools,
     own_link,
 )
-from generator.lab.private_file import open_log, write_private
+from generator.lab.private_file import open_log
 from generator.lab.server import CONFIG_FILE, READY_FILE
 from generator.lab.world import WORLD_FILE, World, write_world
 from generator.lab.ztp_channel import SOCKET_FILE
@@ -36,7 +38,7 @@ SERVER_MODULE = "generator.lab.server"
 MIN_TIME_SCALE, MAX_TIME_SCALE = 1.0, 600.0
 
 
-class LabError(RuntimeError):
+class LabError(FabricgenError, RuntimeError):
     """The lab could not be started or stopped."""
 
 
@@ -124,7 +126,7 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
         if name not in names:
             raise LabError(f"faults given for unknown device {name!r}")
         write_faults(directory, name, fault)
-    write_private(directory / CONFIG_FILE, json.dumps(
+    write_atomic(directory / CONFIG_FILE, mode=0o600, fsync=False, data=json.dumps(
         {"username": username, "devices": [asdict(d) for d in devices], "ztp_user": ztp_user,
          "time_scale": time_scale,
          "hosts": [asdict(h) for h in hosts], "host_user": host_user}, indent=2))
@@ -136,7 +138,7 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
             [sys.executable, "-m", SERVER_MODULE, "--dir", str(directory)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
             cwd=str(directory), env=_child_env())
-    write_private(directory / PID_FILE, f"{process.pid}\n")
+    write_atomic(directory / PID_FILE, f"{process.pid}\n", mode=0o600, fsync=False)
     try:
         _wait_ready(directory, process, timeout)
     except BaseException:
@@ -189,6 +191,15 @@ def set_wiring(directory: Path, world: World) -> None:
     write_world(Path(directory).resolve(), world)
 
 
+def add_flows(directory: Path, flows) -> None:
+    """Put traffic through switch ports for a window (world.py Flow: device, port, tx/rx Gb/s, start,
+    end in epoch seconds): the ports' counters move with it, as a simulated host's ib_write_bw would
+    move them. The cables and the flows already there stay."""
+    directory = Path(directory).resolve()
+    current = World.from_dict(json.loads((directory / WORLD_FILE).read_text() or "{}"))
+    write_world(directory, World(current.cables, current.host_macs, current.flows + tuple(flows)))
+
+
 def raise_counters(directory: Path, device: str, port: str, *, priority: int, pfc_rx_pause: float = 0,
                    pfc_tx_pause: float = 0, ecn_marked: float = 0) -> None:
     """Make a port's PFC pause / ECN-marked counters of one priority grow at these rates (per second).
@@ -216,7 +227,7 @@ def _child_env() -> dict[str, str]:
 
 
 def _write_secret(path: Path, text: str) -> None:
-    write_private(path, text + "\n", 0o600)
+    write_atomic(path, text + "\n", mode=0o600, fsync=False)
 
 
 # What a lab leaves in its directory (this module, server.py, faults.py, world.py); temp files end
@@ -249,11 +260,8 @@ def _admit(directory: Path) -> None:
         return
     config = directory / CONFIG_FILE
     try:
-        st = os.lstat(config)
-        fd = os.open(config, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as fh:
-            doc = json.loads(fh.read(1 << 20)) if stat.S_ISREG(st.st_mode) else None
-    except (OSError, ValueError):
+        doc = json.loads(read_bounded(config, 1 << 20, follow_symlinks=False))
+    except (OSError, ValueError):           # ReadRefused is an OSError: a link, no file, too large
         doc = None
     if not (isinstance(doc, dict) and isinstance(doc.get("username"), str) and isinstance(doc.get("devices"), list)):
         raise LabError(f"--dir {directory} is not empty and not a previous lab's directory (no {CONFIG_FILE} "

@@ -21,6 +21,7 @@ import yaml
 
 from generator.common.bounded_read import ReadRefused, read_bounded_text
 from generator.common.bounded_yaml import YamlRefused, compose_bounded
+from generator.common.errors import FabricgenError
 
 SWITCH_KEYS = {"os_version", "ntp", "psu", "fans", "temperature_c"}
 PORT_KEYS = {"rx_power_dbm", "tx_power_dbm", "module_temperature_c", "fec_ber", "link_flaps"}
@@ -29,7 +30,7 @@ PART_STATES = ("ok", "failed")
 MAX_FAULT_FILE_BYTES = 4 * 1024 * 1024     # a fault per port of a 10k-port fabric is well under 1 MiB
 
 
-class FaultFileError(ValueError):
+class FaultFileError(FabricgenError, ValueError):
     """One line: FILE:line: key path: what is wrong and what to do."""
 
 

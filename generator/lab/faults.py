@@ -107,9 +107,9 @@ def write_faults(directory: Path, device: str, faults: dict) -> None:
     Faults.from_dict(faults)  # refuse typos before a test silently runs without its fault
     path = fault_file(directory, device)
     path.parent.mkdir(parents=True, exist_ok=True)
-    from generator.lab.private_file import write_private
+    from generator.common.atomic_write import write_atomic
 
-    write_private(path, json.dumps(faults))      # never through a planted link
+    write_atomic(path, json.dumps(faults), mode=0o600, fsync=False)      # never through a planted link
 
 
 class FaultSource:

@@ -298,7 +298,10 @@ class NvueDevice(Device):
         nvtree.remove(self._pending().config, nvtree.nest(keys, {}))
 
     def _load_file(self, path: str) -> list[dict]:
-        items = nvtree.load_document(self.read_file(path))
+        return self._checked_document(self.read_file(path))
+
+    def _checked_document(self, document: str) -> list[dict]:
+        items = nvtree.load_document(document)
         for item in items:
             for kind, body in item.items():
                 if kind != "header":
@@ -313,13 +316,7 @@ class NvueDevice(Device):
         `nv config save` left it before this boot: revision 1 applied over the factory's revision
         0 (superseded), in the history and in startup.yaml, checked as `nv config patch` checks a
         file. A document the switch would refuse stops the lab."""
-        items = nvtree.load_document(document)
-        for item in items:
-            for kind, body in item.items():
-                if kind != "header":
-                    validate_tree(self.schema, body)
-                if kind == "set":
-                    check_values(body, self.version)
+        items = self._checked_document(document)
         revision = Revision(self._take_id(), nvtree.apply_document(copy.deepcopy(self.applied), items),
                             state="applied", message=message)
         self.revisions[revision.rev_id] = revision

@@ -1,27 +1,11 @@
-"""Write a file of the lab directory without ever following a link planted there: the text goes
-to a new file (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600) in the same directory, which then replaces
-the name in one rename. A link at the name is replaced itself; its target is never opened,
-truncated or chmod'ed."""
+"""The lab directory's logs, never written through a link planted there. Whole files go through
+generator/common/atomic_write.py (mode 0600): a new file under an unpredictable name, renamed
+over the name, so a link at the name is replaced, never followed."""
 
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
-
-
-def write_private(path: Path, text: str, mode: int = 0o600) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            os.fchmod(fh.fileno(), mode)          # the umask may have taken bits the caller wants
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def open_log(path: Path):

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
+
 DATA_FILE = Path(__file__).parent / "data" / "nvue_paths.tsv"
 # Management paths from NVUE's object model that the reference lists lack (see the file's header).
 MODEL_FILE = Path(__file__).parent / "data" / "nvue_paths_model.tsv"
 WILDCARD = "*"
 
 
-class SchemaError(ValueError):
+class SchemaError(FabricgenError, ValueError):
     """A path the device's NVUE schema does not know."""
 
 

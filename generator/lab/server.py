@@ -20,12 +20,12 @@ from pathlib import Path
 import asyncssh
 import yaml
 
+from generator.common.atomic_write import write_atomic
 from generator.lab import gpu_host, sonic_factory
 from generator.lab.device import Device
 from generator.lab.factory import FACTORY_USER, Management, hash_password, lease_for
 from generator.lab.faults import FaultSource, fault_file
 from generator.lab.nvue import NvueDevice
-from generator.lab.private_file import write_private
 from generator.lab.session import LabSSHServer, Session
 from generator.lab.world import WORLD_FILE, Fabric, WorldSource
 from generator.lab.ztp_channel import ZtpChannel
@@ -215,7 +215,7 @@ async def serve(directory: Path) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    write_private(path, text)        # never through a link planted in the lab directory
+    write_atomic(path, text, mode=0o600, fsync=False)        # never through a link planted in the lab directory
 
 
 def main(argv: list[str] | None = None) -> int:

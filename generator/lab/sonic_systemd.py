@@ -1,7 +1,7 @@
 """systemd's transient units as a SONiC switch's shell sees them: `systemd-run` and `systemctl`.
 
 Stock SONiC has no commit-confirm (DEVICE_STATE.md). The deploy builds its revert timer and its
-detached day-0 `config reload` from these two stock tools (generator/deploy/drivers/commands.py,
+detached day-0 `config reload` from these two stock tools (generator/devices/commands.py,
 SonicCommands); the lab implements what they do, with systemd 252's wording (Debian 12, the base
 of SONiC 202311 and later):
 

@@ -3,7 +3,8 @@
 `lab up --wiring FILE` (DESIGN.md) gives a CSV with header `a_device,a_port,b_device,b_port`
 and optional columns `state` (up|down), `crc_errors` (integer) and `lldp_portid` (mac|ifname: how
 the host end's lldpd announces that port, below) and `cable` (DAC|AOC: the assembly installed,
-whose module reports its media); one row per installed cable, host ends included. The plan's
+whose module reports its media) and `rate` (0-1: a degraded cable carries that share of its
+speed, lab/perftest.py); one row per installed cable, host ends included. The plan's
 `cabling.csv` is also a valid wiring file (its `speed` and `length_m` columns are ignored), and
 it is the default world. A plan link with no
 row is an unplugged cable.
@@ -53,7 +54,6 @@ import hashlib
 import io
 import ipaddress
 import json
-import os
 import threading
 import time
 import zlib
@@ -61,8 +61,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from generator.common.atomic_write import write_atomic
+from generator.common.errors import FabricgenError
+
 REQUIRED_COLUMNS = ("a_device", "a_port", "b_device", "b_port")
-OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid", "cable")
+OPTIONAL_COLUMNS = ("state", "crc_errors", "lldp_portid", "cable", "rate")
 # lldpcli(8) `configure lldp portidsubtype ifname|macaddress`: the host end's LLDP port ID
 LLDP_PORTIDS = ("mac", "ifname")
 # The plan's cabling.csv (render/cabling.py) carries these too: accepted and ignored.
@@ -74,9 +77,11 @@ SESSION_SETTLE_S = 1.0
 # Lab traffic on an up link: enough to make counters move, small enough to read.
 PACKETS_PER_S = 1000
 OCTETS_PER_PACKET = 1024
+# a RoCE frame of a flow: 4096-byte payload (the RoCE MTU the plan's host MTU gives) plus headers
+FLOW_FRAME_OCTETS = 4096 + 78
 
 
-class WiringError(ValueError):
+class WiringError(FabricgenError, ValueError):
     """A wiring file is unusable; the message is one line naming file:line."""
 
 
@@ -91,6 +96,7 @@ class Cable:
     line: int = 0
     lldp_portid: str = "mac"   # a host end's LLDP port ID: its MAC (lldpd's default) or its ifname
     cable: str = ""            # DAC | AOC; "" when the wiring does not say
+    rate: float = 1.0          # share of its speed a degraded cable still carries (lab/perftest.py)
 
     def far(self, device: str, port: str) -> tuple[str, str]:
         if (device, port) == (self.a_device, self.a_port):
@@ -99,10 +105,28 @@ class Cable:
 
 
 @dataclass(frozen=True)
+class Flow:
+    """Traffic through one switch port at a rate during a window (epoch seconds), as a simulated
+    host's ib_write_bw puts it there (lab/perftest.py qp_paths gives the cables a pair crosses)."""
+    device: str
+    port: str
+    tx_gbps: float = 0.0
+    rx_gbps: float = 0.0
+    start: float = 0.0
+    end: float = 0.0
+
+    def octets(self, since: float, now: float) -> tuple[float, float]:
+        """(tx, rx) octets of the window's part in [since, now]."""
+        seconds = max(0.0, min(now, self.end) - max(since, self.start))
+        return self.tx_gbps * 1e9 / 8 * seconds, self.rx_gbps * 1e9 / 8 * seconds
+
+
+@dataclass(frozen=True)
 class World:
     cables: tuple[Cable, ...] = ()
     # (host, netdev, MAC) of host NICs whose MAC is known (the discovery file); others get host_nic_mac()
     host_macs: tuple[tuple[str, str, str], ...] = ()
+    flows: tuple[Flow, ...] = ()
     _index: dict = field(default_factory=dict, compare=False, repr=False)
     _macs: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -122,18 +146,20 @@ class World:
 
     def to_dict(self) -> dict:
         return {"cables": [{k: v for k, v in asdict(c).items() if k != "line"} for c in self.cables],
-                "host_macs": [list(entry) for entry in self.host_macs]}
+                "host_macs": [list(entry) for entry in self.host_macs],
+                "flows": [asdict(f) for f in self.flows]}
 
     @classmethod
     def from_dict(cls, data: dict) -> World:
         return cls(tuple(Cable(**c) for c in data.get("cables", [])),
-                   tuple(tuple(entry) for entry in data.get("host_macs", [])))
+                   tuple(tuple(entry) for entry in data.get("host_macs", [])),
+                   tuple(Flow(**f) for f in data.get("flows", [])))
 
 
 def with_host_macs(world: World, macs: dict[tuple[str, str], str]) -> World:
     """WORLD with the MACs of host NICs ((host, netdev) -> MAC) its host ends announce."""
     known = {(h, n): m for h, n, m in world.host_macs} | {k: v.lower() for k, v in macs.items()}
-    return World(world.cables, tuple((h, n, m) for (h, n), m in sorted(known.items())))
+    return World(world.cables, tuple((h, n, m) for (h, n), m in sorted(known.items())), world.flows)
 
 
 def host_nic_mac(host: str, netdev: str) -> str:
@@ -184,8 +210,16 @@ def parse_wiring(text: str, source: str = "wiring") -> World:
         kind = (row.get("cable") or "").upper()
         if kind and kind not in CABLE_TYPES:
             raise WiringError(f"{source}:{number}: cable {row['cable']!r}: use {' or '.join(CABLE_TYPES)}")
+        rate_text = row.get("rate") or "1"
+        try:
+            rate = float(rate_text)
+        except ValueError:
+            rate = -1.0
+        if not 0 < rate <= 1:
+            raise WiringError(f"{source}:{number}: rate {rate_text!r}: give the share of its speed the cable "
+                              "carries, above 0 and at most 1 (0.9: degraded to 90 %)")
         cable = Cable(row["a_device"], row["a_port"], row["b_device"], row["b_port"], state, int(crc_text), number,
-                      portid, kind)
+                      portid, kind, rate)
         ends = [(cable.a_device, cable.a_port), (cable.b_device, cable.b_port)]
         if ends[0] == ends[1]:
             raise WiringError(f"{source}:{number}: {ends[0][0]}:{ends[0][1]} is cabled to itself")
@@ -224,9 +258,7 @@ def check_devices(world: World, known: set[str], source: str, hosts: set[str] | 
 
 def write_world(directory: Path, world: World) -> Path:
     path = Path(directory) / WORLD_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(world.to_dict(), indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(world.to_dict(), indent=1, sort_keys=True), fsync=False)
     return path
 
 
@@ -482,7 +514,32 @@ class Fabric:
         rates.update(extra_rates or {})
         with self._lock:
             accumulator = self._counters.setdefault((device, port), _Accumulator(self.started))
-            return accumulator.advance(self.clock(), rates)
+            now = self.clock()
+            totals = accumulator.advance(now, rates)
+        return self._with_flows(device, port, link, totals, now)
+
+    def _with_flows(self, device: str, port: str, link: Link, totals: dict[str, int], now: float) -> dict[str, int]:
+        """TOTALS plus the world's flows through this port since the lab started (totals, not rates:
+        a window's part in [start, now] only grows, so the counters stay monotonic). Frames that
+        arrive over a degraded cable (`rate` below 1) arrive corrupted in that share: the port
+        counts them as FCS errors, not as received octets (the receiving MAC checks the FCS and
+        counts a bad one: IEEE 802.3 clause 30.3.1.1.6 aFrameCheckSequenceErrors)."""
+        flows = [f for f in self.world().flows if (f.device, f.port) == (device, port)]
+        if not flows or not link.up:
+            return totals
+        cable = self.world().cable_at(device, port)
+        share = cable.rate if cable is not None else 1.0
+        tx = rx = 0.0
+        for flow in flows:
+            t, r = flow.octets(self.started, now)
+            tx, rx = tx + t, rx + r
+        out = dict(totals)
+        out["tx_octets"] = out.get("tx_octets", 0) + int(tx)
+        out["tx_packets"] = out.get("tx_packets", 0) + int(tx / FLOW_FRAME_OCTETS)
+        out["rx_octets"] = out.get("rx_octets", 0) + int(rx * share)
+        out["rx_packets"] = out.get("rx_packets", 0) + int(rx * share / FLOW_FRAME_OCTETS)
+        out["rx_fcs_errors"] = out.get("rx_fcs_errors", 0) + int(rx * (1 - share) / FLOW_FRAME_OCTETS)
+        return out
 
     # --- BGP ------------------------------------------------------------------------------
     def _port_for_neighbor(self, device: str, neighbor: NeighborConfig) -> tuple[str | None, str | None]:

@@ -50,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
 from generator.lab import ztp_sandbox
 from generator.lab.ztp_channel import SOCKET_FILE, request
 from generator.lab.ztp_kit import KitError, KitServer, dhcp_answer, load_kea, option_name
@@ -78,7 +79,7 @@ STATE_DIR = "/var/lib/ztp"
 MAX_ZTP_JSON = 1 << 20
 
 
-class ZtpError(RuntimeError):
+class ZtpError(FabricgenError, RuntimeError):
     """`lab ztp` cannot start: one line; no switch was touched."""
 
 
@@ -128,6 +129,9 @@ def lab_ztp(directory: Path, day0: Path, *, timeout: float = SWITCH_TIMEOUT, wor
             return SwitchZtp(sock, name, ztp[name], answers[name], dhcp4, kit, day0, timeout).run()
         except (OSError, ValueError, KeyError) as exc:
             return Result(name, False, f"{name}: failed: the lab did not answer ({exc})")
+        except Exception as exc:  # noqa: BLE001 -- one switch's simulator fault is its line, never the run's crash
+            return Result(name, False, f"{name}: failed: lab ztp could not simulate this switch "
+                                       f"({type(exc).__name__}: {str(exc)[:200]})")
 
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(ztp)))) as pool:
         futures = {name: pool.submit(one, name) for name in ztp}

@@ -35,6 +35,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.common.errors import FabricgenError
 
 KEA_FILE = "kea-dhcp4.json"
 HTTP_DIR = "http"
@@ -49,7 +50,7 @@ _TEST = re.compile(r"""\A\s*substring\(\s*option\[\s*60\s*\]\.hex\s*,\s*0\s*,\s*
 _MAC = re.compile(r"\A[0-9a-f]{2}([:-][0-9a-f]{2}){5}\Z")
 
 
-class KitError(ValueError):
+class KitError(FabricgenError, ValueError):
     """The kit cannot be used: one line naming the file (and key) and what to do."""
 
 

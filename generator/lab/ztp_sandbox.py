@@ -32,6 +32,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
+
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 TOOLS = ("unshare", "setpriv", "mount", "awk", "sort", "sh")
 UNSHARE_FLAGS = ("--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--net", "--mount-proc")
@@ -50,7 +52,7 @@ exec {setpriv} --bounding-set=-all --inh-caps=-all --no-new-privs -- "$@"
 """
 
 
-class SandboxError(RuntimeError):
+class SandboxError(FabricgenError, RuntimeError):
     """One line: why kit scripts cannot be contained here, and what to do."""
 
 

@@ -17,10 +17,11 @@ from typing import Any
 
 import yaml
 
+from generator.common.errors import FabricgenError
 from generator.plan.model import FabricPlan, Port, Switch
 
 
-class SonicDataError(ValueError):
+class SonicDataError(FabricgenError, ValueError):
     """The plan needs something sonic_platforms.yaml / sonic_buffers.yaml do not provide (rules FG252,
     FG253 and FG254 say so first)."""
 

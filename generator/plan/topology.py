@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from generator.common.errors import FabricgenError
 from generator.intent.model import Intent
 from generator.plan.catalog import LogicalPort, SwitchModel, get_model
 from generator.plan.growth import installed_switches
@@ -35,7 +36,7 @@ from generator.plan.model import (
 )
 
 
-class CompileError(Exception):
+class CompileError(FabricgenError):
     """The intent is well-formed but cannot be built; `path` names the key to change."""
 
     def __init__(self, path: str, message: str, code: str = "FG100"):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 
+from generator.common.errors import FabricgenError
+
 # A plain scalar YAML reads back as the same string (no indicator first, no ": " / " #").
 _PLAIN = re.compile(r"^[A-Za-z0-9_./$+=%(-][A-Za-z0-9_./$+=%:,()\[\]@! -]*$")
 # Keys the templates quote (environment._yaml_key): YAML 1.1 readers would turn them into
@@ -20,7 +22,7 @@ _PLAIN = re.compile(r"^[A-Za-z0-9_./$+=%(-][A-Za-z0-9_./$+=%:,()\[\]@! -]*$")
 _QUOTED_KEYS = {"on", "off", "yes", "no", "true", "false", "null", "~", "y", "n"}
 
 
-class DocumentError(ValueError):
+class DocumentError(FabricgenError, ValueError):
     """Text that is not an NVUE document; the message says why in one line."""
 
 

@@ -14,7 +14,6 @@ Two things the models do not do by themselves, done here:
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import types
 import typing
 from dataclasses import dataclass
@@ -25,7 +24,9 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ValidationError
 
-MODELS_PACKAGE = "nvueschema.models"
+from generator.common.release_catalog import NVUE_MODELS_PACKAGE, cumulus_releases
+
+MODELS_PACKAGE = NVUE_MODELS_PACKAGE
 _LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)   # same resolver (strings only), in C
 
 
@@ -58,15 +59,7 @@ def _key(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-@cache
-def available_releases() -> tuple[str, ...]:
-    pkg = importlib.import_module(MODELS_PACKAGE)
-    found = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        parts = info.name[1:].split("_") if info.name.startswith("v") else []
-        if len(parts) == 2 and all(p.isdigit() for p in parts):
-            found.append(f"{parts[0]}.{parts[1]}")
-    return tuple(sorted(found, key=_key))
+available_releases = cumulus_releases     # the catalog's (common/release_catalog.py)
 
 
 def _as_version(version: str | tuple[int, ...]) -> str:

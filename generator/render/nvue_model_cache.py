@@ -34,7 +34,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from generator.common.bounded_read import read_bounded
+from generator.common.bounded_read import ReadRefused, read_bounded
 from generator.render import nvue_model
 from generator.render.nvue_model import MODELS_PACKAGE, ModelProblem, model_release, validate_nvue
 
@@ -135,18 +135,25 @@ def _open_dir(directory: Path) -> int | None:
 
 
 def _read_key(dir_fd: int) -> bytes:
-    fd = os.open(KEY_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Untrusted(f"{KEY_FILE} is not a regular file")
+    def mine(st: os.stat_result) -> str | None:
         if st.st_uid != os.geteuid():
-            raise Untrusted(f"{KEY_FILE} is owned by uid {st.st_uid}, not by this user")
+            return f"{KEY_FILE} is owned by uid {st.st_uid}, not by this user"
         if stat.S_IMODE(st.st_mode) != 0o600:
-            raise Untrusted(f"{KEY_FILE} has mode {stat.S_IMODE(st.st_mode):04o} (want 0600)")
-        key = os.read(fd, KEY_BYTES + 1)
-    finally:
-        os.close(fd)
+            return f"{KEY_FILE} has mode {stat.S_IMODE(st.st_mode):04o} (want 0600)"
+        return None
+
+    try:
+        key = read_bounded(KEY_FILE, KEY_BYTES, follow_symlinks=False, dir_fd=dir_fd, check=mine)
+    except ReadRefused as exc:
+        if exc.kind == "type":
+            raise Untrusted(f"{KEY_FILE} is not a regular file") from None
+        if exc.kind == "trust":
+            raise Untrusted(exc.message) from None
+        if exc.kind == "size":
+            raise Untrusted(f"{KEY_FILE} holds {exc.size} bytes, not {KEY_BYTES}") from None
+        if exc.kind == "link":
+            raise OSError(errno.ELOOP, exc.message) from None      # _key says so
+        raise
     if len(key) != KEY_BYTES:
         raise Untrusted(f"{KEY_FILE} holds {len(key)} bytes, not {KEY_BYTES}")
     return key

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from generator import __version__
 from generator.common.bounded_read import read_bounded
+from generator.common.errors import FabricgenError
 from generator.plan.model import FabricPlan
 from generator.render import leftovers
 from generator.render.cabling import render_cabling
@@ -87,7 +88,7 @@ def manifest_text(fabric: str, intent_text: str, hashes: dict[str, str], discove
             f' "intent_sha256": "{hashlib.sha256(intent_text.encode()).hexdigest()}"\n}}\n')
 
 
-class OutputError(Exception):
+class OutputError(FabricgenError):
     """One line: why OUTPUT cannot be written (nothing was touched)."""
 
 

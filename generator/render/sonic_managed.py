@@ -38,6 +38,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+from generator.common.errors import FabricgenError
+
 OWNED_TABLES: tuple[str, ...] = (
     "BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF",
     "BUFFER_PG", "BUFFER_POOL", "BUFFER_PORT_EGRESS_PROFILE_LIST", "BUFFER_PORT_INGRESS_PROFILE_LIST",
@@ -77,7 +79,7 @@ ALL_FIELDS = _AllFields()
 LOCALHOST = "localhost"
 
 
-class ProvisionError(ValueError):
+class ProvisionError(FabricgenError, ValueError):
     """The device cannot take this day-0 config (wrong platform, no base MAC)."""
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.common.errors import FabricgenError
+
 try:
     import libyang
     from _libyang import ffi, lib
@@ -44,7 +46,7 @@ _SCHEMA_LOC_RE = re.compile(r'[Ss]chema location "(.*?)"(?=, |\.?$)')
 _DANGLING_RE = re.compile(r'Invalid (?:leafref|union) value "(.*?)" - ')
 
 
-class SonicYangUnavailable(RuntimeError):
+class SonicYangUnavailable(FabricgenError, RuntimeError):
     """libyang or the YANG models cannot be used; the message says how to fix it."""
 
 

@@ -1,7 +1,7 @@
 """One function per verify check: plan expectations + what the switches answered -> findings.
 
 Inputs are napalm getter results (models of napalm.base.models) and the drivers' PFC/ECN extra
-(deploy/drivers/oper.py), so the checks do not know which OS answered.
+(devices/oper.py), so the checks do not know which OS answered.
 """
 
 from __future__ import annotations

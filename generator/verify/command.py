@@ -1,7 +1,7 @@
 """`fabricgen verify`: is the built fabric the planned one? (DESIGN.md: verify contract)
 
 Switches are read through their napalm drivers (collect.py), endpoints and credentials as for
-drift and deploy (deploy/credentials.py); hosts through their Ansible inventory (hosts.py),
+drift and deploy (devices/credentials.py); hosts through their Ansible inventory (hosts.py),
 routed by the endpoints file's `hosts:` key exactly as drift routes them. Each check x device
 is passed, failed, unknown (could not check) or skipped.
 
@@ -103,7 +103,7 @@ def _flaps_uncounted(reading: C.SwitchReading) -> bool:
 
 
 def _ecn_uncounted(reading: C.SwitchReading) -> bool:
-    """The driver reported ecn_marked -1 (deploy/drivers/oper.py UNCOUNTED): nothing to compare."""
+    """The driver reported ecn_marked -1 (devices/oper.py UNCOUNTED): nothing to compare."""
     return bool(reading.pfc) and any(v.get("ecn_marked", 0) < 0 for v in reading.pfc[1].values())
 
 
@@ -129,7 +129,7 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         status = "unknown" if only == "hosts" else "skipped"
         return ([Outcome(c, n, status, reason=reason) for n in names for c in HOST_CHECKS],
                 f"host-roce and host-counters {status}: {reason}")
-    from generator.deploy.credentials import endpoint_host_access
+    from generator.devices.credentials import endpoint_host_access
 
     extravars, ssh_key = endpoint_host_access(section, endpoints)
     from generator.render.output import write_tree
@@ -183,8 +183,8 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
                      settle_s: float, concurrency: int, reachable: list[str],
                      planned_absent: dict[str, dict[str, str]],
                      streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
-    from generator.deploy.credentials import CredentialsError, resolve_access
-    from generator.deploy.drivers.factory import switch_driver
+    from generator.devices.credentials import CredentialsError, resolve_access
+    from generator.devices.opener import driver_opener
     from generator.devices.sessions import pool_size
 
     unknown: list[Outcome] = []
@@ -194,11 +194,7 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
     except CredentialsError as exc:
         return {}, unknown + [o for n in reachable for o in _unknown_all(n, str(exc))]
 
-    def make_driver(name: str):
-        target = access.targets[name]
-        return lambda: switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port,
-                                     target.username, access.password, access.known_hosts,
-                                     timeout=SSH_TIMEOUT, password_hint=access.password_source)
+    make_driver = driver_opener(plan, access, SSH_TIMEOUT)
 
     from generator.verify.collect import read_switches
     from generator.verify.ports import to_plan_names
@@ -300,7 +296,7 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
                pfc_threshold: float = C.PFC_THRESHOLD_PER_S, ecn_threshold: float = C.ECN_THRESHOLD_PER_S,
                prefix_tolerance: float = PREFIX_TOLERANCE, limit: str | None = None) -> int:
     from generator.checks.runner import load_checked
-    from generator.drift.command import limited
+    from generator.common.selection import limited, no_match
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
@@ -316,8 +312,8 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
         return 1
     loaded, plan = found
     switches, hosts = limited(plan, only, limit)
-    if limit and not switches and not hosts:
-        print(f"error: --limit {limit!r} matches no {only or 'device'} of fabric {plan.fabric}", file=sys.stderr)
+    if refusal := no_match(plan, only, limit, switches, hosts):
+        print(refusal, file=sys.stderr)
         return 1
     exp = expectations(plan)
     outcomes: list[Outcome] = []
@@ -369,3 +365,58 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     for note in notes:
         print(for_terminal(f"note: {note}"), file=sys.stderr)
     return report.exit_code
+
+
+def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: str | None = None,
+             limit: str | None = None, fmt: str = "table", output: str | None = None,
+             after_read=None) -> int:
+    """`verify --soak`: the switches' error counters read every INTERVAL over DURATION (soak.py)."""
+    from generator.checks.runner import load_checked
+    from generator.common.atomic_write import write_atomic
+    from generator.common.selection import limited
+    from generator.devices.credentials import CredentialsError, resolve_access
+    from generator.devices.opener import driver_opener
+    from generator.devices.sessions import pool_size
+    from generator.verify import soak as S
+
+    try:
+        duration_s = S.parse_duration(duration)
+    except ValueError as exc:
+        print(f"error: --soak {exc}", file=sys.stderr)
+        return 2
+    if not 0 < interval_s <= duration_s or fmt not in ("table", "json"):
+        print("error: --soak takes --interval above 0 and at most the duration, --format table or json",
+              file=sys.stderr)
+        return 2
+    found = load_checked(intent_path, "verifying", sys.stderr)
+    if found is None:
+        return 1
+    loaded, plan = found
+    switches, _hosts = limited(plan, "switches", limit)
+    absent = _not_installed(plan, switches, endpoints, limit)
+    names = [n for n in switches if n not in absent]
+    if not names:
+        print(f"error: no switch of fabric {plan.fabric} to soak: none is listed in the endpoints file and inside "
+              "--limit", file=sys.stderr)
+        return 1
+    try:
+        access = resolve_access(plan, names, intent_path, endpoints)
+        workers = pool_size(len(names), loaded.intent.deploy.concurrency)
+    except CredentialsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+    make_driver = driver_opener(plan, access, SSH_TIMEOUT)
+
+    samples = S.soak(names, make_driver, duration_s=duration_s, interval_s=interval_s, workers=workers,
+                     after_read=after_read)
+    text, code = S.report(plan.fabric, samples, fmt)
+    if output:
+        try:
+            write_atomic(Path(output), text)
+        except OSError as exc:
+            print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
+            return 1
+    else:
+        sys.stdout.write(for_terminal(text) if fmt == "table" else text)
+    return code

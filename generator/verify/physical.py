@@ -1,6 +1,6 @@
 """Physical-layer checks: optics, FEC, link flaps, hardware (PSUs, fans, temperature sensors).
 
-Inputs are the driver getters' models (deploy/drivers/oper.py): napalm's get_environment and
+Inputs are the driver getters' models (devices/oper.py): napalm's get_environment and
 the extras get_transceivers / get_phy_counters, so the checks do not know which OS answered.
 
 Optics alarm limits are the module's own (CMIS and SFF-8636 keep vendor alarm thresholds in the

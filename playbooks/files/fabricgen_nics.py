@@ -450,30 +450,59 @@ def mlxconfig_port(pci: str, ib_port: int) -> tuple:
     return base + "0", fn + ib_port
 
 
-def link_type(pci: str, n: int, check: bool, allowed: bool) -> tuple:
-    """(changed, text) for a port in InfiniBand mode. With `allowed` (and not check mode) set
-    LINK_TYPE_P<n>=2 (Ethernet) unless the next-boot value already is ETH; mlxconfig only
-    changes what the firmware loads next (NVIDIA MFT mlxconfig / VPI docs)."""
-    reset = f"`mlxfwreset -d {pci} reset -y` or a reboot"
+RESET = "`mlxfwreset -d {pci} reset -y` or a reboot"
+
+
+def next_link_type(pci: str, n: int) -> tuple:
+    """(rc, LINK_TYPE_P<n> the firmware loads next, e.g. "ETH(2)" / "IB(1)", or ""), read-only
+    (`mlxconfig -d <pci> q` prints the next-boot value; NVIDIA MFT mlxconfig docs)."""
+    rc, out = run(["mlxconfig", "-d", pci, "q", f"LINK_TYPE_P{n}"], 120)
+    m = re.search(rf"LINK_TYPE_P{n}\s+(\S+)", out)
+    return rc, (m.group(1) if m else "")
+
+
+def link_type(pci: str, n: int, allowed: bool) -> tuple:
+    """(pending, text) for a port in InfiniBand mode, read-only: pre-flight runs on every host at once.
+    pending: the apply play sets LINK_TYPE_P<n>=2 in the host's batch, drained (link_type_set)."""
+    reset = RESET.format(pci=pci)
     setting = f"LINK_TYPE_P{n}=2"
     if not allowed:
         return False, (f"the port runs InfiniBand, the fabric needs Ethernet: run the playbook with "
                        f"-e fabricgen_set_link_type=true (mlxconfig -y -d {pci} set {setting}), then {reset}")
-    rc, out = run(["mlxconfig", "-d", pci, "q", f"LINK_TYPE_P{n}"], 120)
+    rc, value = next_link_type(pci, n)
     if rc == 127:
         return False, "the port runs InfiniBand and mlxconfig cannot run (install NVIDIA MFT), then run again"
-    m = re.search(rf"LINK_TYPE_P{n}\s+(\S+)", out)
-    if m and m.group(1).upper().startswith("ETH"):
+    if value.upper().startswith("ETH"):
         return False, (f"the port runs InfiniBand; {setting} (Ethernet) is already set for the next firmware "
                        f"load: {reset}, then run the playbook again")
-    if check:
-        return False, f"the port runs InfiniBand: a real run sets {setting} (mlxconfig), which then needs {reset}"
-    rc, out = run(["mlxconfig", "-y", "-d", pci, "set", setting], 300)
-    if rc != 0:
-        last = (out.strip().splitlines() or ["no output"])[-1]
-        return False, f"the port runs InfiniBand and `mlxconfig -y -d {pci} set {setting}` failed: {last}"
-    return True, (f"the port ran InfiniBand: set {setting} (Ethernet) with mlxconfig; it takes effect after "
-                  f"{reset}, then run the playbook again")
+    return True, f"the port runs InfiniBand: its batch sets {setting} (mlxconfig), which then needs {reset}"
+
+
+def link_type_set(args: dict) -> tuple:
+    """(lines, failed): in the host's batch, drained: LINK_TYPE_P<n>=2 on each pending port whose
+    next-boot value is not Ethernet yet (read again: idempotent across runs and ports sharing a
+    device). mlxconfig only changes what the firmware loads next (NVIDIA MFT mlxconfig / VPI docs)."""
+    lines, failed = [], False
+    for port in args.get("ports") or []:
+        label, pci, n = str(port["label"]), str(port["pci"]), int(port["n"])
+        setting = f"LINK_TYPE_P{n}=2"
+        rc, value = next_link_type(pci, n)
+        if rc == 127:
+            lines.append(f"error: {label}: mlxconfig cannot run (install NVIDIA MFT), then run again")
+            failed = True
+        elif value.upper().startswith("ETH"):
+            lines.append(f"ok: {label}: {setting} already set for the next firmware load")
+        elif args.get("check"):
+            lines.append(f"changed: {label}: would run mlxconfig -y -d {pci} set {setting}")
+        else:
+            rc, out = run(["mlxconfig", "-y", "-d", pci, "set", setting], 300)
+            if rc != 0:
+                last = (out.strip().splitlines() or ["no output"])[-1]
+                lines.append(f"error: {label}: `mlxconfig -y -d {pci} set {setting}` failed: {last}")
+                failed = True
+            else:
+                lines.append(f"changed: {label}: mlxconfig -y -d {pci} set {setting}")
+    return lines, failed
 
 
 def preflight(args: dict) -> tuple:
@@ -515,10 +544,12 @@ def preflight(args: dict) -> tuple:
                                 f"set LINK_TYPE to ETH with mlxconfig and reset the firmware")
                 continue
             target, n = mlxconfig_port(pci, port)
-            did, text = link_type(target, n, bool(args.get("check")), bool(args.get("set_link_type")))
-            if did:
-                changed.append(f"changed: {label}: mlxconfig -y -d {target} set LINK_TYPE_P{n}=2")
-            problems.append(f"{label} ({rdma}, {pci}): {text}")
+            pending, text = link_type(target, n, bool(args.get("set_link_type")))
+            if pending:
+                changed.append("linktype: " + json.dumps({"label": f"{label} ({rdma}, {pci})", "pci": target,
+                                                          "n": n}, sort_keys=True))
+            else:
+                problems.append(f"{label} ({rdma}, {pci}): {text}")
             continue
         if info["link_layer"] != "Ethernet":
             problems.append(f"{label} ({rdma}) link layer is {info['link_layer'] or 'unknown'}, not Ethernet: "
@@ -622,6 +653,10 @@ def main(argv: list) -> int:
         print(json.dumps(discover(), sort_keys=True))
         signal.alarm(0)
         return 0
+    if mode == "linktype":
+        lines, failed = link_type_set(_args("FG_LINKTYPE"))
+        print("\n".join(lines))
+        return 1 if failed else 0
     if mode in ("preflight", "roce"):
         args = _args("FG_PREFLIGHT" if mode == "preflight" else "FG_ROCE")
         host = args.get("host") or os.uname().nodename
@@ -637,7 +672,7 @@ def main(argv: list) -> int:
             return 1 if problems else 4
         print(f"ok: {host}: {len(args.get('rails', []))} rail(s) {'ready' if mode == 'preflight' else 'up'}")
         return 0
-    print(f"usage: {os.path.basename(argv[0])} discover|preflight|roce", file=sys.stderr)
+    print(f"usage: {os.path.basename(argv[0])} discover|preflight|roce|linktype", file=sys.stderr)
     return 2
 
 

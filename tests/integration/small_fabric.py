@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.checks.runner import run_checks
-from generator.deploy.drivers.nvue import load_nvue_document
+from generator.devices.nvue import load_nvue_document
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice
 from generator.render.managed import managed_set

@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from generator.deploy.drivers.ssh import CommandFailed
+from generator.devices.ssh import CommandFailed
 from tests.integration.small_fabric import CANARY, SWITCHES, small_fabric, wait_until
 
 pytestmark = pytest.mark.integration

@@ -19,8 +19,8 @@ import pytest
 from netmiko import ConnectHandler
 
 from generator.checks.runner import run_checks
-from generator.deploy.drivers.nvue import load_nvue_document
 from generator.deploy.rollout import run_deploy
+from generator.devices.nvue import load_nvue_document
 from generator.drift.command import run_drift
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice

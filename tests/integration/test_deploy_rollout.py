@@ -24,8 +24,8 @@ import pytest
 
 from generator.checks.runner import run_checks
 from generator.deploy.candidate import build_candidate
-from generator.deploy.drivers.nvue import NVUEDriver, load_nvue_document
 from generator.deploy.rollout import run_deploy
+from generator.devices.nvue import NVUEDriver, load_nvue_document
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice, set_wiring, write_device_files
 from generator.lab.factory import Management

@@ -17,7 +17,7 @@ import signal
 import pytest
 
 from generator.checks.runner import run_checks
-from generator.deploy.drivers.sonic import SonicDriver
+from generator.devices.sonic import SonicDriver
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice
 from tests.integration.small_fabric import (

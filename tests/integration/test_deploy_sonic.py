@@ -21,8 +21,8 @@ import pytest
 from netmiko import ConnectHandler
 
 from generator.checks.runner import run_checks
-from generator.deploy.drivers.sonic import SonicDriver
 from generator.deploy.rollout import run_deploy
+from generator.devices.sonic import SonicDriver
 from generator.drift.command import run_drift
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.deploy.drivers.ssh import CommandFailed
+from generator.devices.ssh import CommandFailed
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ import napalm
 import pytest
 from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
 
-from generator.deploy.drivers.nvue import NVUEDriver, load_nvue_document
+from generator.devices.nvue import NVUEDriver, load_nvue_document
 from generator.lab import tree as nvtree
 from generator.lab.control import LabDevice
 

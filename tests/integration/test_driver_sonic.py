@@ -11,7 +11,7 @@ import paramiko
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from generator.deploy.drivers.sonic import SonicDriver
+from generator.devices.sonic import SonicDriver
 
 pytestmark = pytest.mark.integration
 

@@ -3,8 +3,9 @@
 Three hosts as rendered from an intent that guesses the rail RDMA names: gpu01 is as rendered;
 gpu02's second rail is RDMA device mlx5_7 (as on a DGX, whose compute NICs skip names); gpu03's
 first port runs InfiniBand. One playbook run configures gpu01 and stops the other two at
-pre-flight, each with one line. With -e fabricgen_set_link_type=true gpu03 gets `mlxconfig set
-LINK_TYPE_P1=2` and still stops (a firmware reset is due). After the reset, `fabricgen hosts
+pre-flight, each with one line. With -e fabricgen_set_link_type=true pre-flight only reads, and
+gpu03 gets `mlxconfig set LINK_TYPE_P1=2` in its own batch, drained, then stops there, left
+drained (a firmware reset is due); a second run writes nothing. After the reset, `fabricgen hosts
 discover` writes the discovery file, the intent names it, the re-render takes mlx5_7 for gpu02,
 and the next run configures all three.
 """
@@ -22,7 +23,7 @@ pytest.importorskip("ansible_runner", reason="the host playbook runs through ans
 
 from fake_nic import firmware_reset, write_fake_gids  # noqa: E402
 from netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
-from test_hosts_netns import INTENT, _lab_vars  # noqa: E402
+from test_hosts_netns import HOOK, INTENT, _lab_vars  # noqa: E402
 
 from generator.checks.runner import run_checks  # noqa: E402
 from generator.deploy.discover import run_discover  # noqa: E402
@@ -81,15 +82,36 @@ def test_preflight_stops_mismatched_hosts_and_discovery_fixes_the_render(netns_h
         assert " inet " not in lab.hosts[name].sh("ip -o -4 addr show dev ens1f0np0").stdout
     assert not nic_log.exists() or "mlxconfig" not in nic_log.read_text()
 
-    # the explicit flag: mlxconfig sets Ethernet for the next firmware load; the host still stops
-    flagged = run(render, fabricgen_set_link_type=True)
-    line = dict((h, m) for h, _, m in flagged.failures)[gpu03]
-    assert line == (f"{gpu03}: rail 0 ens1f0np0 (mlx5_0, 0000:08:00.0): the port ran InfiniBand: set LINK_TYPE_P1=2 "
-                    "(Ethernet) with mlxconfig; it takes effect after `mlxfwreset -d 0000:08:00.0 reset -y` or a "
-                    "reboot, then run the playbook again")
+    # the explicit flag: pre-flight only reads (mlxconfig q) and admits gpu03; its batch drains it, sets
+    # Ethernet for the next firmware load, and stops it there, left drained (issue 33 item 7)
+    hook = tmp_path / "hook.sh"
+    hook.write_text(HOOK.format(log=nic_log))
+    hook.chmod(0o755)
+    flagged = run(render, fabricgen_set_link_type=True, fabricgen_hosts_serial=[1, 1],
+                  fabricgen_hosts_drain=f"{hook} drain {{host}}", fabricgen_hosts_undrain=f"{hook} undrain {{host}}")
+    failures = {h: (task, m) for h, task, m in flagged.failures}
+    assert failures[gpu03] == (
+        "Stop until the NIC firmware is reset",
+        f"{gpu03}: rail 0 ens1f0np0 (mlx5_0, 0000:08:00.0): mlxconfig -y -d 0000:08:00.0 set LINK_TYPE_P1=2; the "
+        "port runs InfiniBand until `mlxfwreset -d 0000:08:00.0 reset -y` or a reboot; the host stays drained: "
+        "reset it, then run the playbook again")
+    assert failures[gpu02][0] == "Pre-flight failed"
+    # in the batches: the canary gpu01 first (nothing to change, not drained), then gpu03 alone, drained first
+    assert [hosts for play, hosts in flagged.batches if play == APPLY_PLAY] == [[gpu01], [gpu03]]
     assert flagged.hosts[gpu01].changed == 0
-    assert [c for c in nic_log.read_text().splitlines() if c.startswith("mlxconfig") and " set " in c] == [
-        "mlxconfig -y -d 0000:08:00.0 set LINK_TYPE_P1=2"]
+    log = nic_log.read_text().splitlines()
+    sets = [c for c in log if c.startswith("mlxconfig") and " set " in c]
+    assert sets == ["mlxconfig -y -d 0000:08:00.0 set LINK_TYPE_P1=2"]
+    assert log.index(f"drain {gpu03}") < log.index(sets[0]) and f"undrain {gpu03}" not in log
+    assert f"{gpu03}: left drained" in flagged.stdout
+    # again before the reset: the next-boot value is Ethernet already, so nothing is written twice and
+    # pre-flight says what is due
+    again = run(render, fabricgen_set_link_type=True)
+    assert dict((h, m) for h, _, m in again.failures)[gpu03] == (
+        f"{gpu03}: rail 0 ens1f0np0 (mlx5_0, 0000:08:00.0): the port runs InfiniBand; LINK_TYPE_P1=2 (Ethernet) "
+        "is already set for the next firmware load: `mlxfwreset -d 0000:08:00.0 reset -y` or a reboot, then run "
+        "the playbook again")
+    assert [c for c in nic_log.read_text().splitlines() if c.startswith("mlxconfig") and " set " in c] == sets
     # mlxfwreset: the port comes back as Ethernet; the kernel rebuilds its GID table as RoCE
     firmware_reset(sysroot[gpu03], lab.directory / "nicstate" / gpu03, "0000:08:00.0")
     write_fake_gids(sysroot[gpu03], "mlx5_0", "ens1f0np0", 0, ["192.0.2.1"])

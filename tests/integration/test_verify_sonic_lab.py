@@ -191,7 +191,7 @@ GETTER_TESTS = ("test_get_interfaces", "test_get_lldp_neighbors", "test_get_lldp
 
 @pytest.fixture(scope="module")
 def leaf_driver(fabric):
-    from generator.deploy.drivers.sonic import SonicDriver
+    from generator.devices.sonic import SonicDriver
 
     endpoint = yaml.safe_load(Path(fabric.endpoints).read_text())["switches"][LEAF]
     driver = SonicDriver("127.0.0.1", endpoint["username"], PASSWORD, timeout=10,

@@ -7,12 +7,14 @@ from collections import Counter
 
 import pytest
 
+from generator.capacity.advise import advise
 from generator.capacity.analyze import analyze
 from generator.capacity.bisection import closed_form_gbps
 from generator.capacity.command import run_capacity
 from generator.capacity.report import render_html
 from generator.capacity.shape import capacity_json
 from generator.capacity.text import render_text
+from generator.capacity.whatif import load_base_data
 from generator.intent.loader import LoadedIntent, parse_yaml, validate_data
 from generator.plan.compile import compile_plan
 from generator.plan.growth import build_out_intent
@@ -203,8 +205,10 @@ def test_without_build_out_output_is_unchanged(tmp_path, capsys, fmt):
     plain = intent_of(PLAIN)
     old = analyze(plain)                       # the code path from before build_out existed
     assert old.build_out is None
-    expected = (json.dumps(capacity_json(old, [], []), indent=2) + "\n" if fmt == "json"
-                else render_text(old, [], markdown=fmt == "markdown"))
+    advice = advise(old, load_base_data(PLAIN), with_speeds=False)     # issue 38: its section, same either way
+    doc = {**capacity_json(old, [], []), "advice": [s.as_dict() for s in advice.suggestions]}
+    expected = (json.dumps(doc, indent=2) + "\n" if fmt == "json"
+                else render_text(old, [], markdown=fmt == "markdown", advice=advice))
     out = cli(tmp_path, capsys, PLAIN, fmt)
     assert out == expected
     assert "build-out" not in out and "build_out" not in out

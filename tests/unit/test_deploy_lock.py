@@ -9,9 +9,9 @@ import subprocess
 
 import pytest
 
-from generator.deploy.credentials import CredentialsError
 from generator.deploy.lock import DeployLock, LockError, break_lock, lock_path, read_holder, state_dir
 from generator.deploy.overrides import confirm_timeout
+from generator.devices.credentials import CredentialsError
 
 
 def test_second_acquire_fails_at_once_naming_the_holder(tmp_path):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from generator.deploy.credentials import CredentialsError, endpoint_host_vars
+from generator.devices.credentials import CredentialsError, endpoint_host_vars
 
 
 def test_servers_become_host_vars():

@@ -174,7 +174,7 @@ def test_password_file_mode_and_size(tmp_path, mode, size, expect):
 
 
 def test_password_file_0400_is_accepted(tmp_path):
-    from generator.deploy.credentials import _password
+    from generator.devices.credentials import _password
 
     pw = tmp_path / "pw"
     pw.write_text("s3cret\n")

@@ -37,7 +37,7 @@ def probe(root: Path, mode: str, args: dict | None = None, *, tools: Path | None
     env = {"PATH": (f"{tools}:" if tools else "") + os.environ.get("PATH", ""), "FABRICGEN_SYSROOT": str(root),
            "FAKE_NIC_STATE": str(state or root / "state"), "FAKE_NIC_LOG": str(root / "nic.log")}
     if args is not None:
-        env["FG_PREFLIGHT" if mode == "preflight" else "FG_ROCE"] = json.dumps(args)
+        env[{"preflight": "FG_PREFLIGHT", "linktype": "FG_LINKTYPE"}.get(mode, "FG_ROCE")] = json.dumps(args)
     return subprocess.run([sys.executable, str(PROBE), mode], capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -179,28 +179,45 @@ def test_preflight_infiniband_port_needs_the_flag_and_a_firmware_reset(tmp_path)
         "LINK_TYPE_P1=2), then `mlxfwreset -d 0000:09:00.0 reset -y` or a reboot\n")
     assert not (tmp_path / "nic.log").exists(), "no mlxconfig without the flag"
 
-    # check mode with the flag: a query, no set
-    done = probe(tmp_path, "preflight", preflight_args(set_link_type=True, check=True), tools=tools)
-    assert done.returncode == 1 and "a real run sets LINK_TYPE_P1=2" in done.stdout
-    assert "set" not in (tmp_path / "nic.log").read_text()
+    # with the flag pre-flight only reads (it runs on every host at once): the port is handed to the
+    # host's batch, which sets it drained (issue 33 item 7)
+    pending = {"label": "rail 1 ens2f0np0 (mlx5_1, 0000:09:00.0)", "n": 1, "pci": "0000:09:00.0"}
+    for check in (True, False):
+        done = probe(tmp_path, "preflight", preflight_args(set_link_type=True, check=check), tools=tools)
+        assert done.returncode == 0, done.stdout
+        assert done.stdout.splitlines() == ["linktype: " + json.dumps(pending, sort_keys=True),
+                                            "ok: gpu02: 2 rail(s) ready"]
+    assert [c for c in (tmp_path / "nic.log").read_text().splitlines() if " set " in c] == []
 
-    done = probe(tmp_path, "preflight", preflight_args(set_link_type=True), tools=tools)
-    assert done.returncode == 1
-    assert done.stdout.splitlines() == [
-        "changed: rail 1 ens2f0np0: mlxconfig -y -d 0000:09:00.0 set LINK_TYPE_P1=2",
-        "error: gpu02: rail 1 ens2f0np0 (mlx5_1, 0000:09:00.0): the port ran InfiniBand: set LINK_TYPE_P1=2 "
-        "(Ethernet) with mlxconfig; it takes effect after `mlxfwreset -d 0000:09:00.0 reset -y` or a reboot, "
-        "then run the playbook again"]
-    assert "mlxconfig -y -d 0000:09:00.0 set LINK_TYPE_P1=2" in (tmp_path / "nic.log").read_text().splitlines()
+    # the batch's step: check mode says what it would do; a real run sets the next-boot value once
+    done = probe(tmp_path, "linktype", {"ports": [pending], "check": True}, tools=tools)
+    assert (done.returncode, done.stdout) == (0, "changed: rail 1 ens2f0np0 (mlx5_1, 0000:09:00.0): would run "
+                                                 "mlxconfig -y -d 0000:09:00.0 set LINK_TYPE_P1=2\n")
+    done = probe(tmp_path, "linktype", {"ports": [pending]}, tools=tools)
+    assert (done.returncode, done.stdout) == (0, "changed: rail 1 ens2f0np0 (mlx5_1, 0000:09:00.0): "
+                                                 "mlxconfig -y -d 0000:09:00.0 set LINK_TYPE_P1=2\n")
+    done = probe(tmp_path, "linktype", {"ports": [pending]}, tools=tools)
+    assert done.stdout == ("ok: rail 1 ens2f0np0 (mlx5_1, 0000:09:00.0): LINK_TYPE_P1=2 already set for the next "
+                           "firmware load\n")
+    assert (tmp_path / "nic.log").read_text().count(" set ") == 1
 
-    # pending until the firmware reset: asked again, nothing is set twice
+    # pending until the firmware reset: pre-flight says so and hands nothing to the batch
     done = probe(tmp_path, "preflight", preflight_args(set_link_type=True), tools=tools)
     assert done.returncode == 1 and "already set for the next firmware load" in done.stdout
-    assert (tmp_path / "nic.log").read_text().count(" set ") == 1
+    assert "linktype: " not in done.stdout
 
     firmware_reset(tmp_path, tmp_path / "state", "0000:09:00.0")
     done = probe(tmp_path, "preflight", preflight_args(set_link_type=True), tools=tools)
-    assert done.returncode == 0, done.stdout
+    assert done.returncode == 0 and "linktype: " not in done.stdout, done.stdout
+
+
+def test_linktype_without_mft_is_one_error(tmp_path):
+    tools = write_fake_nic_tools(tmp_path / "bin", without=["mlxconfig"])
+    write_fake_sysfs(tmp_path, ["ens1f0np0"], link_layer={"ens1f0np0": "InfiniBand"})
+    done = probe(tmp_path, "linktype", {"ports": [{"label": "rail 0", "pci": "0000:08:00.0", "n": 1}]},
+                 tools=tools)
+    assert (done.returncode, done.stdout) == (1, "error: rail 0: mlxconfig cannot run (install NVIDIA MFT), "
+                                                 "then run again\n")
 
 
 def test_roce_check_after_the_apply(tmp_path):

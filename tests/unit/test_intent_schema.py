@@ -144,9 +144,10 @@ def test_the_shown_defaults_are_the_defaults(schema):
     for key, value in required.items():
         full[key] = {**full.get(key, {}), **value}
     assert full["topology"]["nic_speed"] == "400G"
-    # management and workload are optional sections: spelling their defaults adds them
+    # management, workload and layout are optional sections: spelling their defaults adds them
     full.pop("management", None)
     full.pop("workload", None)
+    full.pop("layout", None)
     assert validate_data(full, {}, "t.yaml") == validate_data(required, {}, "t.yaml")
 
 

@@ -8,19 +8,24 @@ from the plan by separate code: the two must agree on a correctly wired fabric.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 import yaml
 
 from generator.checks.runner import run_checks
-from generator.deploy.drivers.nvue import load_nvue_document
+from generator.devices.nvue import load_nvue_document
 from generator.intent.loader import load_intent
 from generator.lab import nvue_oper
 from generator.lab.faults import Faults
 from generator.lab.world import (
+    FLOW_FRAME_OCTETS,
+    OCTETS_PER_PACKET,
+    PACKETS_PER_S,
     SESSION_SETTLE_S,
     Cable,
     Fabric,
+    Flow,
     WiringError,
     World,
     WorldSource,
@@ -84,6 +89,15 @@ def test_state_and_crc_columns_and_comments():
     assert world.cable_at("gpu1", "eth0").state == "down"
     assert world.cable_at("leaf", "swp2").crc_errors == 7
     assert world.cable_at("leaf", "swp2").line == 4
+
+
+def test_rate_column_degrades_a_cable_and_refuses_what_is_not_a_share():
+    world = parse_wiring("a_device,a_port,b_device,b_port,rate\nleaf,swp1,gpu1,eth0,0.9\nleaf,swp2,gpu2,eth0,\n", "w.csv")
+    assert world.cable_at("gpu1", "eth0").rate == 0.9 and world.cable_at("leaf", "swp2").rate == 1.0
+    assert World.from_dict(world.to_dict()).cable_at("leaf", "swp1").rate == 0.9
+    for bad in ("0", "1.5", "nan", "fast"):
+        with pytest.raises(WiringError, match=rf"^w.csv:2: rate '{bad}': give the share of its speed"):
+            parse_wiring(f"a_device,a_port,b_device,b_port,rate\nleaf,swp1,gpu1,eth0,{bad}\n", "w.csv")
 
 
 def test_unknown_device_is_named_with_its_line():
@@ -315,6 +329,31 @@ def test_counters_rise_with_time_and_crc_errors_only_on_the_bad_cable(tmp_path):
     assert second["rx_fcs_errors"] - first["rx_fcs_errors"] == 50
     assert second["rx_packets"] > first["rx_packets"]
     assert fabric.counters(good.a_device, good.a_port)["rx_fcs_errors"] == 0
+
+
+def test_a_flow_moves_the_ports_counters_in_its_window_and_a_degraded_cable_corrupts_its_share(tmp_path):
+    plan, fabric, clock, _ = _fabric(tmp_path)
+    up = next(lk for lk in plan.links if lk.tier == "leaf-spine")
+    world = fabric.world()
+    start = clock.now + 1
+    flows = (Flow(up.a_device, up.a_port, tx_gbps=80, start=start, end=start + 2),
+             Flow(up.b_device, up.b_port, rx_gbps=80, start=start, end=start + 2))
+    fabric.source._world = World(world.cables, world.host_macs, flows)
+    before = fabric.counters(up.b_device, up.b_port)
+    clock.now += 10                                   # past the window: 2 s of 80 Gb/s = 20 GB
+    after = fabric.counters(up.b_device, up.b_port)
+    base = 10 * PACKETS_PER_S * OCTETS_PER_PACKET      # the lab's idle traffic on an up link
+    assert after["rx_octets"] - before["rx_octets"] == 20_000_000_000 + base
+    assert after["rx_fcs_errors"] == before["rx_fcs_errors"] == 0
+    sent = fabric.counters(up.a_device, up.a_port)
+    assert sent["tx_octets"] >= 20_000_000_000
+    # the same flow over the cable degraded to 90 %: a tenth of its frames arrive corrupted
+    cables = tuple(replace(c, rate=0.9) if c is world.cable_at(up.b_device, up.b_port) else c for c in world.cables)
+    fabric.source._world = World(cables, world.host_macs, flows)
+    fabric._cache_key = None
+    degraded = fabric.counters(up.b_device, up.b_port)
+    assert degraded["rx_fcs_errors"] == int(20_000_000_000 * 0.1 / FLOW_FRAME_OCTETS)
+    assert degraded["rx_octets"] == after["rx_octets"] - 2_000_000_000     # nor received octets (no time passed)
 
 
 def test_pfc_rates_from_the_fault_file_integrate_monotonically(tmp_path):

@@ -7,8 +7,8 @@ import json
 import pytest
 from napalm.base.exceptions import CommitError
 
-from generator.deploy.drivers.nvue import NVUEDriver, _history_rev
-from generator.deploy.drivers.ssh import CommandFailed
+from generator.devices.nvue import NVUEDriver, _history_rev
+from generator.devices.ssh import CommandFailed
 from tests.unit.test_ssh_status import Scripted
 
 REVISIONS = "nv config revision -o json"

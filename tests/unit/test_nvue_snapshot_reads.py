@@ -5,7 +5,7 @@ _json is replaced by a recorder, no SSH."""
 
 from __future__ import annotations
 
-from generator.deploy.drivers.nvue import NVUEDriver
+from generator.devices.nvue import NVUEDriver
 
 PHY = {"raw-ber": "1.00e-09", "fec-corrected-codewords": 12, "fec-uncorrected-codewords": 0}
 

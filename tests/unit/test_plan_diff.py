@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from generator.common.structured_diff import diff_file, diff_trees, join_path, parse_structured
 from generator.gitops.plan import FABRIC, compare_renders, device_of, format_markdown, format_text
-from generator.gitops.structured_diff import diff_file, diff_trees, join_path, parse_structured
 
 NVUE = """\
 - header:

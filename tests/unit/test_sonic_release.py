@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from generator.day0.sonic_ztp import GATE, scripts
-from generator.deploy.drivers.commands import SONIC
-from generator.deploy.drivers.sonic import SonicDriver
 from generator.deploy.release_gate import release_refusal
+from generator.devices.commands import SONIC
+from generator.devices.sonic import SonicDriver
 from generator.lab import sonic_factory
 from generator.verify import control_plane as CP
 from generator.verify.checks import SwitchReading

@@ -17,9 +17,9 @@ import pytest
 from napalm.base import models
 from napalm.base.test import helpers
 
-from generator.deploy.drivers import sonic_show
-from generator.deploy.drivers.commands import SONIC
-from generator.deploy.drivers.sonic import SonicDriver
+from generator.devices import sonic_show
+from generator.devices.commands import SONIC
+from generator.devices.sonic import SonicDriver
 from generator.lab.sonic_oper import speed_text, world_name
 
 STATUS = """\

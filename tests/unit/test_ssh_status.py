@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator.deploy.drivers.nvue import NVUEDriver
-from generator.deploy.drivers.sonic import SonicDriver
-from generator.deploy.drivers.ssh import (
+from generator.devices.nvue import NVUEDriver
+from generator.devices.sonic import SonicDriver
+from generator.devices.ssh import (
     CommandFailed,
     ReadIncomplete,
     split_status,

@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from generator.deploy.drivers.commands import NVUE_GENERATIONS, SHA256SUM, SONIC, NvueCommands
+from generator.devices.commands import NVUE_GENERATIONS, SHA256SUM, SONIC, NvueCommands
 
 # Cumulus Linux 5.x runs FRR as its routing suite (vtysh is FRR's shell: NVIDIA's "FRRouting" page) on
 # Debian (coreutils' cat): the --day0 evidence reads (day0_evidence.py) use both

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from generator.deploy.drivers import oper
+from generator.devices import oper
 from generator.verify import checks as C
 from generator.verify.expected import Expectations, PlannedPort, PlannedSession
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from napalm.base.exceptions import ConnectionClosedException
 
-from generator.deploy.drivers.ssh import CommandFailed, ReadIncomplete
+from generator.devices.ssh import CommandFailed, ReadIncomplete
 from generator.verify import collect
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from generator.deploy.drivers import oper
+from generator.devices import oper
 from generator.verify import control_plane as CP
 from generator.verify import physical as P
 from generator.verify.checks import SwitchReading

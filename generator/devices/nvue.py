@@ -21,10 +21,10 @@ import shlex
 from napalm.base import models
 from napalm.base.exceptions import CommitError, MergeConfigException, ReplaceConfigException
 
-from generator.deploy.drivers import oper
-from generator.deploy.drivers.commands import nvue_commands
-from generator.deploy.drivers.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
 from generator.device_data import DeviceDataError, parse_json, parse_yaml
+from generator.devices import oper
+from generator.devices.commands import nvue_commands
+from generator.devices.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
 
 # NVUE's errors start with "Error" (see NVUEDriver.error_prefixes); the day-0 ZTP script holds nv's
 # output to the same rule (templates/day0/cumulus-ztp.sh.j2)

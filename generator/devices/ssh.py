@@ -35,7 +35,7 @@ from napalm.base.exceptions import (
 from netmiko import ConnectHandler
 from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
 
-from generator.deploy.drivers.commands import SHA256SUM
+from generator.devices.commands import SHA256SUM
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")

@@ -16,11 +16,11 @@ def switch_driver(os_name: str, os_version: tuple[int, ...] | str, host: str, po
     if run_id:
         optional_args["run_id"] = run_id
     if os_name == "cumulus":
-        from generator.deploy.drivers.nvue import NVUEDriver
+        from generator.devices.nvue import NVUEDriver
 
         version = os_version if isinstance(os_version, str) else ".".join(str(p) for p in os_version)
         optional_args["cumulus_version"] = version
         return NVUEDriver(host, username, password, timeout=timeout, optional_args=optional_args)
-    from generator.deploy.drivers.sonic import SonicDriver
+    from generator.devices.sonic import SonicDriver
 
     return SonicDriver(host, username, password, timeout=timeout, optional_args=optional_args)

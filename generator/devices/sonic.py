@@ -39,10 +39,10 @@ from napalm.base.exceptions import (
 )
 
 from generator import sonic_release
-from generator.deploy.drivers import oper, sonic_show
-from generator.deploy.drivers.commands import SONIC
-from generator.deploy.drivers.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
 from generator.device_data import DeviceDataError, checked_text, parse_json
+from generator.devices import oper, sonic_show
+from generator.devices.commands import SONIC
+from generator.devices.ssh import CommandFailed, ReadIncomplete, SSHCliDriver
 
 PATCH = "patch"
 RELOAD = "reload"
@@ -150,8 +150,6 @@ class SonicDriver(SSHCliDriver):
         if self._candidate is None:
             return ""
         if self._mode == PATCH:
-            from generator.deploy.sonic_guard import patch_text
-
             return patch_text(self._ops)
         running = _lines(self._base or {})
         candidate = _lines(self._candidate)
@@ -749,3 +747,13 @@ def _uptime_seconds(text: str) -> float:
         return -1.0
     days, hours, minutes, only_minutes = (int(g) if g else 0 for g in match.groups())
     return float(days * 86400 + hours * 3600 + (minutes or only_minutes) * 60)
+
+
+def patch_text(ops: list[dict]) -> str:
+    """One line per op, for `deploy --dry-run` and the diff-line count."""
+    lines = []
+    for op in ops:
+        value = "" if op["op"] == "remove" else " " + json.dumps(op.get("value"), sort_keys=True)
+        source = f" from {op['from']}" if "from" in op else ""
+        lines.append(f"{op['op']} {op['path']}{source}{value}")
+    return "\n".join(lines)

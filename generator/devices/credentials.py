@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.common.bounded_read import ReadRefused, read_bounded
+from generator.common.errors import FabricgenError
 from generator.devices.endpoints import (
     PASSWORD_ENV_ALLOW,
     PASSWORD_ENV_DEFAULT,
@@ -26,7 +27,7 @@ PASSWORD_ENV = "FABRICGEN_PASSWORD"
 MAX_PASSWORD_FILE_BYTES = 4096
 
 
-class CredentialsError(RuntimeError):
+class CredentialsError(FabricgenError, RuntimeError):
     """Endpoints or credentials are missing or unusable; the message says what to fix."""
 
 

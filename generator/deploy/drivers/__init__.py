@@ -1,1 +1,0 @@
-"""napalm drivers for the switch operating systems fabricgen deploys to."""

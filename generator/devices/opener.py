@@ -1,0 +1,22 @@
+"""One way to log in to a switch of the plan: drift, verify, soak and the burn-in snapshot open
+their sessions through `driver_opener`, so a driver option or timeout is set in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+SSH_TIMEOUT = 20
+
+
+def driver_opener(plan, access, timeout: float = SSH_TIMEOUT) -> Callable[[str], Callable[[], object]]:
+    """name -> a callable that logs in to that switch (a Session's opener); ACCESS is
+    deploy.credentials.resolve_access()'s answer for the switches asked about."""
+    from generator.devices.factory import switch_driver
+
+    def for_switch(name: str):
+        target = access.targets[name]
+        return lambda: switch_driver(plan.switch_os, plan.switch_os_version, target.host, target.port,
+                                     target.username, access.password, access.known_hosts, timeout=timeout,
+                                     password_hint=access.password_source)
+
+    return for_switch
