@@ -29,6 +29,7 @@ import asyncssh
 
 from generator.lab import nic_tools
 from generator.lab.host_ip import IP_TOOL
+from generator.lab.host_sysctl import SYSCTL_TOOL, write_proc_sys
 
 HOSTS_DIR = "hosts"
 # Each host's fabricgen_root, for the endpoints file's hosts.extravars (templated by Ansible per host)
@@ -74,7 +75,7 @@ os.execvp(args[0], args)
 """
 
 HOST_TOOLS: dict[str, str] = {**{name: text for name, text in nic_tools.FAKE_TOOLS.items() if name != "scontrol"},
-                              "ip": IP_TOOL, "sudo": SUDO}
+                              "ip": IP_TOOL, "sudo": SUDO, "sysctl": SYSCTL_TOOL}
 # The scheduler's client, by the intent's hosts.scheduler: a server of a Slurm cluster has
 # scontrol (talking to slurmctld), one of a Kubernetes cluster kubectl; none has both.
 SCHEDULER_TOOLS: dict[str, dict[str, str]] = {"slurm": {"scontrol": nic_tools.FAKE_SCONTROL}}
@@ -96,6 +97,8 @@ def build(directory: Path, spec: Mapping) -> Path:
                                    addresses={k: list(v) for k, v in (spec.get("addresses") or {}).items()})
         for sub in ("etc", "run", "var/log"):
             (root / sub).mkdir(parents=True, exist_ok=True)
+    if not (root / "proc" / "sys").is_dir():
+        write_proc_sys(root, list(spec["netdevs"]))
     tools = dict(HOST_TOOLS)
     tools.update(SCHEDULER_TOOLS.get(spec.get("scheduler") or "", {}))
     bin_dir = base / "bin"
@@ -172,6 +175,10 @@ def environment(directory: Path, name: str) -> dict[str, str]:
         "HOME": str(base / "home"),
         "LANG": "C.UTF-8",
         "FABRICGEN_SYSROOT": str(base / "root"),
+        # the host's whole file system: the hosts playbook's pre-flight refuses a fabricgen_root
+        # outside it (playbooks/files/fabricgen_nics.py), so a run without the lab's extra vars
+        # writes nothing on the lab machine
+        "FABRICGEN_LAB_SANDBOX": str(base / "root"),
         "FAKE_NIC_STATE": str(base / "state"),
         "FAKE_NIC_LOG": str(base / "state" / "tools.log"),
         "FAKE_SLURM_STATE": str(directory / SLURM_STATE),

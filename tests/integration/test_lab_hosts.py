@@ -21,6 +21,7 @@ from generator.checks.runner import run_checks
 from generator.intent.loader import load_intent
 from generator.lab.control import lab_down
 from generator.lab.gpu_host import HOST_TOOLS, SCHEDULER_TOOLS
+from generator.render.hosts import INSTALL_PATHS, render_host
 
 SLURM = INTENT.replace("deploy: {concurrency: 4}", """deploy:
   concurrency: 4
@@ -169,18 +170,74 @@ def test_hosts_discover_reads_the_lab_hosts(lab, tmp_path):
             (n.netdev, n.rdma, "ACTIVE") for n in host.nics]
 
 
-def test_deploy_hosts_drains_through_the_labs_slurm_and_writes_only_the_sandboxes(lab, tmp_path):
-    """Real ansible-runner over real SSH: `deploy --only hosts` with the intent's Slurm drain hooks,
-    which run scontrol on the controller (the lab's DIR/bin, the same slurmctld as the hosts)."""
-    plan, directory, _ = lab
-    real = [p for p in ("/etc/nccl.conf", "/etc/netplan/60-fabricgen.yaml", "/usr/local/sbin/fabricgen-roce-qos")
-            if not os.path.lexists(p)]
+def sysctl_keys(plan) -> list[str]:
+    """The /proc/sys paths the render's sysctl.conf sets on the first host (the per-netdev ones only
+    where the lab machine has such a netdev)."""
+    text = render_host(plan, plan.hosts[0])[f"hosts/{plan.hosts[0].name}/sysctl.conf"]
+    return [line.split("=")[0].strip().translate(str.maketrans("./", "/.")) for line in text.splitlines()
+            if "=" in line and not line.startswith("#")]
+
+
+def machine_state(keys: list[str]) -> dict:
+    """What a hosts deploy must leave alone on the lab machine: the kernel values of the render's
+    sysctls, and each install path of the render with its directory (exists, mtime, inode)."""
+    state: dict = {}
+    for key in keys:
+        path = f"/proc/sys/{key}"
+        state[path] = open(path).read() if os.path.exists(path) else None
+    for dest in INSTALL_PATHS.values():
+        for path in (dest, os.path.dirname(dest)):
+            if path != "/etc":          # /etc itself changes with anything else on the machine
+                st = os.stat(path) if os.path.lexists(path) else None
+                state[path] = st and (st.st_mtime_ns, st.st_ino, st.st_size)
+    return state
+
+
+def deploy_hosts(directory, tmp_path, endpoints) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{directory / 'bin'}:{os.environ['PATH']}",
            "FABRICGEN_PASSWORD": (directory / "password").read_text().strip()}
-    r = subprocess.run([sys.executable, "-m", "generator.cli", "deploy", str(directory.parent / "intent.yaml"),
-                        "--endpoints", str(directory / "endpoints.yml"), "--only", "hosts", "--yes"],
-                       capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    return subprocess.run([sys.executable, "-m", "generator.cli", "deploy", str(directory.parent / "intent.yaml"),
+                           "--endpoints", str(endpoints), "--only", "hosts", "--yes"],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+
+
+def test_a_hosts_run_without_the_labs_root_is_refused_before_writing(lab, tmp_path):
+    """A playbook run against lab hosts without the endpoints file's fabricgen_root (default /) would
+    install into the lab machine's own /etc, as root on CI: pre-flight refuses it, one line per host."""
+    plan, directory, _ = lab
+    before = machine_state(sysctl_keys(plan))
+    doc = yaml.safe_load((directory / "endpoints.yml").read_text())
+    del doc["hosts"]["extravars"]
+    for name in ("known_hosts", doc["hosts"]["ssh_key"]):
+        shutil.copy(directory / name, tmp_path / name)
+    endpoints = tmp_path / "endpoints.yml"
+    endpoints.write_text(yaml.safe_dump(doc))
+    r = deploy_hosts(directory, tmp_path, endpoints)
+    assert r.returncode != 0, r.stdout + r.stderr
+    sandbox = directory / "hosts" / plan.hosts[0].name / "root"
+    assert f"a lab host, whose files live under {sandbox}, but fabricgen_root is /: nothing written" in r.stderr
+    assert machine_state(sysctl_keys(plan)) == before
+    assert not (sandbox / "etc/netplan/60-fabricgen.yaml").exists()
+
+
+def test_deploy_hosts_drains_through_the_labs_slurm_and_writes_only_the_sandboxes(lab, tmp_path):
+    """Real ansible-runner over real SSH: `deploy --only hosts` with the intent's Slurm drain hooks,
+    which run scontrol on the controller (the lab's DIR/bin, the same slurmctld as the hosts).
+    The sysctls land in each host's own /proc/sys, never the lab machine's (which CI, running as
+    root, could write): its values and every install path of the render are as they were."""
+    plan, directory, _ = lab
+    keys = sysctl_keys(plan)
+    before = machine_state(keys)
+    r = deploy_hosts(directory, tmp_path, directory / "endpoints.yml")
     assert r.returncode == 0, r.stdout + r.stderr
+    assert machine_state(keys) == before
+    assert "read-only: " not in r.stdout
+    for host in plan.hosts[:2]:
+        proc = directory / "hosts" / host.name / "root/proc/sys"
+        assert (proc / "net/core/rmem_max").read_text().strip() == "67108864"
+        assert (proc / f"net/ipv4/conf/{host.nics[0].netdev}/arp_ignore").read_text().strip() == "1"
+        shown = ssh(directory, host.name, "sysctl net.ipv4.tcp_rmem net.ipv4.conf.all.rp_filter")
+        assert shown.stdout == "net.ipv4.tcp_rmem = 4096 131072 67108864\nnet.ipv4.conf.all.rp_filter = 2\n"
     assert "hosts: successful: 2 host(s)" in r.stdout
     log = (directory / "slurm" / "controller.log").read_text().splitlines()
     for host in plan.hosts[:2]:
@@ -191,4 +248,3 @@ def test_deploy_hosts_drains_through_the_labs_slurm_and_writes_only_the_sandboxe
         assert (root / "etc/netplan/60-fabricgen.yaml").read_text().startswith(f"# Generated by fabricgen for {host.name}")
         assert "Priority trust state: dscp" in ssh(directory, host.name, f"mlnx_qos -i {host.nics[0].netdev}").stdout
     assert "DRAIN" not in ssh(directory, plan.hosts[0].name, f"scontrol show node {plan.hosts[0].name}").stdout
-    assert [p for p in real if os.path.lexists(p)] == []      # nothing in the lab machine's own /etc
