@@ -29,6 +29,7 @@ import asyncssh
 
 from generator.lab import nic_tools
 from generator.lab.host_ip import IP_TOOL
+from generator.lab.host_rdma import RDMA_TOOL
 from generator.lab.host_sysctl import SYSCTL_TOOL, write_proc_sys
 
 HOSTS_DIR = "hosts"
@@ -75,7 +76,7 @@ os.execvp(args[0], args)
 """
 
 HOST_TOOLS: dict[str, str] = {**{name: text for name, text in nic_tools.FAKE_TOOLS.items() if name != "scontrol"},
-                              "ip": IP_TOOL, "sudo": SUDO, "sysctl": SYSCTL_TOOL}
+                              "ip": IP_TOOL, "rdma": RDMA_TOOL, "sudo": SUDO, "sysctl": SYSCTL_TOOL}
 # The scheduler's client, by the intent's hosts.scheduler: a server of a Slurm cluster has
 # scontrol (talking to slurmctld), one of a Kubernetes cluster kubectl; none has both.
 SCHEDULER_TOOLS: dict[str, dict[str, str]] = {"slurm": {"scontrol": nic_tools.FAKE_SCONTROL}}

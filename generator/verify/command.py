@@ -129,9 +129,14 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         status = "unknown" if only == "hosts" else "skipped"
         return ([Outcome(c, n, status, reason=reason) for n in names for c in HOST_CHECKS],
                 f"host-roce and host-counters {status}: {reason}")
-    from generator.devices.credentials import endpoint_host_access
+    from generator.devices.credentials import CredentialsError, endpoint_host_access, endpoint_host_vars
 
     extravars, ssh_key = endpoint_host_access(section, endpoints)
+    try:
+        host_vars = endpoint_host_vars(section)
+    except CredentialsError as exc:
+        return ([Outcome(c, n, "unknown", reason=f"{endpoints}: {exc}") for n in names for c in HOST_CHECKS],
+                f"host-roce and host-counters unknown: {endpoints}: {exc}")
     from generator.render.output import write_tree
 
     known_hosts = Path(endpoints).resolve().parent / "known_hosts"
@@ -140,7 +145,7 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         try:
             readings = H.read_hosts(render_dir, render_dir / "inventory.yml", known_hosts=known_hosts,
                                     extravars=extravars, ssh_key=ssh_key, counter_interval_s=interval_s,
-                                    limit=None if names == every else ",".join(names))
+                                    limit=None if names == every else ",".join(names), host_vars=host_vars)
         except Exception as exc:  # noqa: BLE001 - any ansible failure leaves the hosts unknown
             text = " ".join(str(exc).split())[:300]
             return [Outcome(c, n, "unknown", reason=f"ansible run failed: {text}")
