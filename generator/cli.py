@@ -521,7 +521,11 @@ def lab_up(
     version = _lab_version(p, nos_version)
     password = os.environ.get(PASSWORD_ENV) or None
     world = _lab_world(p, wiring)
-    device_faults = _lab_faults(p, faults)
+    if not 0 <= hosts <= len(p.hosts):
+        _err(f"error: lab up: --hosts {hosts}: give 0 (switches only) up to {len(p.hosts)} (the plan's hosts)")
+        raise typer.Exit(1)
+    device_faults = _lab_faults(p, faults, {h.name: {n.netdev for n in h.nics} for h in p.hosts[:hosts]})
+    world = _with_host_faults(world, device_faults)
     if ztp:
         devices, username, ztp_user = _ztp_devices(p, inventory, version, password)
     else:
@@ -531,9 +535,6 @@ def lab_up(
         devices = [LabDevice(sw.name, p.switch_os, version, mgmt_address=f"{sw.mgmt_ip}/{pool.prefixlen}",
                              mgmt_gateway=gateway) for sw in p.switches]
         username, ztp_user = p.deploy_user, None
-    if not 0 <= hosts <= len(p.hosts):
-        _err(f"error: lab up: --hosts {hosts}: give 0 (switches only) up to {len(p.hosts)} (the plan's hosts)")
-        raise typer.Exit(1)
     lab_hosts = [LabHost(h.name, tuple(n.netdev for n in h.nics), tuple(n.rdma for n in h.nics),
                          {n.netdev: [n.ip.split("/")[0]] for n in h.nics}, p.host_rollout.scheduler)
                  for h in p.hosts[:hosts]]
@@ -634,8 +635,9 @@ def _ztp_devices(plan, inventory: str, version: str, password: str | None):
     return devices, factory, after
 
 
-def _lab_faults(plan, faults: str | None) -> dict[str, dict]:
-    """{switch: its faults} from `lab up --faults FILE`, checked against the plan (lab/fault_file.py)."""
+def _lab_faults(plan, faults: str | None, hosts: dict[str, set[str]] | None = None) -> dict[str, dict]:
+    """{switch or host: its faults} from `lab up --faults FILE`, checked against the plan and the
+    hosts the lab starts (lab/fault_file.py)."""
     if faults is None:
         return {}
     from generator.lab.fault_file import FaultFileError, load_fault_file
@@ -645,10 +647,21 @@ def _lab_faults(plan, faults: str | None) -> dict[str, dict]:
         if port.device in ports:
             ports[port.device].add(port.port)
     try:
-        return load_fault_file(faults, ports)
+        return load_fault_file(faults, ports, hosts)
     except FaultFileError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
+
+
+def _with_host_faults(world, faults: dict[str, dict]):
+    """The world with the cables of the hosts' `rails_down` unplugged at the leaf's end too."""
+    from generator.lab.world import with_rails_down
+
+    for name, fault in sorted(faults.items()):
+        down = set((fault.get("host") or {}).get("rails_down") or [])
+        if down and world is not None:
+            world = with_rails_down(world, name, down, down)
+    return world
 
 
 def _lab_world(plan, wiring: str | None):

@@ -23,12 +23,13 @@ from generator.lab.gpu_host import (
     HOSTS_DIR,
     LOGIN_KEY,
     SLURM_STATE,
+    apply_host_faults,
     controller_tools,
     own_link,
 )
 from generator.lab.private_file import open_log
 from generator.lab.server import CONFIG_FILE, READY_FILE
-from generator.lab.world import WORLD_FILE, World, write_world
+from generator.lab.world import WORLD_FILE, World, with_rails_down, write_world
 from generator.lab.ztp_channel import SOCKET_FILE
 
 PID_FILE = "lab.pid"
@@ -123,7 +124,7 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
 
     _write_secret(directory / "password", password if password is not None else secrets.token_urlsafe(18))
     for name, fault in (faults or {}).items():
-        if name not in names:
+        if name not in names + [h.name for h in hosts]:
             raise LabError(f"faults given for unknown device {name!r}")
         write_faults(directory, name, fault)
     write_atomic(directory / CONFIG_FILE, mode=0o600, fsync=False, data=json.dumps(
@@ -189,6 +190,27 @@ def holding(directory: Path, device: str) -> bool:
 def set_wiring(directory: Path, world: World) -> None:
     """Re-cable a running lab (unplug, swap, CRC errors); the switches see it at their next command."""
     write_world(Path(directory).resolve(), world)
+
+
+def set_host_faults(directory: Path, host: str, *, rails_down: list[str] = (), pcp_trust: list[str] = ()) -> None:
+    """A running lab host's faults, now (fault_file.py `hosts:`): its `rails_down` lose link at both
+    ends (the NIC's port and, through the world, the leaf's), the others get it back; its `pcp_trust`
+    NICs fall back to PCP trust at every read. Its other faults stay."""
+    directory = Path(directory).resolve()
+    config = json.loads((directory / CONFIG_FILE).read_text())
+    spec = next((h for h in config.get("hosts") or [] if h["name"] == host), None)
+    if spec is None:
+        raise LabError(f"{host} is not a GPU server of this lab")
+    path = fault_file(directory, host)
+    try:
+        current = json.loads(path.read_text() or "{}")
+    except (FileNotFoundError, ValueError):
+        current = {}
+    current["host"] = {"rails_down": sorted(rails_down), "pcp_trust": sorted(pcp_trust)}
+    write_faults(directory, host, current)
+    apply_host_faults(directory, host, spec["netdevs"], current["host"])
+    world = World.from_dict(json.loads((directory / WORLD_FILE).read_text() or "{}"))
+    write_world(directory, with_rails_down(world, host, set(rails_down), set(spec["netdevs"])))
 
 
 def add_flows(directory: Path, flows) -> None:

@@ -22,12 +22,13 @@ import asyncio
 import os
 import shlex
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import asyncssh
 
 from generator.lab import nic_tools
+from generator.lab.faults import fault_file
 from generator.lab.host_ip import IP_TOOL
 from generator.lab.host_rdma import RDMA_TOOL
 from generator.lab.host_sysctl import SYSCTL_TOOL, write_proc_sys
@@ -100,6 +101,7 @@ def build(directory: Path, spec: Mapping) -> Path:
             (root / sub).mkdir(parents=True, exist_ok=True)
     if not (root / "proc" / "sys").is_dir():
         write_proc_sys(root, list(spec["netdevs"]))
+    apply_host_faults(directory, spec["name"], list(spec["netdevs"]), _host_faults(directory, spec["name"]))
     tools = dict(HOST_TOOLS)
     tools.update(SCHEDULER_TOOLS.get(spec.get("scheduler") or "", {}))
     bin_dir = base / "bin"
@@ -122,6 +124,13 @@ def build(directory: Path, spec: Mapping) -> Path:
         (base / sub).mkdir(parents=True, exist_ok=True)
     (directory / SLURM_STATE).parent.mkdir(parents=True, exist_ok=True)
     return base
+
+
+def _host_faults(directory: Path, name: str) -> dict:
+    import json
+
+    path = fault_file(directory, name)
+    return (json.loads(path.read_text() or "{}").get("host") or {}) if path.is_file() else {}
 
 
 def own_link(directory: Path, path: str) -> bool:
@@ -183,7 +192,23 @@ def environment(directory: Path, name: str) -> dict[str, str]:
         "FAKE_NIC_STATE": str(base / "state"),
         "FAKE_NIC_LOG": str(base / "state" / "tools.log"),
         "FAKE_SLURM_STATE": str(directory / SLURM_STATE),
+        "FAKE_NIC_FAULTS": str(fault_file(directory, name)),
     }
+
+
+def apply_host_faults(directory: Path, name: str, netdevs: Sequence[str], faults: Mapping | None) -> None:
+    """The host's rail ports as its faults (`host` key of its faults JSON) say: a rail of
+    `rails_down` has its RDMA port DOWN / Disabled (mlx5 reports a port without link so, and the
+    netdev has no carrier: host_ip.py reads it there), every other rail ACTIVE / LinkUp. The leaf's
+    end goes down through the world's cable (world.with_rails_down), which the caller writes."""
+    down = set((faults or {}).get("rails_down") or [])
+    net = host_dir(directory, name) / "root" / "sys" / "class" / "net"
+    for netdev in netdevs:
+        ib = net / netdev / "device" / "infiniband"
+        for rdma in sorted(ib.iterdir()) if ib.is_dir() else []:
+            state, phys = nic_tools.PORT_STATES["DOWN" if netdev in down else "ACTIVE"]
+            (rdma / "ports/1/state").write_text(state + "\n")
+            (rdma / "ports/1/phys_state").write_text(phys + "\n")
 
 
 def login_key(directory: Path) -> asyncssh.SSHKey:

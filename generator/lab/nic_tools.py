@@ -115,6 +115,13 @@ def nic(ifc):
     st.setdefault("pfc", [0] * 8)
     st.setdefault("dscp", [d >> 3 for d in range(64)])
     st.setdefault("app", {})                 # DSCP APP entries: "dscp" -> priority
+    # A lab host's `pcp_trust` fault ($FAKE_NIC_FAULTS, lab/fault_file.py): mlx5 health recovery keeps
+    # resetting the port's QoS from the firmware, PCP trust and no APP entries (DEVICE_STATE.md), so
+    # whatever was set last is gone at the next read
+    faults = os.environ.get("FAKE_NIC_FAULTS")
+    if faults and Path(faults).is_file():
+        if ifc in ((json.loads(Path(faults).read_text() or "{}").get("host") or {}).get("pcp_trust") or []):
+            st["app"], st["trust"] = {}, "pcp"
     return path, st
 
 def setapp(st, d, p):

@@ -58,7 +58,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from generator.common.atomic_write import write_atomic
@@ -160,6 +160,15 @@ def with_host_macs(world: World, macs: dict[tuple[str, str], str]) -> World:
     """WORLD with the MACs of host NICs ((host, netdev) -> MAC) its host ends announce."""
     known = {(h, n): m for h, n, m in world.host_macs} | {k: v.lower() for k, v in macs.items()}
     return World(world.cables, tuple((h, n, m) for (h, n), m in sorted(known.items())), world.flows)
+
+
+def with_rails_down(world: World, host: str, down: set[str], netdevs: set[str]) -> World:
+    """WORLD with the cables of HOST's rails in NETDEVS down where in DOWN, up otherwise (a lab
+    host's `rails_down` fault): the leaf's port at the far end loses link with the host's."""
+    cables = tuple(replace(c, state="down" if end in down else "up")
+                   if (end := c.b_port if c.b_device == host else c.a_port if c.a_device == host else None) in netdevs
+                   else c for c in world.cables)
+    return World(cables, world.host_macs, world.flows)
 
 
 def host_nic_mac(host: str, netdev: str) -> str:

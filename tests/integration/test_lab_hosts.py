@@ -20,8 +20,9 @@ from small_fabric import INTENT
 
 from generator.checks.runner import run_checks
 from generator.intent.loader import load_intent
-from generator.lab.control import lab_down
+from generator.lab.control import lab_down, set_host_faults
 from generator.lab.gpu_host import HOST_TOOLS, SCHEDULER_TOOLS
+from generator.lab.world import World
 from generator.render.hosts import INSTALL_PATHS, render_host
 
 SLURM = INTENT.replace("deploy: {concurrency: 4}", """deploy:
@@ -283,3 +284,44 @@ def test_rdma_prints_iproute2s_link_json_from_the_hosts_own_sys(lab):
         (n.rdma, 1, "ACTIVE", "LINK_UP", n.netdev) for n in host.nics)
     text = ssh(directory, host.name, f"rdma link show {host.nics[0].rdma}/1").stdout
     assert text == f"link {host.nics[0].rdma}/1 state ACTIVE physical_state LINK_UP netdev {host.nics[0].netdev} \n"
+
+
+def test_host_faults_are_found_by_verify_and_by_the_health_check(lab, deployed, tmp_path):
+    """Faults through the lab's mechanism on deployed hosts: a rail port without link (the NIC's port
+    DOWN, its leaf's end of the cable down with it) and a NIC that keeps falling back to PCP trust.
+    verify names each on its host; the installed QoS script's --health (what slurmd runs) fails on
+    both and drains the node."""
+    plan, directory, _ = lab
+    first, second = plan.hosts[0], plan.hosts[1]
+    assert deployed[0].returncode == 0, deployed[0].stdout + deployed[0].stderr
+    set_host_faults(directory, first.name, rails_down=[first.nics[0].netdev])
+    set_host_faults(directory, second.name, pcp_trust=[second.nics[1].netdev])
+    try:
+        world = World.from_dict(json.loads((directory / "world.json").read_text()))
+        assert world.cable_at(first.name, first.nics[0].netdev).state == "down"
+        assert world.cable_at(first.name, first.nics[1].netdev).state == "up"
+        assert "Priority trust state: pcp" in ssh(directory, second.name,
+                                                  f"mlnx_qos -i {second.nics[1].netdev}").stdout
+        link = json.loads(ssh(directory, first.name, f"ip -j link show {first.nics[0].netdev}").stdout)[0]
+        assert "NO-CARRIER" in link["flags"] and link["operstate"] == "DOWN"
+
+        out = tmp_path / "verify.json"
+        r = subprocess.run([sys.executable, "-m", "generator.cli", "verify", str(directory.parent / "intent.yaml"),
+                            "--endpoints", str(directory / "endpoints.yml"), "--only", "hosts", "--format", "json",
+                            "-o", str(out), "--interval", "1"], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 3, r.stdout + r.stderr
+        found = {(f["check"], f["device"], f["port"]): f for f in json.loads(out.read_text())["findings"]}
+        assert found[("host-roce", first.name, first.nics[0].netdev)]["observed"] == "DOWN DISABLED"
+        trust = found[("host-roce", second.name, "")]["observed"]
+        assert "differs:" in trust and "trust" in trust and second.nics[1].netdev in trust
+
+        for host in (first, second):
+            health = ssh(directory, host.name, f"SLURMD_NODENAME={host.name} "
+                                               "sh $FABRICGEN_SYSROOT/usr/local/sbin/fabricgen-roce-qos --health")
+            assert health.returncode == 1, health.stdout + health.stderr
+            shown = ssh(directory, host.name, f"scontrol show node {host.name}").stdout
+            assert "DRAIN" in shown and "Reason=fabricgen-roce-qos" in shown, shown
+    finally:
+        for host in (first, second):
+            set_host_faults(directory, host.name)
+            ssh(directory, host.name, f"scontrol update NodeName={host.name} State=RESUME")
