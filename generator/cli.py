@@ -536,7 +536,8 @@ def lab_up(
                              mgmt_gateway=gateway) for sw in p.switches]
         username, ztp_user = p.deploy_user, None
     lab_hosts = [LabHost(h.name, tuple(n.netdev for n in h.nics), tuple(n.rdma for n in h.nics),
-                         {n.netdev: [n.ip.split("/")[0]] for n in h.nics}, p.host_rollout.scheduler)
+                         {n.netdev: [n.ip.split("/")[0]] for n in h.nics}, p.host_rollout.scheduler,
+                         {n.netdev: world.host_mac(h.name, n.netdev) for n in h.nics} if world is not None else None)
                  for h in p.hosts[:hosts]]
     try:
         endpoints = start(devices, Path(directory), username=username, password=password, world=world,

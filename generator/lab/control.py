@@ -75,6 +75,7 @@ class LabHost:
     rdma: tuple[str, ...]
     addresses: dict[str, list[str]]     # netdev -> its rail address(es), for the RoCE GID table
     scheduler: str = "none"             # the intent's deploy.hosts.scheduler: which client it has
+    macs: dict[str, str] | None = None  # netdev -> MAC, the world's (world.host_mac: what the leaves hear)
 
 
 def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulus",

@@ -30,6 +30,7 @@ import asyncssh
 from generator.lab import nic_tools
 from generator.lab.faults import fault_file
 from generator.lab.host_ip import IP_TOOL
+from generator.lab.host_lldp import LLDPCLI_TOOL
 from generator.lab.host_rdma import RDMA_TOOL
 from generator.lab.host_sysctl import SYSCTL_TOOL, write_proc_sys
 
@@ -76,8 +77,43 @@ if not args:
 os.execvp(args[0], args)
 """
 
+# mlnx-tools show_gids (NVIDIA "Understanding show_gids script"): every non-zero GID of every RDMA
+# port from sysfs (gids/N, gid_attrs/types/N, gid_attrs/ndevs/N) in `ls` order, the IPv4 of a
+# ::ffff:a.b.c.d GID, the version as grep -o "[Vv].*" leaves "IB/RoCE v1" / "RoCE v2", then the count.
+SHOW_GIDS = r"""#!/usr/bin/python3
+import os, sys
+from pathlib import Path
+ib = Path(os.environ.get("FABRICGEN_SYSROOT", "") + "/sys/class/infiniband")
+print("DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV")
+print("---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---")
+found = 0
+devs = sys.argv[1:2] or (sorted(p.name for p in ib.iterdir()) if ib.is_dir() else [])
+for dev in devs:
+    ports = ib / dev / "ports"
+    for port in sorted(p.name for p in ports.iterdir()) if ports.is_dir() else []:
+        base = ports / port
+        for index in sorted(p.name for p in (base / "gids").iterdir()):
+            gid = (base / "gids" / index).read_text().strip()
+            if gid in ("0000:0000:0000:0000:0000:0000:0000:0000", "fe80:0000:0000:0000:0000:0000:0000:0000"):
+                continue
+            try:
+                kind = (base / "gid_attrs/types" / index).read_text().strip()
+                ndev = (base / "gid_attrs/ndevs" / index).read_text().strip()
+            except OSError:
+                kind, ndev = "", ""
+            ver = kind[kind.lower().index("v"):] if "v" in kind.lower() else ""
+            if gid.startswith("0000:"):
+                g = gid.replace(":", "")
+                ipv4 = ".".join(str(int(g[i:i + 2], 16)) for i in range(24, 32, 2))
+                print(f"{dev}\t{port}\t{index}\t{gid}\t{ipv4}  \t{ver}\t{ndev}")
+            else:
+                print(f"{dev}\t{port}\t{index}\t{gid}\t\t\t{ver}\t{ndev}")
+            found += 1
+print(f"n_gids_found={found}")
+"""
+
 HOST_TOOLS: dict[str, str] = {**{name: text for name, text in nic_tools.FAKE_TOOLS.items() if name != "scontrol"},
-                              "ip": IP_TOOL, "rdma": RDMA_TOOL, "sudo": SUDO, "sysctl": SYSCTL_TOOL}
+                              "ip": IP_TOOL, "lldpcli": LLDPCLI_TOOL, "rdma": RDMA_TOOL, "show_gids": SHOW_GIDS, "sudo": SUDO, "sysctl": SYSCTL_TOOL}
 # The scheduler's client, by the intent's hosts.scheduler: a server of a Slurm cluster has
 # scontrol (talking to slurmctld), one of a Kubernetes cluster kubectl; none has both.
 SCHEDULER_TOOLS: dict[str, dict[str, str]] = {"slurm": {"scontrol": nic_tools.FAKE_SCONTROL}}
@@ -102,6 +138,8 @@ def build(directory: Path, spec: Mapping) -> Path:
     if not (root / "proc" / "sys").is_dir():
         write_proc_sys(root, list(spec["netdevs"]))
     apply_host_faults(directory, spec["name"], list(spec["netdevs"]), _host_faults(directory, spec["name"]))
+    for netdev, mac in (spec.get("macs") or {}).items():
+        set_mac(root, netdev, mac)
     tools = dict(HOST_TOOLS)
     tools.update(SCHEDULER_TOOLS.get(spec.get("scheduler") or "", {}))
     bin_dir = base / "bin"
@@ -124,6 +162,23 @@ def build(directory: Path, spec: Mapping) -> Path:
         (base / sub).mkdir(parents=True, exist_ok=True)
     (directory / SLURM_STATE).parent.mkdir(parents=True, exist_ok=True)
     return base
+
+
+def set_mac(root: Path, netdev: str, mac: str) -> None:
+    """The NIC's MAC as the world has it (world.host_mac: what the leaves hear over LLDP), and the
+    default GIDs built from it: fe80:: + its EUI-64 (RFC 4291 appendix A: ff:fe in the middle, the
+    universal/local bit flipped), entries 0 and 1 (roce_gid_mgmt.c)."""
+    net = root / "sys" / "class" / "net" / netdev
+    (net / "address").write_text(mac + "\n")
+    octets = [int(o, 16) for o in mac.split(":")]
+    eui = [octets[0] ^ 0x02, *octets[1:3], 0xFF, 0xFE, *octets[3:]]
+    gid = "fe80:0000:0000:0000:" + ":".join(f"{eui[i]:02x}{eui[i + 1]:02x}" for i in range(0, 8, 2))
+    ib = net / "device" / "infiniband"
+    for rdma in sorted(ib.iterdir()) if ib.is_dir() else []:
+        for index in ("0", "1"):
+            path = rdma / "ports/1/gids" / index
+            if path.exists() and path.read_text().startswith("fe80:"):
+                path.write_text(gid + "\n")
 
 
 def _host_faults(directory: Path, name: str) -> dict:
@@ -242,12 +297,15 @@ class HostSSHServer(asyncssh.SSHServer):
         return username == self.user and key.export_public_key("openssh").split()[:2] == self.authorized
 
 
-def exec_handler(directory: Path, name: str) -> Callable:
-    """asyncssh process_factory: run the exec request's command (a login shell without one)."""
+def exec_handler(directory: Path, name: str, before: Callable[[], None] | None = None) -> Callable:
+    """asyncssh process_factory: run the exec request's command (a login shell without one).
+    before: run first, on the lab's loop (the host's LLDP view of the world, host_lldp.write_view)."""
     env = environment(directory, name)
     home = env["HOME"]
 
     async def handle(process) -> None:
+        if before is not None:
+            before()
         command = process.command
         argv = ["/bin/sh", "-c", command] if command else ["/bin/sh"]
         child = await asyncio.create_subprocess_exec(

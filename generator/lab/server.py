@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -21,7 +22,7 @@ import asyncssh
 import yaml
 
 from generator.common.atomic_write import write_atomic
-from generator.lab import gpu_host, sonic_factory
+from generator.lab import gpu_host, host_lldp, sonic_factory
 from generator.lab.device import Device
 from generator.lab.factory import FACTORY_USER, Management, hash_password, lease_for
 from generator.lab.faults import FaultSource, fault_file
@@ -166,7 +167,10 @@ async def serve(directory: Path) -> None:
         key = host_key(directory, spec["name"])
         server = await asyncssh.create_server(
             lambda: gpu_host.HostSSHServer(host_user, authorized), "127.0.0.1", 0,
-            server_host_keys=[key], process_factory=gpu_host.exec_handler(directory, spec["name"]),
+            server_host_keys=[key], process_factory=gpu_host.exec_handler(
+                directory, spec["name"], functools.partial(
+                    host_lldp.write_view, gpu_host.host_dir(directory, spec["name"]) / "state", spec["name"],
+                    list(spec["netdevs"]), fabric)),
             encoding=None, kbdint_auth=False, password_auth=False, reuse_address=True, keepalive_interval=0)
         servers.append(server)
         port = server.sockets[0].getsockname()[1]

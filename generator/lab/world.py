@@ -487,19 +487,7 @@ class Fabric:
         if not link.up:
             return None
         if link.far_is_switch:
-            peer = self.devices[link.far_device]
-            far_config = self._ports(link.far_device).get(link.far_port)
-            port_id, description = link.far_port, (far_config.description if far_config else "") or link.far_port
-            subtype = "ifname"          # Cumulus: the swp name
-            # A device may announce its port under another id than the world's name (optional
-            # `lldp_port(port) -> (port id, description)`: SONiC's lldpmgrd sends the alias).
-            announce = getattr(peer, "lldp_port", None)
-            if announce is not None:
-                port_id, description = announce(link.far_port)
-                subtype = "local"       # lldpmgrd: `portidsubtype local <alias>`
-            return LldpNeighbor(peer.hostname, port_id, description, chassis_mac(link.far_device),
-                                str(getattr(peer, "mgmt_ip", "")), str(getattr(peer, "lldp_description", "")),
-                                ("bridge", "router"), subtype)
+            return self._switch_end(link.far_device, link.far_port)
         # A GPU server running lldpd (module docstring): its MAC as port ID by default, its netdev
         # with `portidsubtype ifname`; the netdev is the port description either way.
         world = self.world()
@@ -511,6 +499,33 @@ class Fabric:
             port_id, subtype = world.host_mac(host, netdev), "mac"
         return LldpNeighbor(host, port_id, netdev, chassis_mac(host), "", "Linux (lldpd on a GPU server)",
                             ("station",), subtype)
+
+    def _switch_end(self, device: str, port: str) -> LldpNeighbor:
+        """What a lab switch announces on PORT."""
+        peer = self.devices[device]
+        config = self._ports(device).get(port)
+        port_id, description = port, (config.description if config else "") or port
+        subtype = "ifname"          # Cumulus: the swp name
+        # A device may announce its port under another id than the world's name (optional
+        # `lldp_port(port) -> (port id, description)`: SONiC's lldpmgrd sends the alias).
+        announce = getattr(peer, "lldp_port", None)
+        if announce is not None:
+            port_id, description = announce(port)
+            subtype = "local"       # lldpmgrd: `portidsubtype local <alias>`
+        return LldpNeighbor(peer.hostname, port_id, description, chassis_mac(device),
+                            str(getattr(peer, "mgmt_ip", "")), str(getattr(peer, "lldp_description", "")),
+                            ("bridge", "router"), subtype)
+
+    def host_lldp(self, host: str, netdev: str) -> LldpNeighbor | None:
+        """What a lab GPU server's lldpd hears on a rail: the switch at the far end of its cable,
+        while that link is up (the same link the switch's own LLDP answer needs)."""
+        cable = self.world().cable_at(host, netdev)
+        if cable is None:
+            return None
+        device, port = cable.far(host, netdev)
+        if device not in self.devices or not self.link(device, port).up:
+            return None
+        return self._switch_end(device, port)
 
     def counters(self, device: str, port: str, extra_rates: dict[str, float] | None = None) -> dict[str, int]:
         """Counter totals of one port; extra_rates (per second) come from the device's faults."""

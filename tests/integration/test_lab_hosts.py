@@ -22,7 +22,7 @@ from generator.checks.runner import run_checks
 from generator.intent.loader import load_intent
 from generator.lab.control import lab_down, set_host_faults
 from generator.lab.gpu_host import HOST_TOOLS, SCHEDULER_TOOLS
-from generator.lab.world import World
+from generator.lab.world import World, host_nic_mac
 from generator.render.hosts import INSTALL_PATHS, render_host
 
 SLURM = INTENT.replace("deploy: {concurrency: 4}", """deploy:
@@ -325,3 +325,26 @@ def test_host_faults_are_found_by_verify_and_by_the_health_check(lab, deployed, 
         for host in (first, second):
             set_host_faults(directory, host.name)
             ssh(directory, host.name, f"scontrol update NodeName={host.name} State=RESUME")
+
+
+def test_a_hosts_macs_and_lldp_ports_are_the_ones_its_leaves_hear(lab):
+    """One MAC per NIC across the lab: /sys, the GID table's fe80:: entry, and lldpd's port ID are
+    world.host_mac, which the leaves' LLDP answers announce. The leaves of this lab have no config
+    yet (ports admin down): lldpd hears no neighbour, as on a real server."""
+    plan, directory, _ = lab
+    host = plan.hosts[0]
+    nic = host.nics[0]
+    mac = host_nic_mac(host.name, nic.netdev)
+    assert ssh(directory, host.name, f"cat $FABRICGEN_SYSROOT/sys/class/net/{nic.netdev}/address").stdout == mac + "\n"
+    gids = ssh(directory, host.name, f"show_gids {nic.rdma}").stdout.splitlines()
+    octets = mac.split(":")
+    eui = f"{int(octets[0], 16) ^ 2:02x}{octets[1]}:{octets[2]}ff:fe{octets[3]}:{octets[4]}{octets[5]}"
+    assert gids[2].split("\t")[:4] == [nic.rdma, "1", "0", f"fe80:0000:0000:0000:{eui}"]
+    assert gids[2].split("\t")[-2:] == ["v1", nic.netdev]
+    ip = nic.ip.split("/")[0]
+    assert any(line.split("\t")[2] == "3" and f"\t{ip}  \tv2\t{nic.netdev}" in line for line in gids), gids
+    assert gids[-1] == "n_gids_found=4"
+    local = json.loads(ssh(directory, host.name, "lldpcli show interfaces -f json").stdout)["lldp"]["interface"]
+    ports = {name: tree["port"]["id"] for entry in local for name, tree in entry.items()}
+    assert ports[nic.netdev] == {"type": "mac", "value": mac}
+    assert json.loads(ssh(directory, host.name, "lldpcli show neighbors -f json").stdout) == {"lldp": {}}
