@@ -483,7 +483,8 @@ def lab_up(
     faults: Annotated[str | None, typer.Option(
         "--faults", help="YAML of what cabling cannot say: switches: {<sw>: {os_version, ntp, psu, fans, "
                          "temperature_c}}, ports: {\"<sw>:<port>\": {rx_power_dbm, tx_power_dbm, "
-                         "module_temperature_c, fec_ber, link_flaps}}; anything not listed is healthy")] = None,
+                         "module_temperature_c, fec_ber, link_flaps}}, hosts: {<host>: {rails_down: [netdev], "
+                         "pcp_trust: [netdev]}}; anything not listed is healthy")] = None,
     hosts: Annotated[int, typer.Option(
         "--hosts", metavar="N", help="also start the plan's first N GPU servers (simulated, SSH on 127.0.0.1, "
                                      "no root); 0: switches only")] = 0,
@@ -549,9 +550,10 @@ def lab_up(
     how = " waiting for ZTP (`fabricgen lab ztp`)" if ztp else ""
     servers = f" and {len(lab_hosts)} GPU servers" if lab_hosts else ""
     typer.echo(f"{len(devices)} simulated {p.switch_os} switches{servers} up{how}; endpoints: {endpoints}")
-    if lab_hosts and p.host_rollout.scheduler == "slurm":
-        # deploy's drain hooks run scontrol on the controller: the lab's talks to the hosts' slurmctld
-        typer.echo(f"Slurm controller client: export PATH={Path(directory).resolve() / 'bin'}:$PATH")
+    if lab_hosts and p.host_rollout.scheduler in ("slurm", "kubernetes"):
+        # deploy's drain hooks run scontrol / kubectl on the controller: the lab's talks to the hosts' scheduler
+        client = {"slurm": "Slurm controller client", "kubernetes": "Kubernetes client (kubectl)"}
+        typer.echo(f"{client[p.host_rollout.scheduler]}: export PATH={Path(directory).resolve() / 'bin'}:$PATH")
 
 
 def _lab_version(plan, nos_version: str | None) -> str:

@@ -339,9 +339,14 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
         failures.setdefault(host, message)
     reached = set(run.hosts)
     findings = []
+    absent = [h.name for h in plan.hosts if host_vars and h.name not in host_vars]
+    if absent:
+        # a lab started with --hosts N: the others are not installed, their entries kept as they are
+        print(f"{len(absent)} host(s) not in the endpoints file's hosts.servers (not installed), skipped: "
+              f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}", file=out_stream)
     for host in plan.hosts:
-        if limit is not None and host.name not in reached:
-            continue            # outside --limit: its entry is kept as it is
+        if (limit is not None and host.name not in reached) or host.name in absent:
+            continue            # outside --limit or not installed: its entry is kept as it is
         finding = HostFinding(host.name)
         res = run.results.get(host.name, {}).get(DISCOVER_TASK)
         if host.name in failures:

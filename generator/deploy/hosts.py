@@ -248,9 +248,12 @@ def run_playbook(
         # both sources on the command line, the overlay last (ansible-runner would put its own -i after
         # ours): for a host in two sources Ansible keeps the value of the one read last
         overlay = pdd / "endpoint-hosts.yml"
-        overlay.write_text(yaml.safe_dump({"all": {"hosts": host_vars}}, sort_keys=True), encoding="utf-8")
+        from generator.devices.credentials import endpoint_overlay, servers_only
+
+        overlay.write_text(yaml.safe_dump(endpoint_overlay(host_vars), sort_keys=True), encoding="utf-8")
         cmdline += ["-i", str(inventory), "-i", str(overlay)]
         sources = None
+        limit = servers_only(limit)
 
     try:
         runner = ansible_runner.run(

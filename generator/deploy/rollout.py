@@ -950,6 +950,11 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
     known_hosts = (Path(endpoints) if endpoints else Path(intent_path)).resolve().parent / "known_hosts"
     try:
         access = _endpoint_host_access(endpoints)
+        absent = sorted({rel.split("/")[1] for rel in files if rel.startswith("hosts/") and rel.count("/") >= 2}
+                        - set(access.get("host_vars") or {})) if access.get("host_vars") else []
+        if absent:
+            out.print(f"hosts: {len(absent)} not in the endpoints file's hosts.servers (not installed), skipped: "
+                      f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}", markup=False)
         result = run_hosts_playbook(render_dir, render_dir / "inventory.yml", limit=limit, check=dry_run,
                                     diff=dry_run, known_hosts=known_hosts if known_hosts.is_file() else None,
                                     **access)

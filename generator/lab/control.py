@@ -21,6 +21,7 @@ from generator.lab.faults import fault_file, held_file, write_faults
 from generator.lab.gpu_host import (
     CONTROLLER_BIN,
     HOSTS_DIR,
+    K8S_STATE,
     LOGIN_KEY,
     SLURM_STATE,
     apply_host_faults,
@@ -257,7 +258,7 @@ def _write_secret(path: Path, text: str) -> None:
 # in .tmp. A directory holding anything else is someone's, and lab up refuses it.
 LAB_ENTRIES = {CONFIG_FILE, "password", PID_FILE, LOG_FILE, "endpoints.yml", "known_hosts", READY_FILE,
                WORLD_FILE, "faults", "hostkeys", "devices", SOCKET_FILE, HOSTS_DIR, LOGIN_KEY, CONTROLLER_BIN,
-               SLURM_STATE.split("/")[0]}
+               SLURM_STATE.split("/")[0], K8S_STATE.split("/")[0]}
 
 
 def _make_private_dir(directory: Path) -> None:

@@ -30,6 +30,7 @@ import asyncssh
 from generator.lab import nic_tools
 from generator.lab.faults import fault_file
 from generator.lab.host_ip import IP_TOOL
+from generator.lab.host_kubectl import KUBECTL_TOOL
 from generator.lab.host_lldp import LLDPCLI_TOOL
 from generator.lab.host_rdma import RDMA_TOOL
 from generator.lab.host_sysctl import SYSCTL_TOOL, write_proc_sys
@@ -116,7 +117,9 @@ HOST_TOOLS: dict[str, str] = {**{name: text for name, text in nic_tools.FAKE_TOO
                               "ip": IP_TOOL, "lldpcli": LLDPCLI_TOOL, "rdma": RDMA_TOOL, "show_gids": SHOW_GIDS, "sudo": SUDO, "sysctl": SYSCTL_TOOL}
 # The scheduler's client, by the intent's hosts.scheduler: a server of a Slurm cluster has
 # scontrol (talking to slurmctld), one of a Kubernetes cluster kubectl; none has both.
-SCHEDULER_TOOLS: dict[str, dict[str, str]] = {"slurm": {"scontrol": nic_tools.FAKE_SCONTROL}}
+SCHEDULER_TOOLS: dict[str, dict[str, str]] = {"slurm": {"scontrol": nic_tools.FAKE_SCONTROL},
+                                               "kubernetes": {"kubectl": KUBECTL_TOOL}}
+K8S_STATE = "kubernetes/nodes.json"
 
 
 def host_dir(directory: Path, name: str) -> Path:
@@ -227,6 +230,7 @@ def controller_tools(directory: Path, scheduler: str) -> Path | None:
             "#!/bin/sh\n"
             f"FAKE_SLURM_STATE={shlex.quote(str(directory / SLURM_STATE))} FAKE_NIC_STATE={shlex.quote(str(slurm))} "
             f"FAKE_NIC_LOG={shlex.quote(str(slurm / 'controller.log'))} "
+            f"FAKE_K8S_STATE={shlex.quote(str(directory / K8S_STATE))} "
             f"exec /usr/bin/python3 {shlex.quote(str(libexec / name))} \"$@\"\n")
         wrapper.chmod(0o755)
     return bin_dir
@@ -248,6 +252,7 @@ def environment(directory: Path, name: str) -> dict[str, str]:
         "FAKE_NIC_LOG": str(base / "state" / "tools.log"),
         "FAKE_SLURM_STATE": str(directory / SLURM_STATE),
         "FAKE_NIC_FAULTS": str(fault_file(directory, name)),
+        "FAKE_K8S_STATE": str(directory / K8S_STATE),
     }
 
 

@@ -184,6 +184,8 @@ def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, e
     import ansible_runner
     import yaml
 
+    from generator.devices.credentials import endpoint_overlay, servers_only
+
     work = Path(tempfile.mkdtemp(prefix="fabricgen-verify-"))
     try:
         playbook = work / "verify-hosts.yml"
@@ -197,7 +199,8 @@ def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, e
         if host_vars:
             # the overlay is read last, so its ansible_host/port win (ansible-runner would put its own -i after ours)
             overlay = work / "endpoint-hosts.yml"
-            overlay.write_text(yaml.safe_dump({"all": {"hosts": host_vars}}, sort_keys=True), encoding="utf-8")
+            overlay.write_text(yaml.safe_dump(endpoint_overlay(host_vars), sort_keys=True), encoding="utf-8")
+            limit = servers_only(limit)
             sources_args = f"-i {shlex.quote(str(Path(inventory).resolve()))} -i {shlex.quote(str(overlay))}"
             cmdline = " ".join(filter(None, [cmdline, sources_args]))
             sources = None

@@ -348,3 +348,72 @@ def test_a_hosts_macs_and_lldp_ports_are_the_ones_its_leaves_hear(lab):
     ports = {name: tree["port"]["id"] for entry in local for name, tree in entry.items()}
     assert ports[nic.netdev] == {"type": "mac", "value": mac}
     assert json.loads(ssh(directory, host.name, "lldpcli show neighbors -f json").stdout) == {"lldp": {}}
+
+
+KUBERNETES = INTENT.replace("deploy: {concurrency: 4}", """deploy:
+  concurrency: 4
+  hosts:
+    user: fabricgen
+    scheduler: kubernetes
+    drain: 'kubectl drain {host} --ignore-daemonsets --timeout=600s'
+    undrain: 'kubectl uncordon {host}'
+""")
+
+
+def test_a_kubernetes_lab_drains_its_hosts_with_kubectl(tmp_path):
+    """scheduler kubernetes: the hosts have kubectl and no scontrol; deploy's hooks run the lab's
+    kubectl on the controller against the same node list the hosts read (one API server)."""
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(KUBERNETES)
+    directory = tmp_path / "lab"
+    up = subprocess.run([sys.executable, "-m", "generator.cli", "lab", "up", str(intent), "--dir", str(directory),
+                         "--hosts", "1"], capture_output=True, text=True, timeout=120)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert f"Kubernetes client (kubectl): export PATH={directory.resolve() / 'bin'}:$PATH" in up.stdout
+        name = run_checks(load_intent(intent)).plan.hosts[0].name
+        r = ssh(directory, name, f"command -v scontrol; kubectl get node {name}")
+        assert r.returncode == 0 and "scontrol" not in r.stdout, r.stdout + r.stderr
+        assert r.stdout.splitlines()[-1].split()[:2] == [name, "Ready"]
+        missing = ssh(directory, name, "kubectl get node gpu999")
+        assert (missing.returncode, missing.stderr) == (1, 'Error from server (NotFound): nodes "gpu999" not found\n')
+        r = deploy_hosts(directory, tmp_path, directory / "endpoints.yml")
+        assert r.returncode == 0, r.stdout + r.stderr
+        # the plan's second host was not started: not installed, neither reached nor failed
+        assert "hosts: 1 not in the endpoints file's hosts.servers (not installed), skipped: gpu002" in r.stdout
+        log = (directory / "slurm" / "controller.log").read_text().splitlines()
+        assert log == [f"kubectl drain {name} --ignore-daemonsets --timeout=600s", f"kubectl uncordon {name}"]
+        assert ssh(directory, name, f"kubectl get node {name} -o jsonpath={{.spec.unschedulable}}").stdout == ""
+        subprocess.run([directory / "bin" / "kubectl", "cordon", name], check=True, capture_output=True)
+        assert "Ready,SchedulingDisabled" in ssh(directory, name, f"kubectl get node {name}").stdout
+    finally:
+        lab_down(directory)
+
+
+def test_lab_up_faults_take_a_hosts_rail_down_at_both_ends(tmp_path):
+    """`lab up --faults` with a hosts: entry: the rail's RDMA port is DOWN on the host (rdma, ip) and the
+    cable is down in the world the leaves answer from; a typo in it is one line and nothing started."""
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(SLURM)
+    host = run_checks(load_intent(intent)).plan.hosts[0]
+    netdev = host.nics[1].netdev
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(f"hosts:\n  {host.name}: {{rails_down: [{netdev}], pcp_trust: [eth9]}}\n")
+    directory = tmp_path / "lab"
+    argv = [sys.executable, "-m", "generator.cli", "lab", "up", str(intent), "--dir", str(directory), "--hosts", "1",
+            "--faults", str(faults)]
+    bad = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and not (directory / "lab.pid").exists()
+    assert bad.stderr.startswith(f"error: lab up: {faults}:2: hosts.{host.name}.pcp_trust: eth9 is not a rail")
+    faults.write_text(f"hosts:\n  {host.name}: {{rails_down: [{netdev}]}}\n")
+    up = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        links = {e["netdev"]: (e["state"], e["physical_state"])
+                 for e in json.loads(ssh(directory, host.name, "rdma -j link show").stdout)}
+        assert links[netdev] == ("DOWN", "DISABLED") and links[host.nics[0].netdev] == ("ACTIVE", "LINK_UP")
+        world = World.from_dict(json.loads((directory / "world.json").read_text()))
+        assert world.cable_at(host.name, netdev).state == "down"
+        assert world.cable_at(host.name, host.nics[0].netdev).state == "up"
+    finally:
+        lab_down(directory)

@@ -22,3 +22,15 @@ def test_real_servers_keep_their_inventory_address():
 def test_a_bad_server_entry_names_its_key(entry, where):
     with pytest.raises(CredentialsError, match=where.replace(".", r"\.")):
         endpoint_host_vars({"servers": {"gpu001": entry}})
+
+
+def test_a_limit_is_narrowed_to_the_servers_as_ansible_reads_it():
+    """Ansible splits a pattern with a comma on commas only: the intersection must be its own term."""
+    from ansible.inventory.manager import split_host_pattern
+
+    from generator.devices.credentials import SERVERS_GROUP, endpoint_overlay, servers_only
+
+    assert servers_only(None) == SERVERS_GROUP
+    assert split_host_pattern(servers_only("gpu001,gpu004")) == ["gpu001", "gpu004", f"&{SERVERS_GROUP}"]
+    assert endpoint_overlay({"gpu001": {"ansible_port": 2201}})["all"]["children"] == {
+        SERVERS_GROUP: {"hosts": {"gpu001": {}}}}
