@@ -269,6 +269,8 @@ def plan(
     out: Annotated[str | None, typer.Option(
         "--out", metavar="PLANFILE", help="also save the reviewed plan (candidates, hashes) for `deploy --plan`")] = None,
     endpoints: EndpointsOpt = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="--format table: every diff line (above 400 lines it prints each group's files and sizes)")] = False,
 ) -> None:
     """Per-device diff of what INTENT renders against a git ref or a rendered directory (exit 3 on changes).
 
@@ -281,7 +283,7 @@ def plan(
              "add --out")
         raise typer.Exit(2)
     with printed_to(output):
-        code = run_plan(intent, against=against, fmt=fmt)
+        code = run_plan(intent, against=against, fmt=fmt, full=full)
         if out is not None and code != 1:       # a plan that could not be made saves nothing
             from generator.gitops.plan_out import save_plan
 
@@ -417,7 +419,10 @@ def acceptance(
     min_size: Annotated[str, typer.Option("--min-size", help="judge rows of at least this size (nccl-tests units)")] = "1G",
     measured: Annotated[str | None, typer.Option("--measured", help="measured points JSON (default: beside the first log)")] = None,
     burn_in: Annotated[bool, typer.Option("--burn-in", help="with -o: write pairwise ib_write_bw rounds instead")] = False,
-    judge: Annotated[str | None, typer.Option("--judge", help="a burn-in DIR: attribute its outputs to cables")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="a burn-in DIR: attribute its outputs to cables; "
+                                              "a --collectives DIR: name the slow node or rail")] = None,
+    collectives: Annotated[bool, typer.Option("--collectives", help="with -o: write nccl-tests runs of every "
+                                              "collective, bisected when below bound")] = False,
     snapshot: Annotated[str | None, typer.Option("--snapshot", help="write every switch's interface counters to "
                                                  "this JSON file (the burn-in takes one around each round)")] = None,
     endpoints: EndpointsOpt = None,
@@ -428,17 +433,24 @@ def acceptance(
 
     intent, extra = paths[0], paths[1:]
     if snapshot is not None:
-        if output is not None or extra or results is not None or burn_in or judge is not None:
+        if output is not None or extra or results is not None or burn_in or judge is not None or collectives:
             _err("error: --snapshot FILE reads the switches' counters: give INTENT --snapshot FILE [--endpoints E] alone")
             raise typer.Exit(2)
         from generator.acceptance.snapshot import take_snapshot
 
         raise typer.Exit(take_snapshot(intent, snapshot, endpoints))
     if judge is not None:
-        if output is not None or extra or results is not None or burn_in:
-            _err("error: --judge DIR judges a burn-in: give INTENT --judge DIR alone")
+        if output is not None or extra or results is not None or burn_in or collectives:
+            _err("error: --judge DIR judges a burn-in or collectives DIR: give INTENT --judge DIR alone")
             raise typer.Exit(2)
         raise typer.Exit(run_judge(intent, judge))   # a pair below 95 % of its rate (attribution.py)
+    if collectives:
+        if output is None or extra or results is not None or burn_in:
+            _err("error: --collectives writes the collective runs: give INTENT --collectives -o DIR")
+            raise typer.Exit(2)
+        from generator.acceptance.command import run_collectives
+
+        raise typer.Exit(run_collectives(intent, output))
     if burn_in:
         if output is None or extra or results is not None:
             _err("error: --burn-in writes the burn-in rounds: give INTENT --burn-in -o DIR")

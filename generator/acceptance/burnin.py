@@ -10,9 +10,13 @@ carries traffic in some round and a weak one can be told apart from its neighbou
   round (two rounds, a third for an odd ring).
 - leaf-spine rounds: the leaves form a ring (by rail, then name: the next leaf is usually the
   same rail's leaf in the next unit) and the k-th port of a leaf sends to the k-th port of the
-  next leaf, so every leaf sends over and receives through its uplinks. QPs per pair = the
-  leaf's ECMP width (its uplinks): each QP is a flow of its own (its own UDP source port,
-  RoCEv2), which is what ECMP hashes on, so the pair's flows spread over the uplinks.
+  next leaf, so every leaf sends over and receives through its uplinks. Each QP is a flow of
+  its own (its own UDP source port, RoCEv2), which is what ECMP hashes on. A hash puts flows on
+  uplinks like balls in bins: with k flows an uplink, one uplink of a leaf is off the mean by
+  about sqrt(k), so the round gives each leaf FLOWS_PER_UPLINK flows an uplink (QPs per pair =
+  that x uplinks / the leaf's pairs, at least the ECMP width). Then a healthy hash stays within
+  1.25 x the mean (4 standard deviations at 256), and an uplink above it (spread.py) is the
+  hash's doing, not the burn-in's few flows.
 
 Expected rate of a pair: the capacity model's NIC efficiency (capacity/allreduce.py
 nic_efficiency) times the slowest link on the path, and for a leaf-spine pair never more than
@@ -39,6 +43,9 @@ MESSAGE_BYTES = 65536                # perftest's default message size for BW te
 BASE_PORT = 18515                    # perftest's default -p
 TOOL = "ib_write_bw"
 GID = "$GID_INDEX"                  # filled in by the script (burnin_scripts.py)
+FLOWS_PER_UPLINK = 256
+MAX_QPS = 1024          # a pair's QPs at most: each holds NIC memory and a CQ; a leaf with few pairs
+                        # and many uplinks then has fewer flows an uplink (its spread says so)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +148,7 @@ def schedule(plan: FabricPlan, efficiency: float) -> tuple[list[Round], list[str
             src, dst = leaves[k], leaves[(k + 1) % len(leaves)]
             up_src, up_dst = _uplinks(plan, src), _uplinks(plan, dst)
             count = min(len(ends[src]), len(ends[dst]))
-            qps = max(1, len(up_src))
+            qps = max(1, len(up_src), min(MAX_QPS, -(-FLOWS_PER_UPLINK * len(up_src) // max(1, count))))
             share = min(sum(p.speed_g for p in up_src), sum(p.speed_g for p in up_dst)) / max(1, count)
             fabric_rows = tuple(rows[(p.device, p.port)] for p in up_src + up_dst)
             for a, b in zip(ends[src][:count], ends[dst][:count], strict=True):

@@ -4,8 +4,12 @@ Reads DIR/burnin.json (written by --burn-in from the same intent) and each pair'
 (perftest_log.py), then names the cables that explain the low pairs (attribution.py) with their
 cabling.csv row and both ends, and the evidence: the low pairs and how far below expected.
 
+With the rounds' switch counter snapshots it also names the cables whose switch port counted
+errors during a round (round_counters.py) and the leaf uplinks that sent more than 1.25 x their
+leaf's mean tx bytes in a round (spread.py: the ECMP hash left the load uneven).
+
 Exit 0: every pair measured at its expected rate; 3: a finding (a cable, an unexplained low pair,
-a pair not run); 1: nothing judged (no or foreign burnin.json, another intent, an unreadable or
+a pair not run, an uneven spread); 1: nothing judged (no or foreign burnin.json, another intent, an unreadable or
 foreign output), one line naming the file, nothing written.
 """
 
@@ -64,24 +68,69 @@ def measurements(directory: Path, doc: dict) -> tuple[list[Measured], list[str]]
 def counter_evidence(directory: Path, doc: dict) -> list:
     """Error growth per round from the snapshots the round left (round_counters.py); rounds
     without both snapshots have none."""
-    from generator.acceptance.round_counters import load_snapshot, round_findings, snapshot_paths
+    from generator.acceptance.round_counters import round_findings
 
     out = []
-    for rnd in doc["rounds"]:
-        before, after = snapshot_paths(directory, rnd["id"])
-        if not (before.exists() and after.exists()):
-            continue
-        try:
-            then, now = load_snapshot(before), load_snapshot(after)
-        except ValueError as exc:
-            raise JudgeError(f"{exc}; take the round's snapshots again") from None
+    for rnd, then, now in _round_snapshots(directory, doc):
         used = {row for p in rnd["pairs"] for row in p["cables"]}
         out += round_findings(doc["cables"], rnd["id"], used, then, now)
     return out
 
 
+def _round_snapshots(directory: Path, doc: dict):
+    """(round, before, after) for each round with both counter snapshots; a snapshot that does not
+    read is a JudgeError (take them again), a round without both is skipped."""
+    from generator.acceptance.round_counters import load_snapshot, snapshot_paths
+
+    for rnd in doc["rounds"]:
+        before, after = snapshot_paths(directory, rnd["id"])
+        if not (before.exists() and after.exists()):
+            continue
+        try:
+            yield rnd, load_snapshot(before), load_snapshot(after)
+        except ValueError as exc:
+            raise JudgeError(f"{exc}; take the round's snapshots again") from None
+
+
+def spread_evidence(directory: Path, doc: dict) -> list[tuple[str, int, object]]:
+    """(round, cabling.csv row, spread.SpreadFinding) per leaf uplink that sent more than 1.25 x
+    its leaf's mean tx bytes during a round, from the round's snapshots (napalm tx_octets of the
+    leaf's end of each uplink the round used). A leaf's uplinks are the round's cables between
+    a switch that has a NIC port of a pair (a leaf) and another switch; a leaf whose snapshots
+    lack an uplink's bytes is not judged (nothing to compare)."""
+    from generator.acceptance.spread import spread
+
+    out = []
+    for rnd, then, now in _round_snapshots(directory, doc):
+        leaves = {p[side]["switch"] for p in rnd["pairs"] for side in ("client", "server")}
+        hosts = _hosts(rnd)
+        rows: dict[tuple[str, str], int] = {}
+        for row in sorted({r for p in rnd["pairs"] for r in p["cables"]}):
+            ends = [e.split(":", 1) for e in (doc["cables"][str(row)]["a"], doc["cables"][str(row)]["b"])]
+            on_leaf = [(d, p) for d, p in ends if d in leaves]
+            if len(on_leaf) == 1 and all(d not in hosts for d, _ in ends):
+                rows[on_leaf[0]] = row
+        sent: dict[str, dict[str, int]] = {}
+        unreadable: set[str] = set()
+        for (leaf, port), _row in sorted(rows.items()):
+            try:
+                grew = int(now[leaf][port]["tx_octets"]) - int(then[leaf][port]["tx_octets"])
+            except (KeyError, TypeError, ValueError):
+                unreadable.add(leaf)
+                continue
+            sent.setdefault(leaf, {})[port] = max(0, grew)
+        found = spread({leaf: ports for leaf, ports in sent.items() if leaf not in unreadable})
+        out += [(rnd["id"], rows[(f.leaf, f.port)], f) for f in found]
+    return out
+
+
+def _hosts(rnd: dict) -> set[str]:
+    return {p[side]["host"] for p in rnd["pairs"] for side in ("client", "server")}
+
+
 def judge_lines(doc: dict, results: list[Measured], missing: list[str],
-                min_fraction: float = DEFAULT_MIN_FRACTION, counters: list | None = None) -> tuple[list[str], int]:
+                min_fraction: float = DEFAULT_MIN_FRACTION, counters: list | None = None,
+                spread: list | None = None) -> tuple[list[str], int]:
     """(report lines, number of findings)."""
     found = attribute(results, min_fraction)
     cables = doc["cables"]
@@ -109,9 +158,11 @@ def judge_lines(doc: dict, results: list[Measured], missing: list[str],
         seen = "; ".join(f"{f.device}:{f.port} {f.counter} +{f.growth} in round {f.round}" for f in evidence[:4])
         lines.append(f"cable cabling.csv:{row} {c['a']} <-> {c['b']} ({c['tier']}): errors while the burn-in ran: "
                      f"{seen}")
+    for round_id, row, f in spread or []:
+        lines.append(f"load spread in round {round_id}: cable cabling.csv:{row} {f.line()}")
     for pid in missing:
         lines.append(f"not run: {pid}: no {pairs[pid]['output']}; run the round's script again")
-    return lines, len(found.suspects) + len(found.unexplained) + len(missing) + len(by_cable)
+    return lines, len(found.suspects) + len(found.unexplained) + len(missing) + len(by_cable) + len(spread or [])
 
 
 def _pct(m: Measured) -> str:
@@ -123,7 +174,8 @@ def run_judge(intent_text: str, directory: str, min_fraction: float = DEFAULT_MI
     d = Path(directory)
     doc = load_schedule(d, intent_text)
     results, missing = measurements(d, doc)
-    lines, findings = judge_lines(doc, results, missing, min_fraction, counter_evidence(d, doc))
+    lines, findings = judge_lines(doc, results, missing, min_fraction, counter_evidence(d, doc),
+                                  spread_evidence(d, doc))
     return (3 if findings else 0), lines
 
 

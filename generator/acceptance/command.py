@@ -4,6 +4,9 @@
     acceptance INTENT --results LOG.. judge nccl-tests logs, write measured.json (0, 1, 3)
     acceptance INTENT --burn-in -o DIR  write the ib_write_bw burn-in rounds (burnin.py) (0, 1)
     acceptance INTENT --judge DIR       the burn-in's outputs attributed to cables (burnin_judge.py) (0, 1, 3)
+    acceptance INTENT --collectives -o DIR  nccl-tests per collective, bisected when slow (collectives.py) (0, 1)
+    acceptance INTENT --judge DIR       (a --collectives DIR) each collective against its bound; the slow
+                                        node, rail or unit the bisection runs name (0, 1, 3)
 
 Exit 0 only when every planned run has a log judged as expected: a planned run without a
 log is listed `not run` and makes the exit 3, like a run below expectation.
@@ -178,13 +181,68 @@ def run_judge(intent_path: str, directory: str, min_fraction: float | None = Non
 
     try:
         loaded, _plan, _runs, _predictor = _prepare(intent_path)
-        code, lines = judge(loaded.text, directory, *([] if min_fraction is None else [min_fraction]))
+        if (Path(directory) / "collectives.json").is_file() and not (Path(directory) / "burnin.json").is_file():
+            code, lines = judge_collectives(loaded.text, directory)
+        else:
+            code, lines = judge(loaded.text, directory, *([] if min_fraction is None else [min_fraction]))
     except AcceptanceError as exc:
         _err(*exc.lines)
         return 1
-    except (JudgeError, PerftestError) as exc:
+    except (JudgeError, PerftestError, LogError) as exc:
         _err(f"error: {exc}")
         return 1
     for line in lines:
         print(for_terminal(line))
     return code
+
+
+def run_collectives(intent_path: str, output: str) -> int:
+    """`acceptance INTENT --collectives -o DIR`: collectives.sh and collectives.json (collectives.py)."""
+    import json
+
+    from generator.acceptance import collectives
+    from generator.acceptance.scripts import nccl_env, per_host_keys, rendered_nccl_conf
+
+    try:
+        loaded, plan, runs, predictor = _prepare(intent_path)
+        differ = per_host_keys(plan)
+        env = [(k, v) for k, v in nccl_env(rendered_nccl_conf(plan)) if k not in differ]
+        files = collectives.files(loaded, plan, runs, predictor, env, GENERATOR)
+        out = Path(output)
+        if out.exists() and (not out.is_dir() or (any(out.iterdir())
+                                                  and not (out / collectives.SCHEDULE_FILE).is_file())):
+            raise AcceptanceError(f"error: {out} is not empty and holds no {collectives.SCHEDULE_FILE}: give a new "
+                                  "or empty directory to -o; nothing written")
+        out.mkdir(parents=True, exist_ok=True)
+        write_atomic(out / "collectives.sh", files["collectives.sh"], mode=0o755)
+        write_atomic(out / collectives.SCHEDULE_FILE, files[collectives.SCHEDULE_FILE])
+    except AcceptanceError as exc:
+        _err(*exc.lines)
+        return 1
+    except OSError as exc:
+        _err(f"error: {output}: cannot write: {exc.strerror or exc}; check the path and its permissions")
+        return 1
+    doc = json.loads(files[collectives.SCHEDULE_FILE])
+    print(f"{plan.fabric}: {len(doc['collectives'])} collectives, {len(doc['collectives'][0]['runs']) - 1} "
+          f"bisection run(s) each when slow -> {out}")
+    return 0
+
+
+def judge_collectives(intent_text: str, directory: str) -> tuple[int, list[str]]:
+    """(exit code, lines) for a DIR written by --collectives; raises JudgeError / LogError."""
+    import json
+
+    from generator.acceptance import collectives
+    from generator.acceptance.burnin_judge import JudgeError
+
+    path = Path(directory) / collectives.SCHEDULE_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise JudgeError(f"{path}: unreadable ({exc}); write it again with --collectives -o") from None
+    if not isinstance(doc, dict) or doc.get("schema") != collectives.SCHEMA:
+        raise JudgeError(f"{path}: not a fabricgen collectives schedule; write it again with --collectives -o")
+    if doc.get("intent_sha256") != hashlib.sha256(intent_text.encode()).hexdigest():
+        raise JudgeError(f"{path}: written from another intent than the one given: judge with that intent")
+    lines, findings = collectives.judge(Path(directory), doc)
+    return (3 if findings else 0), lines

@@ -166,7 +166,11 @@ def _one_line(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def parse_text(text: str, path: str) -> NcclLog:
+REDUCING = ("all_reduce", "reduce_scatter", "reduce")      # the collectives whose rows name a redop
+
+
+def parse_text(text: str, path: str, collective: str = "all_reduce") -> NcclLog:
+    """COLLECTIVE: the nccl-tests binary the log must come from (<collective>_perf)."""
     version = program = None
     n_thread = n_gpus = None
     ranks: list[RankLine] = []
@@ -216,9 +220,9 @@ def parse_text(text: str, path: str) -> NcclLog:
     if layout is None and n_thread is None:
         raise LogError(f"{path}: not an nccl-tests log (no '# nThread' header and no size/count column header): "
                        "give the standard output of all_reduce_perf")
-    if program is not None and not program.startswith("all_reduce"):
-        raise LogError(f"{path}: a {program} log, not all_reduce_perf: acceptance compares all-reduce runs")
-    if any(r.redop == "none" for r in rows):
+    if program is not None and not program.startswith(collective + "_perf"):
+        raise LogError(f"{path}: a {program} log, not {collective}_perf: give the log of the run that file names")
+    if collective in REDUCING and any(r.redop == "none" for r in rows):
         raise LogError(f"{path}: rows without a reduction (redop none) are not all_reduce_perf output: "
                        "acceptance compares all-reduce runs")
     if not rows:
@@ -255,7 +259,7 @@ def _row(line: str, layout: _Layout, path: str, n: int) -> Row:
     return Row(n, int(tokens[0]), int(tokens[1]), tokens[2], tokens[3], root, oop, inp)
 
 
-def parse_log(path: str | Path) -> NcclLog:
+def parse_log(path: str | Path, collective: str = "all_reduce") -> NcclLog:
     """Read PATH (a regular file of at most MAX_LOG_BYTES) and parse it.
 
     Opened non-blocking so that a FIFO named as a log does not wait for a writer that never
@@ -277,7 +281,7 @@ def parse_log(path: str | Path) -> NcclLog:
         raise LogError(f"{name}: cannot read: {exc.strerror or exc}") from None
     if b"\0" in data[:4096]:
         raise LogError(f"{name}: not an nccl-tests log (binary data): give the standard output of all_reduce_perf")
-    return parse_text(data.decode("utf-8", errors="replace"), name)
+    return parse_text(data.decode("utf-8", errors="replace"), name, collective)
 
 
 def _kind(mode: int) -> str:

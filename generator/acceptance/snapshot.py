@@ -18,10 +18,10 @@ SSH_TIMEOUT = 20
 def take_snapshot(intent_path: str, target: str, endpoints: str | None) -> int:
     from generator.checks.runner import load_checked
     from generator.common.atomic_write import write_atomic
-    from generator.devices.credentials import CredentialsError, resolve_access
+    from generator.devices.credentials import CredentialsError
     from generator.devices.endpoints import split_listed
-    from generator.devices.opener import driver_opener
-    from generator.devices.sessions import Session, for_each, pool_size
+    from generator.devices.opener import switch_logins
+    from generator.devices.sessions import Session, for_each
 
     found = load_checked(intent_path, "reading counters of", sys.stderr)
     if found is None:
@@ -29,12 +29,11 @@ def take_snapshot(intent_path: str, target: str, endpoints: str | None) -> int:
     loaded, plan = found
     names, _unlisted = split_listed([sw.name for sw in plan.switches], endpoints)
     try:
-        access = resolve_access(plan, names, intent_path, endpoints)
-        workers = pool_size(len(names), loaded.intent.deploy.concurrency)
+        access, workers, open_switch = switch_logins(plan, names, intent_path, endpoints,
+                                                     loaded.intent.deploy.concurrency, SSH_TIMEOUT)
     except CredentialsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    open_switch = driver_opener(plan, access, SSH_TIMEOUT)
 
     def read(name: str):
         session = Session(open_switch(name))

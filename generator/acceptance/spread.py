@@ -7,6 +7,8 @@ up to +40 % all-reduce once flows were spread. A leaf's uplink that carried more
 SPREAD_LIMIT x the mean tx bytes of that leaf's uplinks is a finding, with the knobs that spread
 flows: more QPs per connection (NCCL_IB_QPS_PER_CONNECTION, NCCL env docs), and the switches'
 ECMP hash fields (the UDP source port must be in the hash: RoCEv2 varies it per QP).
+burnin_judge.spread_evidence feeds it each burn-in round's uplink tx bytes from the switch
+counter snapshots taken around the round.
 """
 
 from __future__ import annotations
@@ -45,4 +47,17 @@ def spread(uplink_tx: dict[str, dict[str, int]], limit: float = SPREAD_LIMIT) ->
         if mean <= 0:
             continue
         out += [SpreadFinding(leaf, port, tx, mean) for port, tx in sorted(ports.items()) if tx > limit * mean]
+    return out
+
+
+def uplink_tx(before: dict, after: dict, uplinks: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """{leaf: {uplink port: tx bytes between two counter snapshots}} ({switch: {port: napalm
+    counters}}); a leaf missing any uplink's tx_octets in either snapshot is left out (not judged)."""
+    out: dict[str, dict[str, int]] = {}
+    for leaf, ports in sorted(uplinks.items()):
+        try:
+            out[leaf] = {port: max(0, int(after[leaf][port]["tx_octets"]) - int(before[leaf][port]["tx_octets"]))
+                         for port in ports}
+        except (KeyError, TypeError, ValueError):
+            continue
     return out

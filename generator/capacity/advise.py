@@ -19,9 +19,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from generator.capacity.analyze import Analysis, analyze
-from generator.capacity.bom import optics_type
 from generator.capacity.growth import grows, role_counts
 from generator.intent.model import Intent
+from generator.plan.bom import bom_delta as plan_bom_delta
+from generator.plan.bom import optics_type
 from generator.plan.catalog import get_model
 from generator.plan.compile import DAC_MAX_M, compile_plan
 from generator.plan.layout import Runs, runs
@@ -157,17 +158,8 @@ def leaf_host_ports(a: Analysis) -> int:
 
 
 def bom_delta(now: Analysis, then: Analysis) -> tuple[tuple[str, str, int, int], ...]:
-    """(category, item, now, with) per BOM item whose quantity differs (details merged per item)."""
-    def by_item(a: Analysis) -> Counter[tuple[str, str]]:
-        c: Counter[tuple[str, str]] = Counter()
-        for line in a.bom:
-            c[(line.category, f"{line.item}, {line.detail}" if line.category != "nic-port" else line.item)] += \
-                line.quantity
-        return c
-
-    a, b = by_item(now), by_item(then)
-    keys = list(a) + [k for k in b if k not in a]
-    return tuple((cat, item, a[(cat, item)], b[(cat, item)]) for cat, item in keys if a[(cat, item)] != b[(cat, item)])
+    """(category, item, now, with) per BOM item whose quantity differs (plan/bom.py's bom_delta)."""
+    return plan_bom_delta(now.bom, then.bom)
 
 
 def _pct(x: float) -> str:

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 from generator.capacity.allreduce import AllReduce, Calibration, Shape, estimate
 from generator.capacity.bisection import closed_form_gbps
-from generator.capacity.bom import BomLine, bill_of_materials
 from generator.capacity.cost import StepCost
 from generator.capacity.figures import Figures, fabric_figures
 from generator.capacity.gpus import GpuSpec, get_gpu
 from generator.capacity.growth import grows
 from generator.capacity.naive import Naive, guide_bisection_gbps, is_guide_example, naive_time
 from generator.intent.model import Intent
+from generator.plan.bom import BomLine, bill_of_materials
 from generator.plan.compile import compile_plan
 from generator.plan.growth import build_out_intent
 from generator.plan.model import FabricPlan

@@ -57,7 +57,6 @@ from pathlib import Path
 
 from generator import __version__
 from generator.capacity.analyze import Analysis, analyze
-from generator.capacity.bom import bom_csv
 from generator.capacity.gpus import UnknownGpu
 from generator.capacity.shape import capacity_json
 from generator.capacity.text import render_text
@@ -65,6 +64,7 @@ from generator.capacity.whatif import Variant, WhatIfError, load_base_data, run_
 from generator.common.errors import FabricgenError
 from generator.intent.loader import IntentError, LoadedIntent, load_intent
 from generator.intent.units import parse_size
+from generator.plan.bom import bom_csv
 from generator.plan.topology import CompileError
 from generator.render.output import OutputError, check_target
 
@@ -130,6 +130,8 @@ def _write_outputs(loaded: LoadedIntent, analysis: Analysis, rows: list[list[Var
     holding anything else (a vendor's bom.csv) is refused untouched (issue 34 finding 7)."""
     import hashlib
 
+    from generator.capacity.picture import save_picture
+    from generator.capacity.picture_model import has_blocks, picture_of
     from generator.capacity.plots import save_what_if
     from generator.render.output import MANIFEST, _replace_atomically
 
@@ -141,6 +143,9 @@ def _write_outputs(loaded: LoadedIntent, analysis: Analysis, rows: list[list[Var
         if analysis.build_out is not None:
             (tmp / "bom-build-out.csv").write_text(bom_csv(analysis.build_out.bom), encoding="utf-8")
             names.append("bom-build-out.csv")
+        if has_blocks(analysis.plan):
+            full = analysis.build_out.plan if analysis.build_out is not None else None
+            names.extend(p.name for p in save_picture(picture_of(analysis.plan, full), tmp))
         for variants in rows:
             if variants and any(v.analysis is not None for v in variants):
                 stem = "what-if-" + re.sub(r"[^a-z0-9]+", "-", variants[0].key.lower()).strip("-")

@@ -16,7 +16,7 @@ from generator.plan.model import ROLE_SPINE, ROLE_SUPER_SPINE
 
 if TYPE_CHECKING:
     from generator.capacity.analyze import Analysis
-    from generator.capacity.bom import BomLine
+    from generator.plan.bom import BomLine
 
 # the tier racked in full from phase 1, per topology kind (generator/plan/growth.py)
 TOP_TIER = {"leaf-spine": ROLE_SPINE, "rail-optimized": ROLE_SPINE, "three-tier": ROLE_SUPER_SPINE}

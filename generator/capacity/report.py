@@ -9,6 +9,8 @@ from pathlib import Path
 
 from generator.capacity.analyze import Analysis
 from generator.capacity.diagram import topology_svg
+from generator.capacity.picture import picture_svg
+from generator.capacity.picture_model import has_blocks, picture_of
 from generator.capacity.plots import what_if_svg
 from generator.capacity.text import fmt_time, sections
 from generator.capacity.whatif import Variant
@@ -93,8 +95,21 @@ def _advice(advice) -> list[str]:
     return out
 
 
-def render_html(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]], advice=None) -> str:
+def _topology(a: Analysis) -> tuple[str, str]:
+    """(svg, note): the one-unit picture when the plan has units, pods or groups, else the device
+    graph (every device up to 40, else tier boxes)."""
+    if has_blocks(a.plan):
+        p = picture_of(a.plan, a.build_out.plan if a.build_out is not None else None)
+        return picture_svg(p), (f"{p.word} 1 drawn device by device with its rails in colour; the other "
+                                f"{p.word}s as frames with their counts (dashed: in the build-out, not installed)")
     svg, engine = topology_svg(a.plan)
+    drawn = "every device" if len(a.plan.switches) + len(a.plan.hosts) <= 40 else \
+        "one box per tier with counts, one unit expanded"
+    return svg, f"drawn with {'Graphviz dot' if engine == 'graphviz' else 'the built-in layout'}; {drawn}"
+
+
+def render_html(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]], advice=None) -> str:
+    svg, note = _topology(a)
     f = a.figures
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              # no network at all: a strict CSP makes any accidental fetch a visible console error
@@ -106,8 +121,7 @@ def render_html(loaded: LoadedIntent, a: Analysis, what_ifs: list[list[Variant]]
              f"{f.rails} x {f.nic_speed_g}G rails{_build_out_sub(a)} &middot; intent {_e(loaded.file)}</div>",
              _cards(a),
              "<h2>Topology</h2>",
-             f'<div class="note">drawn with {"Graphviz dot" if engine == "graphviz" else "the built-in layout"}; '
-             f'{"every device" if len(a.plan.switches) + len(a.plan.hosts) <= 40 else "one box per tier with counts, one unit expanded"}</div>',
+             f'<div class="note">{_e(note)}</div>',
              svg]
     for title, headers, rows, note in sections(a, what_ifs):
         parts.append(f"<h2>{_e(title)}</h2>")

@@ -122,6 +122,22 @@ def load_checked(intent_path: str, doing: str, err) -> tuple[LoadedIntent, Fabri
     return None if plan is None else (loaded, plan)
 
 
+def load_selected(intent_path: str, doing: str, only: str | None, limit: str | None, err):
+    """load_checked, then the devices --only/--limit select: (loaded, plan, switches, hosts), or
+    None with the reason on `err` (an intent that does not validate, a selection matching nothing)."""
+    from generator.common.selection import limited, no_match
+
+    found = load_checked(intent_path, doing, err)
+    if found is None:
+        return None
+    loaded, plan = found
+    switches, hosts = limited(plan, only, limit)
+    if refusal := no_match(plan, only, limit, switches, hosts):
+        print(refusal, file=err)
+        return None
+    return loaded, plan, switches, hosts
+
+
 def checked_plan(loaded: LoadedIntent, doing: str, err) -> FabricPlan | None:
     """The plan of a loaded intent, or None with its errors on `err`, one per line."""
     checked = run_checks(loaded)

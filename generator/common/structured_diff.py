@@ -20,6 +20,56 @@ _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _BASE_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
+class _TypedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """A rendered file's values typed as the file writes them, for a diff a person reads: `mtu: 9216`
+    an integer, `'9216'` a string, true/false booleans, ~/null/empty null (YAML 1.2 core schema,
+    https://yaml.org/spec/1.2.2/#1032-tag-resolution). on/off/yes/no stay strings (1.1 booleans
+    that NVUE writes as words) and so do timestamps and 0755; keys stay as written, so `3:` and `'3':` are one key."""
+
+    def construct_mapping(self, node, deep=False):
+        self.flatten_mapping(node)
+        out = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else self.construct_object(key_node, deep)
+            out[key] = self.construct_object(value_node, deep=deep)
+        return out
+
+
+# YAML 1.2 core schema's plain scalars that are not strings
+_CORE_TYPES = tuple((f"tag:yaml.org,2002:{tag}", re.compile(pattern), list(first)) for tag, pattern, first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    ("float", r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$|^[-+]?[0-9]+[eE][-+]?[0-9]+$", "-+.0123456789"),
+    ("null", r"^(?:~|null|Null|NULL|)$", ("~", "n", "N", ""))))
+
+
+class _TypedDumper(yaml.SafeDumper):
+    """Writes what _TypedLoader reads back the same: the string '9216' quoted, `on` plain."""
+
+
+class _StringDumper(yaml.SafeDumper):
+    """Writes the all-string data of the BaseLoader as the file had it: `9216`, never '9216'."""
+
+
+for _cls in (_TypedLoader, _TypedDumper):
+    _cls.yaml_implicit_resolvers = {}
+    for _tag, _rx, _first in _CORE_TYPES:
+        _cls.add_implicit_resolver(_tag, _rx, _first)
+_StringDumper.yaml_implicit_resolvers = {}
+
+
+def reads_as_string(text: str) -> bool:
+    """True when TEXT, written plain, reads back as this string (not a number, boolean or null)."""
+    return not any(rx.match(text) for _, rx, _ in _CORE_TYPES)
+
+
+def dump_typed(value: Any, *, typed: bool = True) -> str:
+    """VALUE as block YAML, strings quoted only where a plain scalar would read as another type;
+    not TYPED (BaseLoader data, every scalar a string): strings plain wherever YAML allows."""
+    return yaml.dump(value, Dumper=_TypedDumper if typed else _StringDumper, sort_keys=False,
+                     default_flow_style=False, width=200)
+
+
 @dataclass(frozen=True)
 class Change:
     op: str          # "added" | "removed" | "changed"
@@ -90,12 +140,13 @@ def _identity(record: dict) -> str | None:
     return None
 
 
-def parse_structured(relpath: str, text: str) -> Any:
-    """The data of a rendered file; yaml via BaseLoader so on/off, 3 and '3' compare as written."""
+def parse_structured(relpath: str, text: str, *, typed: bool = False) -> Any:
+    """The data of a rendered file; yaml via BaseLoader so on/off, 3 and '3' compare as written
+    (every scalar a string), or TYPED: values as the file types them (_TypedLoader)."""
     if relpath.endswith(".json"):
         data = json.loads(text) if text.strip() else {}
     else:
-        data = yaml.load(text, Loader=_BASE_LOADER) if text.strip() else {}
+        data = yaml.load(text, Loader=_TypedLoader if typed else _BASE_LOADER) if text.strip() else {}
     return keyed_lists(nvue_unwrapped(data))
 
 
@@ -126,14 +177,16 @@ def unified(relpath: str, old: str | None, new: str | None) -> str:
         tofile=f"b/{relpath}" if new is not None else "/dev/null"))
 
 
-def diff_file(relpath: str, old: str | None, new: str | None) -> dict[str, Any] | None:
-    """None if equal, else {"status", "changes": [...]} or {"status", "unified": "..."}."""
+def diff_file(relpath: str, old: str | None, new: str | None, *, typed: bool = False) -> dict[str, Any] | None:
+    """None if equal, else {"status", "changes": [...]} or {"status", "unified": "..."}; TYPED: the
+    values typed as in the file (parse_structured)."""
     if old == new:
         return None
     status = "added" if old is None else "removed" if new is None else "changed"
     if is_structured(relpath):
         try:
-            changes = diff_trees(parse_structured(relpath, old or ""), parse_structured(relpath, new or ""))
+            changes = diff_trees(parse_structured(relpath, old or "", typed=typed),
+                                 parse_structured(relpath, new or "", typed=typed))
         except (ValueError, yaml.YAMLError):
             changes = None           # not parseable: fall back to text rather than hide the change
         if changes is not None:

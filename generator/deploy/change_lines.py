@@ -30,5 +30,6 @@ def change_lines(os_name: str, name: str, running_text: str, candidate_text: str
                     for c in feature.changed]
     lines: list[str] = []
     for change in sorted(changes, key=lambda c: c["path"]):
-        lines += _change_lines(change, indent)
+        # drift reads both sides as strings (BaseLoader): shown as the files write them, never quoted
+        lines += _change_lines(change, indent, typed=False)
     return lines

@@ -100,6 +100,9 @@ class NvueCommands:
     show_counters_json: str = "nv show interface {port} counters -o json"
     show_pfc_json: str = "nv show interface {port} counters qos pfc-stats -o json"
     show_qos_port_json: str = "nv show interface {port} counters qos port-stats -o json"
+    # QoS page, PFC Watchdog (5.6+): per switch-priority deadlock-count (lab/nvue_oper.py)
+    show_pfc_watchdog_json: str = "nv show interface {port} qos pfc-watchdog -o json"
+    pfc_watchdog_from: tuple[int, int] = (5, 6)
     show_router_bgp_json: str = "nv show router bgp -o json"
     # 5.11 and earlier print the detail with plain -o json; 5.12+ need --view=detail (BGP page).
     show_bgp_neighbors_json: str = "nv show vrf default router bgp neighbor --view=detail -o json"
@@ -249,6 +252,8 @@ class SonicCommands:
     show_interfaces_status: str = "show interfaces status"
     show_counters_json: str = "portstat -j"
     show_pfc_counters: str = "show pfc counters"
+    # storms per watched queue, detected/restored (pfcwd/main.py; lab/sonic_oper.py has the table)
+    show_pfcwd_stats: str = "show pfcwd stats"
     show_ecn_json: str = "show queue wredcounters --json"
     ecn_counters_from: str = "202505"
     show_lldp_json: str = "sudo docker exec -i lldp lldpctl -f json0"

@@ -103,6 +103,17 @@ class NVUEDriver(SSHCliDriver):
         except CommandFailed as exc:
             raise CommitError(f"{self.where}: {exc}") from None
 
+    def _read_json(self, command: str, what: str, kind: type, error: type[Exception]):
+        """COMMAND's JSON output, which must be a KIND; ERROR naming WHAT when it cannot be read."""
+        try:
+            value = parse_json(self._check(command) or ("{}" if kind is dict else "[]"), what)
+        except DeviceDataError as exc:
+            raise error(f"{self.where}: cannot read {exc}") from None
+        if not isinstance(value, kind):
+            raise error(f"{self.where}: cannot read {what}: `{command}` is not a JSON "
+                        f"{'object' if kind is dict else 'list'}")
+        return value
+
     def has_pending_commit(self) -> bool:
         return self._pending_confirm() is not None
 
@@ -110,12 +121,7 @@ class NVUEDriver(SSHCliDriver):
         """The revision waiting for confirmation, from `nv config revision -o json` (a mapping
         revision id -> {"state": ...}; the waiting one is in state "confirm": commands.py table).
         Not from `--confirm-status`, whose output no source shows."""
-        try:
-            revisions = parse_json(self._check(self.commands.revisions_json) or "{}", "the revision list")
-        except DeviceDataError as exc:
-            raise CommandFailed(f"{self.where}: cannot read {exc}") from None
-        if not isinstance(revisions, dict):
-            raise CommandFailed(f"{self.where}: `{self.commands.revisions_json}` is not a JSON object")
+        revisions = self._read_json(self.commands.revisions_json, "the revision list", dict, CommandFailed)
         waiting = sorted((str(rev) for rev, info in revisions.items()
                           if isinstance(info, dict) and info.get("state") == self.commands.confirm_state),
                          key=lambda rev: (len(rev), rev))
@@ -136,12 +142,7 @@ class NVUEDriver(SSHCliDriver):
 
     def _previous_revision(self) -> str:
         """The revision that was applied before the current one (history is newest first)."""
-        try:
-            events = parse_json(self._check(self.commands.history_json) or "[]", "the revision history")
-        except DeviceDataError as exc:
-            raise CommitError(f"{self.where}: cannot read {exc}") from None
-        if not isinstance(events, list):
-            raise CommitError(f"{self.where}: cannot read the revision history: not a JSON list")
+        events = self._read_json(self.commands.history_json, "the revision history", list, CommitError)
         applied = [rev for rev in map(_history_rev, events) if rev is not None]
         for rev in applied[1:]:
             if rev != applied[0]:
@@ -339,6 +340,23 @@ class NVUEDriver(SSHCliDriver):
                 ecn_marked=(stats.get("tx-stats") or {}).get("ecn-marked-packets", 0))
         return out
 
+    def get_pfc_watchdog_counters(self) -> dict[str, dict]:
+        """Driver extra (oper.pfc_watchdog): the PFC storms each port's watchdog detected, per
+        switch-priority (`qos pfc-watchdog` deadlock-count, 5.6+; releases before have no watchdog:
+        {}). In a snapshot a port whose object holds no `qos pfc-watchdog` has none to read."""
+        version = self.optional_args.get("cumulus_version")
+        if version and _version_tuple(version) < self.commands.pfc_watchdog_from:
+            return {}
+        out = {}
+        for port in self._swp_ports(self._interfaces(), up_only=False):
+            if self._snapshot and not ((self._snapshot.get(port) or {}).get("qos") or {}).get("pfc-watchdog"):
+                continue
+            node = self._port_json(self.commands.show_pfc_watchdog_json, port)
+            prios = node.get("switch-priority") if str(node.get("state", "")).startswith("enable") else None
+            out[port] = oper.pfc_watchdog({int(p): ((v or {}).get("deadlock-count"), None)
+                                           for p, v in _entries(prios) if str(p).isdigit()})
+        return out
+
     # --- hardware, optics, FEC, time, routes (oper.py lists the shapes; lab/nvue_oper.py the JSON) ---
     def get_environment(self) -> models.EnvironmentDict:
         """`nv show platform environment -o json`: fans and PSUs by state; a sensor is an alert at or
@@ -438,6 +456,10 @@ class NVUEDriver(SSHCliDriver):
 
 
 @functools.cache
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in str(version).split(".")[:2] if p.isdigit())
+
+
 def _path_after_port(template: str) -> tuple[str, ...]:
     """`nv show interface {port} counters qos pfc-stats -o json` -> ("counters", "qos", "pfc-stats")."""
     words = shlex.split(template)

@@ -92,6 +92,14 @@ def bgp_neighbors(router_id: str, peers: dict[str, models.PeerDict]) -> dict:
     return {"global": {"router_id": str(router_id), "peers": dict(sorted(peers.items()))}}
 
 
+def pfc_watchdog(storms: dict[int, tuple[Any, Any]]) -> dict:
+    """get_pfc_watchdog_counters() per port: {priority/queue: {"storm_detected": int,
+    "storm_restored": int | None}} (None: the OS prints no restored count, NVUE). A queue the
+    OS prints no row for has seen no storm."""
+    return {int(q): {"storm_detected": _int(d), "storm_restored": None if r is None else _int(r)}
+            for q, (d, r) in sorted(storms.items())}
+
+
 def pfc_ecn(*, rx_pause: dict[int, int], tx_pause: dict[int, int], ecn_marked: int,
             ecn_marked_by_tc: dict[int, int] | None = None) -> dict:
     return {"rx_pause": {int(k): _int(v) for k, v in sorted(rx_pause.items())},

@@ -75,6 +75,21 @@ def pfc_counters(text: str) -> tuple[dict[str, dict[int, int]], dict[str, dict[i
     return found.get("Port Rx", {}), found.get("Port Tx", {})
 
 
+def pfcwd_stats(text: str) -> dict[str, dict[int, tuple[int, int]]]:
+    """`show pfcwd stats` -> {port: {queue: (storms detected, storms restored)}}; queues without a
+    row saw none (pfcwd prints only non-zero rows without -e)."""
+    if "STORM DETECTED/RESTORED" not in text:
+        raise ParseError("show pfcwd stats: expected the QUEUE / STORM DETECTED/RESTORED table")
+    out: dict[str, dict[int, tuple[int, int]]] = {}
+    for table in simple_tables(text):
+        for row in table:
+            port, _, queue = str(row.get("QUEUE", "")).rpartition(":")
+            detected, _, restored = str(row.get("STORM DETECTED/RESTORED", "")).partition("/")
+            if port and queue.isdigit():
+                out.setdefault(port, {})[int(queue)] = (count(detected), count(restored))
+    return out
+
+
 def ecn_marked(data: dict) -> dict[str, dict[int, int]]:
     """`show queue wredcounters --json` -> {port: {unicast queue: ECN-marked packets}}."""
     out: dict[str, dict[int, int]] = {}

@@ -173,6 +173,7 @@ class SSHCliDriver(NetworkDriver):
         if self.accept_new_host_keys:
             self._remember_host_key()
         _skip_ansi_scan_without_escape(self.device)
+        _end_read_on_closed_channel(self.device)
         self._sync()
 
     def _sync(self) -> None:
@@ -390,6 +391,31 @@ def _skip_ansi_scan_without_escape(connection) -> None:
         return scan(string_buffer) if "\x1b" in string_buffer else string_buffer
 
     connection.strip_ansi_escape_codes = strip
+
+
+def _end_read_on_closed_channel(connection) -> None:
+    """A read on a session the switch has closed ends at once, as a lost connection (EOFError).
+
+    netmiko reads until its pattern or its timeout and takes an empty read for "nothing yet":
+    paramiko's recv_ready() is False on a closed channel as on a quiet one (paramiko channel.py:
+    "A False result does not mean that the channel has closed"), so a command whose echo had not
+    come back when the connection closed waited netmiko's fixed 10 s for the echo
+    (send_command -> command_echo_read(read_timeout=10)), whatever the caller's read_timeout.
+    That is every session a SONiC `config reload` cuts while a probe is on the way (the watcher
+    of _await_reload): one such switch held its whole wave of 32 for 9 s (issue 32). Once the
+    channel is closed (its transport died: paramiko _unlink) or the switch sent EOF, and nothing
+    is left in its buffer, no more bytes can come."""
+    read = connection.read_channel
+
+    def read_channel() -> str:
+        data = read()
+        channel = connection.remote_conn
+        if not data and channel is not None and (channel.closed or channel.eof_received) \
+                and not channel.recv_ready():
+            raise EOFError("the switch closed the session")
+        return data
+
+    connection.read_channel = read_channel
 
 
 def _first_line(exc: BaseException) -> str:

@@ -241,22 +241,17 @@ def _all_unknown(names: list[str], kind: str, exc: BaseException) -> list[Device
 
 def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
               fmt: str = "table", output: str | None = None, limit: str | None = None) -> int:
-    from generator.checks.runner import load_checked
-    from generator.common.selection import limited, no_match
+    from generator.checks.runner import load_selected
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
         print(f"error: --format {fmt!r}: use {', '.join(FORMATS)}", file=sys.stderr)
         return 2
     started = time.time()
-    found = load_checked(intent_path, "checking drift", sys.stderr)
-    if found is None:
+    selected = load_selected(intent_path, "checking drift", only, limit, sys.stderr)
+    if selected is None:
         return 1
-    loaded, plan = found
-    switches, hosts = limited(plan, only, limit)
-    if refusal := no_match(plan, only, limit, switches, hosts):
-        print(refusal, file=sys.stderr)
-        return 1
+    loaded, plan, switches, hosts = selected
     files = render_files(plan, loaded.text)
     devices: list[DeviceResult] = []
     notes: list[str] = []

@@ -20,6 +20,9 @@ moved to and is not counted again. An unchanged cabling.csv that `--against DIR`
 sides (same sha256 as the old manifest) counts every cable as kept; no old cabling.csv at all
 (first render, a ref without the intent) counts every cable as added. JSON carries the counts in
 summary.cables and the moved/removed cables in `cables`, at most CABLE_LIST_LIMIT of each.
+
+What the change orders is plan_bom.py's (both sides' compiled plans, the BOM `capacity` prints).
+Values in the diffs are typed as the rendered file writes them (structured_diff typed=True).
 """
 
 from __future__ import annotations
@@ -32,14 +35,13 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from generator.cli_config import CONFIG_NAME
 from generator.common.errors import FabricgenError
-from generator.common.structured_diff import diff_file
+from generator.common.structured_diff import diff_file, dump_typed, reads_as_string
 from generator.gitops.gitref import GitRefError, config_change, show_at_ref
+from generator.gitops.plan_bom import BomChange, bom_change, bom_markdown, bom_text_lines
 from generator.gitops.review import (
     PLAN_JSON,
     RISK_LABELS,
@@ -52,6 +54,9 @@ from generator.gitops.review import (
 )
 from generator.safe_text import markdown_text
 from generator.secrets_redact import redact_change, redact_text
+
+if TYPE_CHECKING:
+    from generator.plan.model import FabricPlan
 
 FABRIC = "fabric"
 SKIPPED_FILES = {"manifest.json"}
@@ -69,6 +74,10 @@ CABLE_ENDS = ("a_device", "a_port", "b_device", "b_port")
 CABLE_LIST_LIMIT = 1000
 CABLE_TEXT_LINES = 200
 CABLE_MARKDOWN_BUDGET = 12_000
+# the markdown footer naming the groups left out for size
+FOOTER_CHARS = 1_600
+# diff lines the text format prints before it summarises each group (--full prints all)
+TEXT_FULL_LINES = 400
 # device names listed per risk item in markdown, and validation findings, before "... more"
 RISK_NAMES_CHARS = 1_500
 FINDINGS_SHOWN = 20
@@ -83,6 +92,13 @@ class DevicePlan:
     name: str
     status: str                                           # added | removed | changed
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # an added or removed device: each file's lines (its whole text is new or gone; a key count
+    # or "changes" would read as edits)
+    lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def line_count(self) -> int:
+        return sum(self.lines.values())
 
     @property
     def change_count(self) -> int:
@@ -145,6 +161,7 @@ class PlanResult:
     findings: list = field(default_factory=list)
     cables: CableChanges = field(default_factory=CableChanges)
     risk: Risk = field(default_factory=Risk)
+    bom: BomChange | None = None        # make_plan's (it compiles both sides); compare_renders has no plans
 
     def groups(self) -> list[Group]:
         return group_devices(self.devices, FABRIC)
@@ -157,10 +174,13 @@ class PlanResult:
 
     def as_json(self) -> dict[str, Any]:
         # risk and groups were added after summary/cables/devices: readers of those keep working
+        # bom and a group's lines (added/removed) came later still
         return {"summary": {**self.summary(), "cables": self.cables.counts()},
                 "risk": self.risk.as_json(),
+                "bom": self.bom.as_json() if self.bom is not None else None,
                 "cables": self.cables.as_json(),
-                "groups": [{"status": g.status, "changes": g.change_count, "devices": g.devices}
+                "groups": [{"status": g.status, "changes": g.change_count, "devices": g.devices,
+                            **({"lines": g.sample.line_count} if g.status != "changed" else {})}
                            for g in self.groups()],
                 "devices": {name: {"status": d.status, "diff": d.files} for name, d in self.devices.items()}}
 
@@ -198,15 +218,21 @@ def compare_renders(old: dict[str, str], new: dict[str, str], *, fabric: str = "
         before, after = before or {}, after or {}
         files = {}
         for rel in sorted(set(before) | set(after)):
-            d = diff_file(rel, before.get(rel), after.get(rel))
+            d = diff_file(rel, before.get(rel), after.get(rel), typed=True)
             if d is not None:
                 files[device_of(rel)[1]] = _redacted(rel, d)
+        whole = after if status == "added" else before if status == "removed" else {}
+        lines = {device_of(rel)[1]: _line_count(text) for rel, text in whole.items()}
         if files:
-            devices[name] = DevicePlan(name, status, files)
+            devices[name] = DevicePlan(name, status, files, lines)
         else:
             unchanged += 1
     risk = risk_of(old.get(PLAN_JSON), new.get(PLAN_JSON), devices, cables)
     return PlanResult(fabric, against, devices, unchanged, cables=cables, risk=risk)
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
 def _os_of(relpath: str) -> str | None:
@@ -323,7 +349,7 @@ def cable_changes(old: str | None, new: str | None, *, unchanged: str | None = N
 
 
 # --- the two sides --------------------------------------------------------
-def _render_loaded(loaded, what: str) -> tuple[str, dict[str, str], list]:
+def _render_loaded(loaded, what: str) -> tuple[FabricPlan, dict[str, str], list]:
     from generator.checks.runner import run_checks
     from generator.render.output import render_files
 
@@ -331,10 +357,10 @@ def _render_loaded(loaded, what: str) -> tuple[str, dict[str, str], list]:
     if result.errors or result.plan is None:
         first = result.errors[0].one_line() if result.errors else "did not compile"
         raise PlanError(f"{what} has {len(result.errors)} error(s), first: {first}")
-    return result.plan.fabric, render_files(result.plan, loaded.text), result.findings
+    return result.plan, render_files(result.plan, loaded.text), result.findings
 
 
-def _render_text(text: str, label: str) -> dict[str, str]:
+def _render_text(text: str, label: str) -> tuple[dict[str, str], FabricPlan]:
     from generator.intent.loader import IntentError, LoadedIntent, parse_yaml, validate_data
 
     try:
@@ -344,7 +370,8 @@ def _render_text(text: str, label: str) -> dict[str, str]:
         raise PlanError(f"the intent at {label} is invalid ({exc.problems[0]}); "
                         "compare against a rendered directory instead") from None
     loaded = LoadedIntent(intent=intent, file=label, lines=lines, text=text)
-    return _render_loaded(loaded, f"the intent at {label}")[1]
+    plan, files, _ = _render_loaded(loaded, f"the intent at {label}")
+    return files, plan
 
 
 def _render_manifest(directory: Path) -> dict:
@@ -432,27 +459,31 @@ def make_plan(intent_path: str, against: str) -> PlanResult:
     from generator.intent.loader import load_intent
 
     loaded = load_intent(intent_path)          # IntentError goes to the caller: one line per problem
-    fabric, new_files, findings = _render_loaded(loaded, intent_path)
+    new_plan, new_files, findings = _render_loaded(loaded, intent_path)
     skipped = 0
     all_new = new_files
     if Path(against).is_dir():
         old_files, new_files, skipped = _against_render(Path(against), new_files)
         label = against
         config = None           # a render directory does not record the config file it was made with
+        bom = bom_change(None, new_plan, old_missing=True)
     else:
         text, label = show_at_ref(intent_path, against)
-        old_files = _render_text(text, label) if text is not None else {}
+        old_files, old_plan = _render_text(text, label) if text is not None else ({}, None)
         config = config_change(intent_path, against, CONFIG_NAME)
+        bom = bom_change(old_plan, new_plan)
     # _against_render drops a cabling.csv the old manifest records unchanged: its cables are all kept
     same_cabling = all_new.get(CABLING) if CABLING not in old_files and CABLING not in new_files else None
-    result = compare_renders(old_files, new_files, fabric=fabric, against=label, same_cabling=same_cabling)
+    result = compare_renders(old_files, new_files, fabric=new_plan.fabric, against=label, same_cabling=same_cabling)
     result.unchanged += skipped
     result.findings = findings
     result.risk.config = config
+    result.bom = bom
     return result
 
 
-def run_plan(intent_path: str, *, against: str, fmt: str = "text") -> int:
+def run_plan(intent_path: str, *, against: str, fmt: str = "text", full: bool = False) -> int:
+    """FULL: the text format prints every diff line however many (else a summary above TEXT_FULL_LINES)."""
     from generator.intent.loader import IntentError
 
     if fmt not in FORMATS:
@@ -474,37 +505,40 @@ def run_plan(intent_path: str, *, against: str, fmt: str = "text") -> int:
     elif fmt == "markdown":
         print(format_markdown(result))
     else:
-        print(format_text(result))
+        print(format_text(result, full=full))
     return 3 if result.devices else 0
 
 
 # --- formats --------------------------------------------------------------
-def _scalar(value: Any) -> str:
+def _scalar(value: Any, typed: bool = True) -> str:
+    """A value as the file types it: `9216` a number, `"9216"` a string (structured_diff typed);
+    not TYPED (every value a string, as drift reads a running config): strings bare."""
     if isinstance(value, str):
-        return value if value and value.strip() == value and "\n" not in value else json.dumps(value)
+        plain = bool(value) and value.strip() == value and "\n" not in value and (reads_as_string(value) or not typed)
+        return value if plain else json.dumps(value)
     if value == {}:
         return "{}"
     return json.dumps(value, default=str)
 
 
-def _block(value: Any, indent: str) -> list[str]:
-    dumped = yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=200).rstrip("\n")
-    return [indent + ln for ln in dumped.splitlines()]
+def _block(value: Any, indent: str, typed: bool = True) -> list[str]:
+    return [indent + ln for ln in dump_typed(value, typed=typed).rstrip("\n").splitlines()]
 
 
-def _change_lines(change: dict[str, Any], indent: str = "") -> list[str]:
+def _change_lines(change: dict[str, Any], indent: str = "", *, typed: bool = True) -> list[str]:
+    """TYPED: the change's values are structured_diff's typed ones (False: all strings, deploy's)."""
     op, path = change["op"], change["path"]
     if op == "changed":
         old, new = change["old"], change["new"]
         if isinstance(old, dict | list) or isinstance(new, dict | list):
-            return ([f"{indent}- {path}:"] + _block(old, indent + "    ")
-                    + [f"{indent}+ {path}:"] + _block(new, indent + "    "))
-        return [f"{indent}~ {path}: {_scalar(old)} -> {_scalar(new)}"]
+            return ([f"{indent}- {path}:"] + _block(old, indent + "    ", typed)
+                    + [f"{indent}+ {path}:"] + _block(new, indent + "    ", typed))
+        return [f"{indent}~ {path}: {_scalar(old, typed)} -> {_scalar(new, typed)}"]
     sign = "+" if op == "added" else "-"
     value = change["new"] if op == "added" else change["old"]
     if isinstance(value, dict | list) and value:
-        return [f"{indent}{sign} {path}:"] + _block(value, indent + "    ")
-    return [f"{indent}{sign} {path}: {_scalar(value)}"]
+        return [f"{indent}{sign} {path}:"] + _block(value, indent + "    ", typed)
+    return [f"{indent}{sign} {path}: {_scalar(value, typed)}"]
 
 
 def device_lines(device: DevicePlan, indent: str = "", *, flat: bool = False) -> list[str]:
@@ -596,14 +630,30 @@ def _risk_head(risk: Risk) -> str:
                        "no management address, loopback/router-id, ASN, user account or cable moves")
 
 
+def _group_size(group: Group) -> str:
+    """An added or removed device is its whole files: their lines, never "changes"."""
+    if group.status == "changed":
+        return f"{group.change_count:,} change(s)"
+    return f"{group.sample.line_count:,} line(s)"
+
+
 def _group_title(group: Group) -> str:
     if len(group.devices) == 1:
-        return f"{group.devices[0]} ({group.status}, {group.change_count} change(s))"
-    return (f"{_names_text(group.devices)} ({group.status}, {group.change_count} change(s) "
-            f"x {len(group.devices)} devices)")
+        return f"{group.devices[0]} ({group.status}, {_group_size(group)})"
+    return f"{_names_text(group.devices)} ({group.status}, {_group_size(group)} x {len(group.devices)} devices)"
 
 
-def format_text(result: PlanResult) -> str:
+def _file_sizes(device: DevicePlan) -> list[tuple[str, str]]:
+    """(file, its size in words) of one device: lines of an added or removed device's files, else
+    the changed keys or diff lines of each file."""
+    if device.status != "changed":
+        return [(name, f"{device.lines.get(name, 0):,} line(s)") for name in device.files]
+    return [(name, _file_size(f)) for name, f in device.files.items()]
+
+
+def format_text(result: PlanResult, *, full: bool = False, limit: int = TEXT_FULL_LINES) -> str:
+    """Every group's diff, or above LIMIT diff lines (and not FULL) each group's files and sizes:
+    one unit of growth is tens of thousands of lines nobody reads in a terminal."""
     marks = {"added": "+", "removed": "-", "changed": "~"}
     out = [f"plan: {result.fabric} against {result.against}"]
     if result.cables.floor_work:
@@ -612,11 +662,29 @@ def format_text(result: PlanResult) -> str:
     # the counts, then what can cut a device off, then the long lists
     out += [counts, _risk_head(result.risk)]
     out += [f"    {what}: {_names_text(names, 10**9)}" for what, names in risk_lines(result.risk) if names]
+    out += bom_text_lines(result.bom) if result.bom is not None else []
     out += cable_lists
-    for group in result.groups():
-        out.append(f"{marks[group.status]} {_group_title(group)}")
-        out += device_lines(group.sample, "    ")
+    groups = result.groups()
+    diffs = [device_lines(group.sample, "    ") for group in groups]
+    total = sum(len(d) for d in diffs)
+    summarised = total > limit and not full
+    if summarised:
+        # groups of one shape as one entry (review.families), as in the PR comment
+        for family in families(groups):
+            devices = [name for g in family for name in g.devices]
+            variants = f", {len(family)} variants" if len(family) > 1 else ""
+            many = f" x {len(devices)} devices" if len(devices) > 1 else ""
+            out.append(f"{marks[family[0].status]} {_names_text(devices, 10**9)} ({family[0].status}, "
+                       f"{_group_size(family[0])}{many}{variants})")
+            out += [f"    {name}: {size}" for name, size in _file_sizes(family[0].sample)]
+    else:
+        for group, diff in zip(groups, diffs, strict=True):
+            out.append(f"{marks[group.status]} {_group_title(group)}")
+            out += diff
     out.append(f"devices: {_summary_line(result)}")
+    if summarised:
+        out.append(f"summary: the diff is {total:,} lines (over {limit:,}); --full prints it, "
+                   "--format json has every change")
     if not result.devices:
         out.append("no changes")
     for f in result.findings:
@@ -671,28 +739,42 @@ def _family_block(family: list[Group]) -> list[str]:
     device's files by name and size only (its whole new config is no review: `--format text` and
     `json` have it)."""
     group = family[0]
+    title = _family_title(family)
+    if group.status == "added":
+        return _files_block(title, group.sample)
+    lines = device_lines(group.sample, flat=True)
+    fence = _fence(lines)
+    block = [fence + "diff", *lines, fence]
+    if len(lines) > COLLAPSE_LINES or len(family) > 1 or len(group.devices) > 1:
+        return [f"<details><summary>{title}</summary>", "", *block, "", "</details>", ""]
+    return [f"**{title}**", "", *block, ""]
+
+
+def _family_title(family: list[Group]) -> str:
+    group = family[0]
     devices = [name for g in family for name in g.devices]
-    title = f"<code>{markdown_text(_names_text(devices))}</code>: {group.status}, {group.change_count} change(s)"
+    title = f"<code>{markdown_text(_names_text(devices))}</code>: {group.status}, {_group_size(group)}"
     if len(devices) > 1:
         title += f" x {len(devices)} devices"
     if len(family) > 1:
         title += (f"; the same keys in {len(family)} variants, values differ: shown for "
                   f"<code>{markdown_text(group.devices[0])}</code>")
-    if group.status == "added":
-        files = [f"- {_code(name)}: {_file_size(f)}" for name, f in group.sample.files.items()]
-        return [f"<details><summary>{title}</summary>", "", *files, "", "</details>", ""]
-    lines = device_lines(group.sample, flat=True)
-    fence = _fence(lines)
-    block = [fence + "diff", *lines, fence]
-    if len(lines) > COLLAPSE_LINES or len(devices) > 1:
-        return [f"<details><summary>{title}</summary>", "", *block, "", "</details>", ""]
-    return [f"**{title}**", "", *block, ""]
+    return title
+
+
+def _files_block(title: str, device: DevicePlan, why: str = "") -> list[str]:
+    """A device's files by name and size, collapsed under TITLE; WHY: the diff is not shown."""
+    files = [f"- {_code(name)}: {size}" for name, size in _file_sizes(device)]
+    return [f"<details><summary>{title}</summary>", "", *([f"_{why}_", ""] if why else []), *files, "",
+            "</details>", ""]
 
 
 def _file_size(f: dict[str, Any]) -> str:
+    """A changed file's changed keys, or its changed lines when diffed as text."""
     if "changes" in f:
-        return f"{len(f['changes'])} key(s)"
-    return f"{sum(1 for ln in f['unified'].splitlines() if ln.startswith('+') and not ln.startswith('+++'))} line(s)"
+        return f"{len(f['changes']):,} changed key(s)"
+    return f"{sum(1 for ln in f['unified'].splitlines() if ln[:1] in '+-' and not ln.startswith(('+++', '---'))):,} " \
+        "changed line(s)"
 
 
 def _size(lines: list[str]) -> int:
@@ -712,6 +794,7 @@ def format_markdown(result: PlanResult, limit: int = MARKDOWN_LIMIT) -> str:
     else:
         head += [f"**Risk:** {markdown_text(_risk_head(result.risk)[len('risk: '):])}", ""]
     head += cable_markdown(result.cables, result.against)
+    head += bom_markdown(result.bom) if result.bom is not None else []
     head += [f"**Devices:** {_summary_line(result)}", ""]
     if result.findings:
         head += ["**Validation findings:**", ""]
@@ -722,32 +805,52 @@ def format_markdown(result: PlanResult, limit: int = MARKDOWN_LIMIT) -> str:
     if not result.devices:
         return "\n".join(head + ["No device changes."])
     fams = families(result.groups())
-    notice_room = 400                   # the cut notice below, with a long --against
-    table = ["| devices | status | changes |", "|---|---|---:|"]
+    notice_room = FOOTER_CHARS + 400        # the cut notice below, with a long --against
+    table = ["| devices | status | size |", "|---|---|---:|"]
     size = _size(head) + _size(table) + notice_room
+    rows_cut = 0
     for family in fams:
         devices = [name for g in family for name in g.devices]
-        count = f"{family[0].change_count}" if len(devices) == 1 else f"{family[0].change_count} x {len(devices)}"
+        count = _group_size(family[0]) + (f" x {len(devices)}" if len(devices) > 1 else "")
         if len(family) > 1:
             count += f" ({len(family)} variants)"
         row = f"| {_code(_names_text(devices))} | {family[0].status} | {count} |"
-        if size + len(row) + 1 > limit:
-            break
+        if rows_cut or size + len(row) + 1 > limit:
+            rows_cut += 1
+            continue
         table.append(row)
         size += len(row) + 1
+    if rows_cut:
+        table.append(f"| _{rows_cut} more row(s): no room in the comment_ | | |")
     body = table + [""]
-    shown = 0
+    dropped: list[list[Group]] = []
     for family in fams:
         block = _family_block(family)
-        cost = _size(block)
-        if size + cost > limit:
-            break
+        if size + _size(block) > limit:
+            # the diff does not fit what is left: its files and sizes, and why, in its place
+            why = (f"its diff ({_size(block):,} characters) does not fit the {max(0, limit - size):,} "
+                   f"characters left of this {limit:,}-character comment")
+            block = _files_block(_family_title(family), family[0].sample, why)
+        if size + _size(block) > limit:
+            dropped.append(family)
+            continue
         body += block
-        size += cost
-        shown += 1
-    if shown < len(fams):
-        hidden = [g for family in fams[shown:] for g in family]
-        body.append(f"_{len(hidden)} more change group(s) on {sum(len(g.devices) for g in hidden)} device(s) "
-                    f"not shown (comment size limit of {limit:,} characters): run {_rerun(result.against)} "
-                    "or read the plan artifact of this run; the JSON has every change._")
+        size += _size(block)
+    if dropped:
+        body.append(_dropped_notice(dropped, limit, result.against))
     return "\n".join(head + body)
+
+
+def _dropped_notice(dropped: list[list[Group]], limit: int, against: str) -> str:
+    """What was left out of the comment, by name and size, within FOOTER_CHARS."""
+    named, size = [], 0
+    for family in dropped:
+        devices = [name for g in family for name in g.devices]
+        part = f"{_code(_names_text(devices, 200))} ({family[0].status}, {_group_size(family[0])})"
+        if named and size + len(part) > FOOTER_CHARS - 200:
+            named.append(f"{len(dropped) - len(named)} more group(s)")
+            break
+        named.append(part)
+        size += len(part) + 2
+    return (f"_Not shown, no room left in the {limit:,}-character comment: {'; '.join(named)}. Run "
+            f"{_rerun(against)} or read the plan artifact of this run; the JSON has every change._")

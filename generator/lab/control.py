@@ -231,14 +231,28 @@ def raise_counters(directory: Path, device: str, port: str, *, priority: int, pf
     The device's other faults stay; a rate of 0 stops that counter (it keeps its total).
     """
     directory = Path(directory).resolve()
-    path = fault_file(directory, device)
-    try:
-        current = json.loads(path.read_text() or "{}")
-    except (FileNotFoundError, ValueError):
-        current = {}
+    current = _device_faults(directory, device)
     per_port = current.setdefault("counters", {}).setdefault(port, {})
     for kind, rate in (("pfc_rx_pause", pfc_rx_pause), ("pfc_tx_pause", pfc_tx_pause), ("ecn_marked", ecn_marked)):
         per_port.setdefault(kind, {})[str(priority)] = rate
+    write_faults(directory, device, current)
+
+
+def _device_faults(directory: Path, device: str) -> dict:
+    """The device's faults file as it is now ({} when absent or unreadable): a change keeps the rest."""
+    try:
+        return json.loads(fault_file(directory, device).read_text() or "{}")
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def pfc_storms(directory: Path, device: str, port: str, *, priority: int, per_second: float) -> None:
+    """Make the PFC watchdog of a port's PRIORITY detect (and restore) storms at this rate: what a
+    NIC stuck sending pause frames looks like to the switch. Only a port whose config enables the
+    watchdog counts them (nvue_oper / sonic_oper). A rate of 0 stops them (the count stays)."""
+    directory = Path(directory).resolve()
+    current = _device_faults(directory, device)
+    current.setdefault("counters", {}).setdefault(port, {}).setdefault("pfc_wd_storm", {})[str(priority)] = per_second
     write_faults(directory, device, current)
 
 

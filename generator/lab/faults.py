@@ -12,9 +12,13 @@ Keys (all optional):
                               "any" every line, "pending" a line that arrives while a commit waits
                               for confirmation; DIR/faults/<name>.held exists while one is held, so a
                               test acts at that point (a signal mid-wave) instead of racing a timer
-  counters: {port: {pfc_rx_pause|pfc_tx_pause: {priority: rate}, ecn_marked: {traffic class: rate}}}
-                              per-second rates the port's PFC pause / ECN-marked counters grow at
-                              (control.raise_counters sets them; the world integrates them)
+  counters: {port: {pfc_rx_pause|pfc_tx_pause: {priority: rate}, ecn_marked: {traffic class: rate},
+                    pfc_wd_storm: {priority: rate}}}
+                              per-second rates the port's PFC pause / ECN-marked counters grow at,
+                              and PFC storms its watchdog detects (each one restored again) where
+                              the switch's config enables the watchdog on that port
+                              (control.raise_counters / control.pfc_storms set them; the world
+                              integrates them)
   switch: {os_version, ntp, psu, fans, temperature_c}
   ports: {port: {rx_power_dbm, tx_power_dbm, module_temperature_c, fec_ber, link_flaps}}
                               what `lab up --faults FILE` gives this switch (fault_file.py validates
@@ -34,7 +38,7 @@ from pathlib import Path
 KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "apply_error_status", "delay", "hold", "counters",
               "switch", "ports", "host"}
 HOLD_MODES = ("any", "pending")
-COUNTER_KINDS = ("pfc_rx_pause", "pfc_tx_pause", "ecn_marked")
+COUNTER_KINDS = ("pfc_rx_pause", "pfc_tx_pause", "ecn_marked", "pfc_wd_storm")
 
 
 @dataclass(frozen=True)

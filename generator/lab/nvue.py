@@ -712,7 +712,8 @@ class NvueDevice(Device):
         if what == ["interface"] and view is None:
             # 5.5+ `counters qos ...`; 5.4 and earlier `qos counters ...` (NVUE reference QoS page)
             qos_path = ("counters", "qos") if _release_key(self.version) >= (5, 5) else ("qos", "counters")
-            return nvue_oper.interfaces_json(self.name, running, self.fabric, self.faults.current(), qos_path)
+            return nvue_oper.interfaces_json(self.name, running, self.fabric, self.faults.current(), qos_path,
+                                             watchdog=_release_key(self.version) >= (5, 6))
         if len(what) >= 3 and what[0] == "interface" and what[1] in ports:
             port, rest = what[1], what[2:]
             faults = self.faults.current()
@@ -729,6 +730,9 @@ class NvueDevice(Device):
                 return nvue_oper.pfc_stats_json(self.name, port, self.fabric, faults)
             if rest in (["counters", "qos", "port-stats"], ["qos", "counters", "port-stats"]):
                 return nvue_oper.port_stats_json(self.name, port, self.fabric, faults)
+            # QoS page, PFC Watchdog (5.6+): no such object before the watchdog's release
+            if rest == ["qos", "pfc-watchdog"] and _release_key(self.version) >= (5, 6):
+                return nvue_oper.pfc_watchdog_json(self.name, port, running, self.fabric, faults)
         if what == ["router", "bgp"]:
             bgp = nvue_oper.bgp_of(self.applied)   # BGP page: `nv show router bgp` (global AS, router-id)
             return {} if bgp is None else {"autonomous-system": bgp.asn, "router-id": bgp.router_id,

@@ -25,6 +25,12 @@ as the indentation nests them). Sources, Cumulus Linux user guide and NVUE comma
   rx-stats / tx-stats attributes). ECN marks are per port on NVUE, not per traffic class.
 - `nv show interface <p> counters`: `carrier-transitions` (the Monitoring page's table row) counts
   every carrier change, down and up, since the counters were cleared.
+- `nv show interface <p> qos pfc-watchdog` (Cumulus Linux user guide, Quality of Service, "PFC
+  Watchdog", 5.6+; `interface <p> qos pfc-watchdog state enable|disable` is the documented set
+  path): the port's watchdog state and, per switch-priority, `deadlock-count`, the PFC storms
+  (deadlocks) it detected. NVUE prints no restored count. The JSON nesting ({state,
+  switch-priority: {<prio>: {deadlock-count}}}) is assumed from the table, as for the others; a
+  port whose config leaves the watchdog off counts nothing.
 - Hardware and time (NVUE reference Show-Commands pages Platform, NTP, RIB, Router-Nexthop; the
   NVOS `nv show platform environment` table lists Name / Type / State per fan, psu, temperature
   sensor). The JSON nesting below is assumed from those tables, as for the other answers:
@@ -164,7 +170,7 @@ def bgp_of(config: dict) -> BgpConfig | None:
 
 # --- nv show answers ---------------------------------------------------------------------
 def interfaces_json(name: str, config: dict, fabric: Fabric | None, faults=None,
-                    qos_path: tuple[str, ...] = ("counters", "qos")) -> dict:
+                    qos_path: tuple[str, ...] = ("counters", "qos"), watchdog: bool = True) -> dict:
     """`nv show interface -o json`: every interface with its link state, speed and MTU, and, as the
     collection read prints each interface's whole object (NVUE-Object-Model page: a CLI path is an
     object path), each switch port's `lldp`, `counters` and `link phy-detail` subtrees with the QoS counters under
@@ -198,6 +204,8 @@ def interfaces_json(name: str, config: dict, fabric: Fabric | None, faults=None,
             qos = item.setdefault(qos_path[0], {}).setdefault(qos_path[1], {})
             qos["pfc-stats"] = pfc_stats_json(name, ifname, fabric, faults)
             qos["port-stats"] = port_stats_json(name, ifname, fabric, faults)
+            if watchdog:        # the object exists from 5.6 (QoS page)
+                item.setdefault("qos", {})["pfc-watchdog"] = pfc_watchdog_json(name, ifname, config, fabric, faults)
         if port and port.description:
             item["description"] = port.description
         if port and port.addresses:
@@ -254,6 +262,24 @@ def pfc_stats_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:
     return {str(prio): {"rx-pause-frames": raw.get(f"pfc_rx_pause:{prio}", 0), "rx-pause-duration": 0,
                         "tx-pause-frames": raw.get(f"pfc_tx_pause:{prio}", 0), "tx-pause-duration": 0}
             for prio in range(8)}
+
+
+def watchdog_enabled(config: dict, port: str) -> bool:
+    """The applied config's `interface <p> qos pfc-watchdog state` (default disable, QoS page)."""
+    entry = ((config.get("interface") or {}).get(port) or {})
+    state = (((entry.get("qos") or {}).get("pfc-watchdog") or {}).get("state"))
+    return str(state) in ("enable", "enabled", "on")
+
+
+def pfc_watchdog_json(name: str, port: str, config: dict, fabric: Fabric | None, faults) -> dict:
+    """`nv show interface <p> qos pfc-watchdog -o json` (module docstring): the storms the watchdog
+    detected per switch-priority; only a port whose config enables it detects any."""
+    if not watchdog_enabled(config, port):
+        return {"state": "disable"}
+    raw = fabric.counters(name, port, _rates(name, port, fabric, faults)) if fabric else {}
+    storms = {k.split(":", 1)[1]: v for k, v in raw.items() if k.startswith("pfc_wd_storm:")}
+    return {"state": "enable",
+            "switch-priority": {prio: {"deadlock-count": count} for prio, count in sorted(storms.items())}}
 
 
 def port_stats_json(name: str, port: str, fabric: Fabric | None, faults) -> dict:

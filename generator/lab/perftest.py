@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import random
 
-from generator.lab.world import World
+from generator.lab.world import Flow, World
 
 JITTER = 0.005
 
@@ -54,14 +55,15 @@ def qp_paths(world: World, hosts: set[str], client: tuple[str, str], server: tup
         if c.state == "up":
             down_of.setdefault(c.b_device if c.a_device == dst else c.a_device, []).append(c)
     usable = [c for c in ups if (c.b_device if c.a_device == src else c.a_device) in down_of]
+    if not usable:
+        return [None] * qps
+    # one digest a pair seeds the per-QP draws: stable, and cheap at hundreds of QPs a pair
+    draw = random.Random(int(_unit(client, server, "ecmp") * 2**53)).random
     paths = []
-    for q in range(qps):
-        if not usable:
-            paths.append(None)
-            continue
-        up = usable[int(_unit(client, server, q, "up") * len(usable))]
+    for _q in range(qps):
+        up = usable[int(draw() * len(usable))]
         downs = down_of[up.b_device if up.a_device == src else up.a_device]
-        paths.append([first, up, downs[int(_unit(client, server, q, "down") * len(downs))], last])
+        paths.append([first, up, downs[int(draw() * len(downs))], last])
     return paths
 
 
@@ -88,3 +90,31 @@ def ib_write_bw_output(world: World, hosts: set[str], *, client: tuple[str, str]
     return (head + " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
             f" {size:<10d} {iterations:<14d} {peak:.2f}             {average:.2f}               {rate_mpps:.6f}\n"
             "---------------------------------------------------------------------------------------\n")
+
+
+def pair_flows(world: World, hosts: set[str], *, client: tuple[str, str], server: tuple[str, str], qps: int,
+               nic_gbps: float, efficiency: float, start: float, end: float) -> list[Flow]:
+    """The traffic one pair puts through the switch ports on its QPs' paths during [start, end]:
+    each QP's share of the NIC's rate leaves a switch on the port toward the next cable (tx) and
+    arrives on the port it came in on (rx), as control.add_flows gives it to a running lab so its
+    switches' counters move (world.Fabric counts what a degraded cable corrupts). A pair with no
+    path sends nothing. Flows of one port are summed: one Flow per (switch, port)."""
+    paths = qp_paths(world, hosts, client, server, qps)
+    if any(p is None or any(c.state != "up" for c in p) for p in paths):
+        return []
+    per_qp = nic_gbps * efficiency / qps
+    tx: dict[tuple[str, str], float] = {}
+    rx: dict[tuple[str, str], float] = {}
+    for path in paths:
+        here = client
+        for i, cable in enumerate(path):
+            if here[0] not in hosts:
+                tx[here] = tx.get(here, 0.0) + per_qp
+            far = cable.far(*here)
+            if far[0] not in hosts:
+                rx[far] = rx.get(far, 0.0) + per_qp
+            if i + 1 < len(path):
+                nxt = path[i + 1]
+                here = (far[0], nxt.a_port if nxt.a_device == far[0] else nxt.b_port)
+    return [Flow(device, port, tx_gbps=tx.get((device, port), 0.0), rx_gbps=rx.get((device, port), 0.0),
+                 start=start, end=end) for device, port in sorted(set(tx) | set(rx))]

@@ -16,7 +16,7 @@ Commands, each printing roughly what sonic-utilities prints (config/main.py, gen
 
 Operational state, from the running CONFIG_DB and the lab world (sonic_oper.py has the formats):
   show interfaces status | show interfaces counters (= portstat -j with -j) | portstat -j
-  show pfc counters | pfcstat | show queue wredcounters --json | wredstat -j (202505+)
+  show pfc counters | pfcstat | show pfcwd stats [-e] | show queue wredcounters --json | wredstat -j (202505+)
   docker exec -i lldp lldpctl -f json0 | lldpctl -f json0
   vtysh -c "show bgp vrf default neighbors json" | vtysh -c "show ip route json"
   show platform psustatus|fan|temperature | show ntp | show interfaces transceiver eeprom --dom
@@ -461,6 +461,9 @@ class SonicDevice(Device):
             await self._portstat(["-j"] if "--json" in args or "-j" in args else [], io)
         elif args[:2] == ["pfc", "counters"]:
             await self._pfcstat(["-s", "all"], io)
+        elif args[:2] == ["pfcwd", "stats"]:
+            io.write(self._frozen(sonic_oper.pfcwd_stats, self.name, self.running, self.fabric, self.faults.current(),
+                                  "-e" in args or "--empty" in args) + "\n")
         elif args[:2] == ["queue", "wredcounters"]:
             await self._wredstat(["-j"] if "--json" in args else [], io,
                                  usage="show queue [OPTIONS] COMMAND [ARGS]...")

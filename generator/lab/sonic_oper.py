@@ -26,6 +26,11 @@ Output formats, each restated from its source (sonic-utilities @691b1bbc unless 
   SAI_PORT_STAT_IF_IN_ERRORS, where the ASIC counts FCS errors.
 - `show pfc counters` (`pfcstat -s all`; pfcstat has no JSON): two tabulate "simple" tables,
   "Port Rx PFC0..PFC7" then, after an empty line, "Port Tx PFC0..PFC7", counts with commas.
+- `show pfcwd stats` (pfcwd/main.py show_stats; `show pfcwd stats` runs it): one tabulate
+  "simple" table, right-aligned, headers QUEUE, STATUS, STORM DETECTED/RESTORED, TX OK/DROP,
+  RX OK/DROP, TX LAST OK/DROP, RX LAST OK/DROP; QUEUE is "<port>:<queue>", each pair
+  "<a>/<b>"; a queue whose counters are all 0/0 is left out unless -e (collect_stats). Only a
+  port with a PFC_WD entry has watchdog counters (pfcwdorch watches the ports CONFIG_DB names).
 - `show queue wredcounters --json` (scripts/wredstat, 202505+; none before, so 202411 has
   no ECN-marked counter in its CLI): {port: {"UC<q>": {wreddroppacket, wreddropbytes,
   ecnmarkedpacket, ecnmarkedbytes}}}, plus "time".
@@ -237,6 +242,27 @@ def pfc_counters(name: str, running: dict, fabric: Fabric | None, faults) -> str
                 for eth, raw in counts.items()]
         tables.append(simple_table([title] + [f"PFC{p}" for p in range(8)], rows))
     return tables[0] + "\n\n" + tables[1]
+
+
+PFCWD_HEADERS = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
+                 "RX LAST OK/DROP"]
+
+
+def pfcwd_stats(name: str, running: dict, fabric: Fabric | None, faults, empty: bool = False) -> str:
+    """`show pfcwd stats [-e]`: the storms each watched queue's watchdog detected and restored (the
+    lab's storms are restored within the restoration time: detected = restored, status operational)."""
+    watched = running.get("PFC_WD") or {}
+    rows = []
+    for eth in sorted(running.get("PORT") or {}, key=_natural):
+        if eth not in watched:
+            continue
+        world = world_name(eth, (running["PORT"][eth] or {}).get("alias"))
+        raw = raw_counters(name, eth, world, fabric, faults)
+        for q in range(8):
+            storms = raw.get(f"pfc_wd_storm:{q}", 0)
+            if storms or empty:
+                rows.append([f"{eth}:{q}", "operational", f"{storms}/{storms}", "0/0", "0/0", "0/0", "0/0"])
+    return simple_table(PFCWD_HEADERS, rows)
 
 
 def wred_counters_json(name: str, running: dict, fabric: Fabric | None, faults) -> dict:

@@ -196,18 +196,15 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
                      settle_s: float, concurrency: int, reachable: list[str],
                      planned_absent: dict[str, dict[str, str]],
                      streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
-    from generator.devices.credentials import CredentialsError, resolve_access
-    from generator.devices.opener import driver_opener
-    from generator.devices.sessions import pool_size
+    from generator.devices.credentials import CredentialsError
+    from generator.devices.opener import switch_logins
 
     unknown: list[Outcome] = []
     try:
-        access = resolve_access(plan, reachable, intent_path, endpoints)
-        workers = pool_size(len(reachable), concurrency)
+        access, workers, make_driver = switch_logins(plan, reachable, intent_path, endpoints, concurrency,
+                                                     SSH_TIMEOUT)
     except CredentialsError as exc:
         return {}, unknown + [o for n in reachable for o in _unknown_all(n, str(exc))]
-
-    make_driver = driver_opener(plan, access, SSH_TIMEOUT)
 
     from generator.verify.collect import read_switches
     from generator.verify.ports import to_plan_names
@@ -308,8 +305,7 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
                output: str | None = None, interval_s: float = DEFAULT_INTERVAL_S, settle_s: float = DEFAULT_SETTLE_S,
                pfc_threshold: float = C.PFC_THRESHOLD_PER_S, ecn_threshold: float = C.ECN_THRESHOLD_PER_S,
                prefix_tolerance: float = PREFIX_TOLERANCE, limit: str | None = None) -> int:
-    from generator.checks.runner import load_checked
-    from generator.common.selection import limited, no_match
+    from generator.checks.runner import load_selected
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
@@ -320,14 +316,10 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
               file=sys.stderr)
         return 2
     started = time.time()
-    found = load_checked(intent_path, "verifying", sys.stderr)
-    if found is None:
+    selected = load_selected(intent_path, "verifying", only, limit, sys.stderr)
+    if selected is None:
         return 1
-    loaded, plan = found
-    switches, hosts = limited(plan, only, limit)
-    if refusal := no_match(plan, only, limit, switches, hosts):
-        print(refusal, file=sys.stderr)
-        return 1
+    loaded, plan, switches, hosts = selected
     exp = expectations(plan)
     outcomes: list[Outcome] = []
     notes: list[str] = []
@@ -384,12 +376,10 @@ def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: s
              limit: str | None = None, fmt: str = "table", output: str | None = None,
              after_read=None) -> int:
     """`verify --soak`: the switches' error counters read every INTERVAL over DURATION (soak.py)."""
-    from generator.checks.runner import load_checked
+    from generator.checks.runner import load_selected
     from generator.common.atomic_write import write_atomic
-    from generator.common.selection import limited
-    from generator.devices.credentials import CredentialsError, resolve_access
-    from generator.devices.opener import driver_opener
-    from generator.devices.sessions import pool_size
+    from generator.devices.credentials import CredentialsError
+    from generator.devices.opener import switch_logins
     from generator.verify import soak as S
 
     try:
@@ -401,11 +391,10 @@ def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: s
         print("error: --soak takes --interval above 0 and at most the duration, --format table or json",
               file=sys.stderr)
         return 2
-    found = load_checked(intent_path, "verifying", sys.stderr)
-    if found is None:
+    selected = load_selected(intent_path, "verifying", "switches", limit, sys.stderr)
+    if selected is None:
         return 1
-    loaded, plan = found
-    switches, _hosts = limited(plan, "switches", limit)
+    loaded, plan, switches, _hosts = selected
     absent = _not_installed(plan, switches, endpoints, limit)
     names = [n for n in switches if n not in absent]
     if not names:
@@ -413,13 +402,11 @@ def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: s
               "--limit", file=sys.stderr)
         return 1
     try:
-        access = resolve_access(plan, names, intent_path, endpoints)
-        workers = pool_size(len(names), loaded.intent.deploy.concurrency)
+        _access, workers, make_driver = switch_logins(plan, names, intent_path, endpoints,
+                                                      loaded.intent.deploy.concurrency, SSH_TIMEOUT)
     except CredentialsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-
-    make_driver = driver_opener(plan, access, SSH_TIMEOUT)
 
     samples = S.soak(names, make_driver, duration_s=duration_s, interval_s=interval_s, workers=workers,
                      after_read=after_read)

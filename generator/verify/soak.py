@@ -3,7 +3,10 @@
 Each switch keeps one session (devices/sessions.py: a read that did not complete is retried once
 on a new session) and is read every INTERVAL until DURATION has passed: interface counters
 (napalm get_interfaces_counters: rx/tx errors and discards) and, where the driver has them, PHY
-counters (FEC uncorrected codewords, carrier transitions = link flaps). Any growth between two
+counters (FEC uncorrected codewords, carrier transitions = link flaps) and the PFC watchdog's
+storm counts per port and priority (NVUE `qos pfc-watchdog` deadlock-count, SONiC `show pfcwd
+stats` STORM DETECTED: a storm is a NIC or switch stuck sending pause frames, the watchdog
+dropped that queue's traffic for its restoration time). Any growth between two
 reads is a finding naming the switch, port, counter, the growth and the UTC time of the read that
 saw it (the fault started between that read and the one before). A switch whose read fails is
 unknown for that interval, never clean (safety is never inferred away).
@@ -23,6 +26,7 @@ from generator.devices.sessions import Session, for_each
 INTERFACE_ERRORS = ("rx_errors", "tx_errors", "rx_discards", "tx_discards")
 # oper.py phy_counters keys (None: the OS does not count it)
 PHY_ERRORS = {"fec_uncorrected": "FEC uncorrected codewords", "carrier_transitions": "link flaps"}
+WATCHDOG = "PFC watchdog storms, priority"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$")
 MAX_DURATION_S = 7 * 24 * 3600
 
@@ -44,6 +48,8 @@ class Sample:
     counters: dict | None                       # {port: {key: int}} or None (the read failed)
     phy: dict | None
     error: str = ""
+    watchdog: dict | None = None                # {port: {priority: {"storm_detected": int, ...}}}
+    watchdog_error: str = ""                    # the watchdog read failed: its storms are unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +73,8 @@ def growth(device: str, samples: list[Sample]) -> tuple[list[SoakFinding], list[
     found: dict[tuple[str, str], SoakFinding] = {}
     unknown = [f"{device}: read at {datetime.fromtimestamp(s.at, UTC):%H:%M:%SZ} failed: {s.error}"
                for s in samples if s.counters is None]
+    unknown += [f"{device}: PFC watchdog read at {datetime.fromtimestamp(s.at, UTC):%H:%M:%SZ} failed: "
+                f"{s.watchdog_error}" for s in samples if s.counters is not None and s.watchdog_error]
     good = [s for s in samples if s.counters is not None]
     for before, after in zip(good, good[1:], strict=False):
         for port, now in sorted(after.counters.items()):
@@ -85,6 +93,16 @@ def growth(device: str, samples: list[Sample]) -> tuple[list[SoakFinding], list[
                 delta = int(now[key]) - int(then[key])
                 if delta > 0 and (port, key) not in found:
                     found[(port, key)] = SoakFinding(device, port, what, delta, after.at)
+        if before.watchdog is None or after.watchdog is None:
+            continue
+        for port, now in sorted(after.watchdog.items()):
+            then = before.watchdog.get(port) or {}
+            for prio, row in sorted(now.items()):
+                # a queue the OS printed no row for had no storm yet (pfcwd prints non-zero rows only)
+                delta = int(row.get("storm_detected") or 0) - int((then.get(prio) or {}).get("storm_detected") or 0)
+                key = f"{WATCHDOG} {prio}"
+                if delta > 0 and (port, key) not in found:
+                    found[(port, key)] = SoakFinding(device, port, f"{WATCHDOG} {prio}", delta, after.at)
     return sorted(found.values(), key=lambda f: (f.at, f.port, f.counter)), unknown
 
 
@@ -110,7 +128,13 @@ def soak(names: list[str], make_driver: Callable[[str], Callable], *, duration_s
                 phy = session.call(lambda d: d.get_phy_counters())
             except Exception:  # noqa: BLE001 - PHY counters are optional; the interface ones stand
                 phy = None
-        samples[name].append(Sample(time.time(), counters, phy))
+        watchdog, watchdog_error = None, ""
+        if getattr(session.driver, "get_pfc_watchdog_counters", None) is not None:
+            try:
+                watchdog = session.call(lambda d: d.get_pfc_watchdog_counters())
+            except Exception as exc:  # noqa: BLE001 - storms unread are unknown, never none
+                watchdog_error = " ".join(str(exc).split())[:200]
+        samples[name].append(Sample(time.time(), counters, phy, watchdog=watchdog, watchdog_error=watchdog_error))
 
     start = clock()
     k = 0
@@ -133,6 +157,10 @@ def soak(names: list[str], make_driver: Callable[[str], Callable], *, duration_s
 CHECK_OF = {"FEC uncorrected codewords": "fec", "link flaps": "flaps"}
 
 
+def _check(counter: str) -> str:
+    return "pfc-watchdog" if counter.startswith(WATCHDOG) else CHECK_OF.get(counter, "errors")
+
+
 def report(plan_fabric: str, samples: dict[str, list[Sample]], fmt: str) -> tuple[str, int]:
     """(text, exit code): 0 clean, 3 a finding, 1 a read failed (that window was not watched)."""
     import json
@@ -147,12 +175,12 @@ def report(plan_fabric: str, samples: dict[str, list[Sample]], fmt: str) -> tupl
     code = 1 if unknown else 3 if findings else 0
     if fmt == "json":
         doc = {"summary": {"switches": len(samples), "reads": reads, "findings": len(findings), "unknown": len(unknown)},
-               "findings": [{"check": CHECK_OF.get(f.counter, "errors"), "device": f.device, "port": f.port,
+               "findings": [{"check": _check(f.counter), "device": f.device, "port": f.port,
                              "expected": f"no {f.counter} growth", "observed": f"+{f.growth} by {f.when()}",
                              "severity": "error"} for f in findings],
                "unknown": unknown}
         return json.dumps(doc, indent=1) + "\n", code
     lines = [f"soak of {plan_fabric}: {len(samples)} switch(es), {reads} read(s), {len(findings)} finding(s)"]
-    lines += [f"error growth: {f.line()}" for f in findings]
+    lines += [f"{'PFC storms' if f.counter.startswith(WATCHDOG) else 'error growth'}: {f.line()}" for f in findings]
     lines += [f"unknown: {u}" for u in unknown]
     return "\n".join(lines) + "\n", code

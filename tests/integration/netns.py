@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -265,6 +266,33 @@ def _alive(registration: Path) -> bool:
         return True
     registration.unlink(missing_ok=True)
     return False
+
+
+def free_mgmt_octet() -> int:
+    """A third octet X for a test's management pool 198.18.X.0/24 that no lab on this machine uses.
+
+    The labs' /32 host routes live in the root namespace. A random X collided (stop 41's CI: "RTNETLINK
+    answers: File exists"): `ip netns del` only unmounts, the kernel frees the namespace, its veth and
+    so the route later, from a work queue (network_namespaces(7)), so the next lab on the same X can
+    still find the previous one's route. An X is handed out once per process (a lease file holding
+    the PID, reclaimed when that process is gone) and only while no route into 198.18.X.0/24 exists.
+    """
+    fd = _privsep_lock()
+    try:
+        # any route naming 198.18.X (destination, local address or source) marks X as taken
+        table = _run("ip", "-4", "-o", "route", "show", "table", "all", check=False).stdout
+        routed = {int(x) for x in re.findall(r"\b198\.18\.(\d{1,3})\.", table)}
+        start = secrets.randbelow(249)
+        for step in range(249):
+            octet = 1 + (start + step) % 249
+            lease = PRIVSEP_USERS / f"mgmt-{octet}"
+            if octet in routed or (lease.exists() and _alive(lease)):
+                continue
+            lease.write_text(f"{os.getpid()}\n")
+            return octet
+    finally:
+        os.close(fd)
+    raise RuntimeError("no free 198.18.X.0/24 management pool left for a namespace lab")
 
 
 @pytest.fixture

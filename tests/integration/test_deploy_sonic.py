@@ -436,3 +436,40 @@ def test_day0_on_sonic_is_proven_from_config_db_and_frr(fabric, capsys):
     assert line == f"error: {fab.name}: not day 0: running config has BGP_GLOBALS", line
     assert "--day0 refused: 1 of 1 switch(es)" in err
     assert fab.running() == before
+
+
+def test_day0_builds_each_file_once_unless_the_switch_changed_before_its_wave(fabric, capsys, monkeypatch):
+    """The wave reads the running config_db again; when it is the one the backup + diff phase read,
+    the day-0 file and its diff are those of that phase (issue 32: each rebuild cost a wave of 32 a
+    few tenths of a second of CPU). When an operator changed the switch in between (here a FEATURE
+    row, whose switch value wins in the file), the wave builds and pushes a new file from the fresh read."""
+    from generator.deploy import rollout
+    from generator.devices import sonic
+
+    built, diffed = [], []
+    real_build, real_diff = rollout.provision_config, sonic.difflib.unified_diff
+    monkeypatch.setattr(rollout, "provision_config", lambda *a, **k: built.append(1) or real_build(*a, **k))
+    monkeypatch.setattr(sonic.difflib, "unified_diff", lambda *a, **k: diffed.append(1) or real_diff(*a, **k))
+    code, out, err = fabric.deploy(capsys, provision=True, day0=True)
+    assert code == 0, out + err
+    assert (len(built), len(diffed)) == (1, 1), "one build and one diff for the phase and the wave"
+    built.clear(), diffed.clear()
+
+    provisioned = fabric.running()
+    feature = sorted(provisioned["FEATURE"])[0]
+    state = "disabled" if provisioned["FEATURE"][feature].get("state") != "disabled" else "enabled"
+    real_waves = rollout.plan_waves
+    fabric.write(nodes=5)                 # a change to push again: one more node's ports
+
+    def operator_between_phases(*args, **kwargs):
+        # after every switch was read and diffed, before its wave: a change an operator makes
+        fabric.put("/tmp/operator.json", json.dumps({"FEATURE": {feature: {"state": state}}}))
+        fabric.shell("sudo config load -y /tmp/operator.json")
+        return real_waves(*args, **kwargs)
+
+    with monkeypatch.context() as between:
+        between.setattr(rollout, "plan_waves", operator_between_phases)
+        code, out, err = fabric.deploy(capsys, provision=True)
+    assert code == 0, out + err
+    assert (len(built), len(diffed)) == (2, 2), "the changed switch's file was built and diffed again"
+    assert fabric.running()["FEATURE"][feature]["state"] == state, "the pushed file has the operator's row"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 
@@ -27,7 +26,7 @@ from generator.deploy.hosts import run_hosts_playbook
 from generator.drift.command import run_drift
 from generator.intent.loader import load_intent
 from generator.render.output import render_files, write_tree
-from tests.integration.netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: F401  (fixture)
+from tests.integration.netns import free_mgmt_octet, netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(480)]
 
@@ -61,7 +60,7 @@ def _drift(intent, endpoints, out) -> tuple[int, dict]:
 
 
 def test_drift_on_namespace_hosts(netns_hosts, tmp_path):  # noqa: F811
-    octet = random.randrange(1, 250)
+    octet = free_mgmt_octet()
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT.format(octet=octet))
     loaded = load_intent(intent)

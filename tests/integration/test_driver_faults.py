@@ -58,6 +58,23 @@ def test_drop_after_n_commands(lab_start):
     device.close()
 
 
+def test_a_session_the_switch_closes_ends_the_read_at_once(lab_start):
+    # The login's sync no-op passes; the next line (the reload watcher's `systemctl show` probe) is
+    # cut before its echo comes back, as a SONiC `config reload` cuts the watching session when
+    # eth0 restarts. netmiko alone waited its fixed 10 s for that echo, whatever the read timeout
+    # (a wave of 32 waited for it: issue 32).
+    lab = lab_start([LabDevice("sonic01", "sonic", "202411")], username="admin",
+                    faults={"sonic01": {"drop_after_commands": 1}})
+    device = lab.driver("sonic01", "sonic_fabric", timeout=30)
+    device.open()
+    started = time.monotonic()
+    with pytest.raises(ConnectionClosedException, match="connection lost: the switch closed the session"):
+        device.has_pending_commit()
+    assert time.monotonic() - started < 8, "the closed session was read until a timeout"
+    assert not device.is_alive()["is_alive"]
+    device.close()
+
+
 def test_apply_failure_keeps_pending(lab_nvue):
     device = lab_nvue.driver("leaf01")
     device.open()

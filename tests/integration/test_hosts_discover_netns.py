@@ -11,7 +11,6 @@ address), prints one "not read" line for each of the others and exits 1.
 from __future__ import annotations
 
 import io
-import random
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import yaml
 pytest.importorskip("ansible_runner", reason="the discover playbook runs through ansible-runner")
 
 from fake_gpu import write_fake_dgx_h100  # noqa: E402
-from netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
+from netns import free_mgmt_octet, netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
 from test_hosts_netns import INTENT, _lab_vars  # noqa: E402
 
 from generator.checks.runner import run_checks  # noqa: E402
@@ -41,7 +40,7 @@ exec sleep 600
 
 
 def test_discover_with_one_hostile_host_writes_the_others(netns_hosts, tmp_path):  # noqa: F811
-    octet = random.randrange(1, 250)
+    octet = free_mgmt_octet()
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT.format(octet=octet, extra=""))
     plan = run_checks(load_intent(intent)).plan

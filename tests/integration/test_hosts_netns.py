@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shlex
 import shutil
 import stat
@@ -23,7 +22,7 @@ import pytest
 pytest.importorskip("ansible_runner", reason="the host playbook runs through ansible-runner")
 
 from fake_nic import reset_nic_qos  # noqa: E402
-from netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
+from netns import free_mgmt_octet, netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
 
 from generator.checks.runner import run_checks  # noqa: E402
 from generator.deploy.hosts import APPLY_PLAY, run_hosts_playbook  # noqa: E402
@@ -61,7 +60,7 @@ echo "$*" >> {log}
 
 
 def _plan(tmp_path: Path, extra: str = "", nodes: int = 3):
-    octet = random.randrange(1, 250)
+    octet = free_mgmt_octet()
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT.format(octet=octet, extra=extra).replace("  nodes: 3\n", f"  nodes: {nodes}\n"))
     loaded = load_intent(intent)

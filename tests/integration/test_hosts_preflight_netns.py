@@ -13,7 +13,6 @@ and the next run configures all three.
 from __future__ import annotations
 
 import io
-import random
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ import yaml
 pytest.importorskip("ansible_runner", reason="the host playbook runs through ansible-runner")
 
 from fake_nic import firmware_reset, write_fake_gids  # noqa: E402
-from netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
+from netns import free_mgmt_octet, netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: E402,F401  (fixture)
 from test_hosts_netns import HOOK, INTENT, _lab_vars  # noqa: E402
 
 from generator.checks.runner import run_checks  # noqa: E402
@@ -43,7 +42,7 @@ def _render(intent: Path, out: Path):
 
 
 def test_preflight_stops_mismatched_hosts_and_discovery_fixes_the_render(netns_hosts, tmp_path):  # noqa: F811
-    octet = random.randrange(1, 250)
+    octet = free_mgmt_octet()
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT.format(octet=octet, extra=""))
     plan, render = _render(intent, tmp_path / "render")
@@ -168,7 +167,7 @@ def test_a_failed_canary_stops_the_rollout(netns_hosts, tmp_path):  # noqa: F811
     """The canary's rail trains at 200 Gb/s: pre-flight cannot tell while the rail is still down
     (a fresh host), the check after the apply does, and max_fail_percentage 0 ends the rollout
     there: the other hosts are not touched."""
-    octet = random.randrange(1, 250)
+    octet = free_mgmt_octet()
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT.format(octet=octet, extra="deploy: {hosts: {canary: 1, batch: 2}}"))
     plan, render = _render(intent, tmp_path / "render")

@@ -85,3 +85,25 @@ def test_without_user_namespaces_lab_ztp_refuses_before_any_switch_moves(tmp_pat
     finally:
         ztp_sandbox.check.cache_clear()
     assert not marker.exists()
+
+
+def test_a_mount_no_path_reaches_does_not_stop_the_box(tmp_path):
+    """A mount listed in mountinfo that no path reaches (hidden under a later mount, or detached
+    because another program unlinked its mount point meanwhile, as `ip netns del` does in a parallel
+    root test) cannot be written through, so it does not stop the box; before, the box refused
+    (`cannot make ... read-only`, exit 125) and `lab ztp` failed with no line per switch (CI, stop 41).
+    The hidden mount is made in a user namespace of the test's own (no root)."""
+    import subprocess
+
+    from generator.lab import ztp_sandbox
+
+    hidden = tmp_path / "outer" / "a" / "b"
+    hidden.mkdir(parents=True)
+    box = tmp_path / "box"
+    box.mkdir()
+    inner = ztp_sandbox.command(["/bin/sh", "-c", "echo boxed > \"$0\"", str(box / "ran")], box)
+    setup = f'mount -t tmpfs none "{hidden}" && mount -t tmpfs none "{hidden.parent}" && exec "$@"'
+    done = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", setup, "setup", *inner],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert (box / "ran").read_text() == "boxed\n"

@@ -75,14 +75,18 @@ def test_host_leaf_cable_change_touches_only_the_leaf(repo, capsys):
         c = by_path[f"interface.swp{port}.qos.pfc.profile"]
         assert (c["op"], c["old"], c["new"]) == ("changed", "roce-lossless-2m", "roce-lossless-5m")
     assert by_path["qos.pfc.roce-lossless-2m"]["op"] == "removed"
-    assert by_path["qos.pfc.roce-lossless-5m"]["new"]["cable-length"] == "5"
+    assert by_path["qos.pfc.roce-lossless-5m"]["new"]["cable-length"] == 5      # typed as the file writes it
     assert not any("swp17" in p for p in by_path)
     assert set(by_path) == {f"interface.swp{p}.qos.pfc.profile" for p in range(1, 9)} | {
         "qos.pfc.roce-lossless-2m", "qos.pfc.roce-lossless-5m"}
 
     assert run_plan(str(path), against="HEAD~1", fmt="json") == 3
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"summary", "risk", "cables", "groups", "devices"}
+    assert set(doc) == {"summary", "risk", "bom", "cables", "groups", "devices"}
+    # 5 m is beyond a passive DAC's 3 m (plan/bom.py): the 8 host cables become optics and fibre
+    delta = {(r["category"], r["item"]): (r["before"], r["after"]) for r in doc["bom"]["delta"]}
+    assert delta[("cable", "400G DAC, host-leaf, 2 m")] == (8, 0)
+    assert delta[("transceiver", "400G SR4 NIC transceiver, host-leaf, host end")] == (0, 8)
     cables = doc["summary"].pop("cables")
     assert doc["summary"] == {"added": 0, "removed": 0, "changed": 2, "unchanged": 6}
     # a longer cable on the same two ports: no cable changes ends

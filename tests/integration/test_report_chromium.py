@@ -72,3 +72,75 @@ def test_report_is_self_contained(report):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
     assert "<script" not in text
     assert "<link" not in text
+
+
+# --- issue 38: the topology picture -------------------------------------------------------------
+PHASED = Path(__file__).resolve().parents[2] / "inventories" / "phased" / "fabric.yaml"
+
+
+def svg_group(dom: str, gid: str) -> str:
+    """The markup of the SVG group with id GID (matplotlib writes one <g id=...> per element)."""
+    m = re.search(rf'<g id="{re.escape(gid)}">(.*?)</g>', dom, re.S)
+    assert m, f"no element {gid} in the topology"
+    return m.group(1)
+
+
+@pytest.fixture(scope="module")
+def grown_report(tmp_path_factory):
+    """inventories/phased at 64 installed nodes of a 128-node build-out: units 1-2 installed, 3-4 not."""
+    tmp = tmp_path_factory.mktemp("grown")
+    intent = tmp / "fabric.yaml"
+    intent.write_text(PHASED.read_text().replace("build_out: {nodes: 256}", "build_out: {nodes: 128}"))
+    out = tmp / "report.html"
+    assert run_report(str(intent), str(out)) == 0
+    return out
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install chromium)")
+def test_topology_draws_installed_units_and_the_build_out(grown_report, tmp_path):
+    done = chromium(tmp_path, "--dump-dom", grown_report.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert console_errors(done.stderr) == []
+    dom = done.stdout
+    svg = dom[dom.index('<svg class="topology"'):]
+    svg = svg[:svg.index("</svg>")]
+    # units 1 and 2 are installed (solid frames), 3 and 4 only in the build-out (dashed)
+    for unit in (1, 2):
+        assert "stroke-dasharray" not in svg_group(svg, f"topo-unit-{unit}")
+    for unit in (3, 4):
+        assert "stroke-dasharray" in svg_group(svg, f"topo-unit-{unit}")
+    assert "unit 3 (build-out)" in svg and "unit 2 (installed)" in svg
+    assert "x 2 units installed, 2 more in the build-out (dashed)" in svg
+    # the 8 spines one by one, with their fan-out: 2 units' leaves now, 4 units' at the build-out
+    spines = re.findall(r'<g id="topo-spine-(phased-spine-\d+)">', svg)
+    assert spines == [f"phased-spine-{i}" for i in range(1, 9)]
+    assert re.search(r"fan-out: each spine has \d+ x 400G to 16 leaves; \d+ x 400G to 32 at the build-out", svg)
+    # unit 1's 8 rail leaves, each in its own colour
+    fills = [re.search(r"fill: (#[0-9a-f]{6})", svg_group(svg, f"topo-leaf-phased-leaf-su1-r{r}")).group(1)
+             for r in range(8)]
+    assert len(set(fills)) == 8
+    # summary text is a label (text, no box), never a device box
+    for label in ("topo-label-units", "topo-label-fanout", "topo-label-more-hosts", "topo-label-unit-3"):
+        group = svg_group(svg, label)
+        assert "<text" in group and "<path" not in group
+
+    shot = tmp_path / "shot.png"
+    done = chromium(tmp_path, "--window-size=1280,1400", f"--screenshot={shot}", grown_report.as_uri())
+    assert done.returncode == 0 and console_errors(done.stderr) == []
+    from PIL import Image
+
+    image = Image.open(shot).convert("RGB")
+    # the rails' colours are painted (rail 0 blue, rail 1 orange of picture.RAIL_COLOURS)
+    colours = {c for _, c in image.getcolors(1280 * 1400)}
+    assert (0x1F, 0x77, 0xB4) in colours and (0xFF, 0x7F, 0x0E) in colours
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install chromium)")
+def test_dragonfly_picture_draws_its_groups(report, tmp_path):
+    done = chromium(tmp_path, "--dump-dom", report.as_uri())
+    assert done.returncode == 0 and console_errors(done.stderr) == []
+    dom = done.stdout
+    assert 'id="topo-group-1"' in dom and 'id="topo-group-2"' in dom
+    assert re.findall(r'<g id="topo-spine-(medium-spine-g1-\d)">', dom) == ["medium-spine-g1-1", "medium-spine-g1-2"]
+    assert "global links: 64 x 400G AOC 50 m between groups' spines" in dom
+    assert "group 2 (installed)" in dom and "4 leaves, 16 hosts, 2 spines" in dom

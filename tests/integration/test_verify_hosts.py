@@ -10,7 +10,6 @@ co. are the suite's fake NIC tools, and `rdma` prints a per-host JSON file in ip
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from generator.deploy.hosts import run_hosts_playbook
 from generator.intent.loader import load_intent
 from generator.render.output import render_files, write_tree
 from generator.verify.command import run_verify
-from tests.integration.netns import netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: F401  (fixture)
+from tests.integration.netns import free_mgmt_octet, netns_hosts, write_fake_nic_tools, write_fake_sysfs  # noqa: F401  (fixture)
 from tests.integration.test_drift_hosts import INTENT
 
 pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.timeout(300)]
@@ -52,7 +51,7 @@ def _rdma_links(host, down: str | None = None) -> str:
 
 
 def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F811
-    octet = random.randrange(1, 250)
+    octet = free_mgmt_octet()
     intent = tmp_path / "fabric.yaml"
     intent.write_text(INTENT.format(octet=octet))
     loaded = load_intent(intent)

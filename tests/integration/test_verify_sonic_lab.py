@@ -242,3 +242,23 @@ def test_sonic_getters_speak_the_switch_names(fabric, leaf_driver):
     pfc = leaf_driver.get_pfc_ecn_counters()
     assert set(pfc["Ethernet0"]["rx_pause"]) == set(range(8))
     assert (pfc["Ethernet0"]["ecn_marked"] == -1) is (fabric.version < "202505")
+
+
+def test_pfc_watchdog_storms_on_watched_queues_over_ssh(rewired, leaf_driver):
+    """`show pfcwd stats` over real SSH: a storm fault on a host port the deploy put in PFC_WD
+    shows as its queue's STORM DETECTED/RESTORED; the same fault on an unused port (no PFC_WD
+    entry, watchdog off) shows nothing. Polled on the switch's own answer, never slept on."""
+    from generator.lab.control import pfc_storms
+
+    roce = rewired.plan.qos.roce_priority
+    assert leaf_driver.get_pfc_watchdog_counters() == {}          # pfcwd prints non-zero queues only
+    pfc_storms(rewired.lab, LEAF, "swp1s0", priority=roce, per_second=5)
+    pfc_storms(rewired.lab, LEAF, "Ethernet16", priority=roce, per_second=5)
+    deadline = time.monotonic() + 60
+    storms = leaf_driver.get_pfc_watchdog_counters()
+    while not storms and time.monotonic() < deadline:
+        time.sleep(0.2)
+        storms = leaf_driver.get_pfc_watchdog_counters()
+    assert list(storms) == ["Ethernet0"] and list(storms["Ethernet0"]) == [roce]
+    row = storms["Ethernet0"][roce]
+    assert row["storm_detected"] > 0 and row["storm_restored"] == row["storm_detected"]

@@ -52,7 +52,8 @@ def test_ports_meet_two_peers_and_never_twice_in_a_round(rail):
                 peers.setdefault(s, set()).add(c)
             else:
                 assert p["client"]["switch"] != p["server"]["switch"]
-                assert p["qps"] == 32                  # the leaf's ECMP width: 32 uplinks
+                # 32 uplinks, 32 pairs from each leaf: 256 flows an uplink (burnin.FLOWS_PER_UPLINK)
+                assert p["qps"] == 256
         assert max(seen.values()) == 1, rnd["id"]
         ports = Counter((p["server"]["host"], p["tcp_port"]) for p in rnd["pairs"])
         assert max(ports.values()) == 1, "two servers of one host on one TCP port"

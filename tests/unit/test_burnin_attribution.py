@@ -179,3 +179,73 @@ def test_a_degraded_leaf_spine_cable_is_named_by_the_round_counters(fleet, seed,
     assert findings == 1, lines
     assert lines[1].startswith(f"cable cabling.csv:{bad} {lk.a_device}:{lk.a_port} <-> {lk.b_device}:{lk.b_port} "
                                "(leaf-spine): errors while the burn-in ran")
+
+
+def flow_snapshots(plan, doc: dict, world: World, rnd: dict, qps: int | None = None) -> tuple[dict, dict]:
+    """Before/after tx/rx octets of every switch port a round's pairs crossed, from the flows the
+    lab's ib_write_bw stand-in puts through them (lab/perftest.py pair_flows, the Flow objects a
+    running lab counts; Flow.octets is the world's own integration). QPS: run every pair with that
+    many QPs instead of the schedule's (an operator's `-q 1`)."""
+    from generator.lab.perftest import pair_flows
+
+    hosts = {h.name for h in plan.hosts}
+    after: dict = {}
+    for port in plan.ports:                     # a switch counts every port, traffic or not
+        if port.device not in hosts:
+            after.setdefault(port.device, {})[port.port] = {"tx_octets": 0, "rx_octets": 0}
+    for p in rnd["pairs"]:
+        for flow in pair_flows(world, hosts, client=(p["client"]["host"], p["client"]["netdev"]),
+                               server=(p["server"]["host"], p["server"]["netdev"]), qps=qps or p["qps"],
+                               nic_gbps=plan.nic_speed_g, efficiency=doc["nic_efficiency"],
+                               start=0.0, end=float(doc["duration_s"])):
+            tx, rx = flow.octets(0.0, float(doc["duration_s"]))
+            row = after.setdefault(flow.device, {}).setdefault(flow.port, {"tx_octets": 0, "rx_octets": 0})
+            row["tx_octets"] += int(tx)
+            row["rx_octets"] += int(rx)
+    before = {d: {p: {"tx_octets": 0, "rx_octets": 0} for p in ports} for d, ports in after.items()}
+    return before, after
+
+
+def _write_round_snapshots(base: Path, plan, doc: dict, world: World, qps: int | None) -> None:
+    for rnd in doc["rounds"]:
+        if rnd["kind"] != "leaf-spine":
+            continue
+        before, after = flow_snapshots(plan, doc, world, rnd, qps)
+        (base / "burnin" / rnd["id"]).mkdir(parents=True, exist_ok=True)
+        (base / "burnin" / rnd["id"] / "counters-before.json").write_text(json.dumps(before))
+        (base / "burnin" / rnd["id"] / "counters-after.json").write_text(json.dumps(after))
+
+
+def test_the_schedules_flows_spread_evenly_over_every_leafs_uplinks(fleet, tmp_path):
+    """256 flows an uplink (burnin.FLOWS_PER_UPLINK) hashed per QP: no uplink of any leaf above
+    1.25 x its leaf's mean, so the clean burn-in gives no spread finding."""
+    from generator.acceptance.burnin_judge import spread_evidence
+
+    plan, doc = fleet
+    _write_round_snapshots(tmp_path, plan, doc, world_of(plan, {}), None)
+    assert spread_evidence(tmp_path, doc) == []
+    lines, findings = judge_lines(doc, measured(doc, outputs(plan, doc, world_of(plan, {}), 0)), [],
+                                  spread=spread_evidence(tmp_path, doc))
+    assert findings == 0, lines
+
+
+def test_few_qps_leave_uplinks_unevenly_loaded_and_the_judge_says_how_to_spread_them(fleet, tmp_path):
+    """The same rounds run with one QP a pair (one flow: one uplink each): the hash leaves some
+    uplinks with two or three flows and others with none; each uplink above 1.25 x its leaf's mean
+    is named with its cabling.csv row, the round and the hashing hint."""
+    from generator.acceptance.burnin_judge import spread_evidence
+
+    plan, doc = fleet
+    _write_round_snapshots(tmp_path, plan, doc, world_of(plan, {}), 1)
+    found = spread_evidence(tmp_path, doc)
+    assert found and all(f.ratio > 1.25 for _r, _row, f in found)
+    round_id, row, worst = max(found, key=lambda x: x[2].ratio)
+    lk = plan.links[row - 2]
+    assert (worst.leaf, worst.port) in {(lk.a_device, lk.a_port), (lk.b_device, lk.b_port)}
+    assert lk.tier == "leaf-spine"
+    lines, findings = judge_lines(doc, measured(doc, outputs(plan, doc, world_of(plan, {}), 0)), [],
+                                  spread=found)
+    assert findings == len(found)
+    line = next(x for x in lines if f"cabling.csv:{row} " in x)
+    assert line.startswith(f"load spread in round {round_id}: cable cabling.csv:{row} {worst.leaf} {worst.port}: ")
+    assert "NCCL_IB_QPS_PER_CONNECTION" in line and "UDP source port" in line

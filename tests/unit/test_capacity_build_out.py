@@ -128,7 +128,7 @@ def test_installed_bom_counts_installed_plan_cables(a, plans):
         for b in analysis.bom:
             parts[(b.category, b.detail.split(",")[0])] += b.quantity
         # 400G NICs on 800G cages split 2x400G: one splitter DAC per two hosts' rail ports, one
-        # fibre per leaf-spine link (a 400G link is one 4-lane optical port: capacity/bom.py)
+        # fibre per leaf-spine link (a 400G link is one 4-lane optical port: plan/bom.py)
         assert parts[("cable", TIER_HOST_LEAF)] * 2 == links[TIER_HOST_LEAF]
         assert parts[("fibre", TIER_LEAF_SPINE)] == links[TIER_LEAF_SPINE]
     assert Counter(link.tier for link in installed.links) == {

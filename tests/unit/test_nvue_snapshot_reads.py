@@ -43,3 +43,20 @@ def test_a_port_whose_tree_lacks_phy_detail_is_read_with_its_own_command():
         phy = driver.get_phy_counters()
     assert driver.sent == [driver.commands.show_interface_json, own]
     assert phy["swp2"]["pre_fec_ber"] == 2e-05
+
+
+def test_pfc_watchdog_storms_per_port_and_priority_and_none_before_5_6():
+    """`qos pfc-watchdog` (QoS page, 5.6+): deadlock-count per switch-priority where the port's
+    watchdog is enabled; outside a snapshot each port is read with its own command; a release
+    before 5.6 has no watchdog to read (no command sent)."""
+    own = "nv show interface swp{} qos pfc-watchdog -o json"
+    tree = {"swp1": port(PHY, 0), "swp2": port(PHY, 0)}
+    answers = {own.format(1): {"state": "enable", "switch-priority": {"3": {"deadlock-count": 4}}},
+               own.format(2): {"state": "disable"}}
+    driver = Recorded(tree, answers)
+    assert driver.get_pfc_watchdog_counters() == {"swp1": {3: {"storm_detected": 4, "storm_restored": None}},
+                                                  "swp2": {}}
+    assert driver.sent == [driver.commands.show_interface_json, own.format(1), own.format(2)]
+    old = Recorded(tree, answers)
+    old.optional_args["cumulus_version"] = "5.5"
+    assert old.get_pfc_watchdog_counters() == {} and old.sent == []

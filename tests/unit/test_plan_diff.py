@@ -71,3 +71,49 @@ def test_grouping_and_summary():
     md = format_markdown(result)
     assert "**Devices:** 1 added, 1 removed, 1 changed, 1 unchanged" in md and "```diff" in md
     assert compare_renders(old, old).devices == {}
+
+
+def test_values_typed_as_the_file_writes_them():
+    """Issue 38: `mtu: 9216` is a number in the file and in the plan, `'9216'` a string; NVUE's
+    on/off stay words; a quoting-only key (`'3':` vs `3:`) is still one key."""
+    old = "a:\n  mtu: 9000\n  enable: on\n  '3': x\n  q: '1'\n  mode: 0755\n"
+    new = "a:\n  mtu: 9216\n  enable: off\n  3: y\n  q: '2'\n  mode: 0644\n  n: [1, '1', true, ~]\n"
+    d = diff_file("switches/l1/startup.yaml", old, new, typed=True)
+    assert d["changes"] == [
+        {"op": "changed", "path": "a.3", "old": "x", "new": "y"},
+        {"op": "changed", "path": "a.enable", "old": "on", "new": "off"},
+        {"op": "changed", "path": "a.mode", "old": "0755", "new": "0644"},
+        {"op": "changed", "path": "a.mtu", "old": 9000, "new": 9216},
+        {"op": "added", "path": "a.n", "new": [1, "1", True, None]},
+        {"op": "changed", "path": "a.q", "old": "1", "new": "2"}]
+    # drift and every other caller keep reading strings
+    assert diff_file("switches/l1/startup.yaml", old, new)["changes"][3]["new"] == "9216"
+    result = compare_renders({"switches/l1/startup.yaml": old}, {"switches/l1/startup.yaml": new}, fabric="f")
+    text = format_text(result)
+    assert "~ a.mtu: 9000 -> 9216" in text and '~ a.q: "1" -> "2"' in text and "~ a.enable: on -> off" in text
+    assert "\n          - 1\n          - '1'\n          - true\n          - null\n" in text
+
+
+def test_table_summarises_above_its_size_and_full_prints_all():
+    old = {f"hosts/h{i}/a.conf": "".join(f"k{n} = 1\n" for n in range(100)) for i in range(3)}
+    new = {k: v.replace("= 1", "= 2") for k, v in old.items()}
+    result = compare_renders(old, new, fabric="f")
+    short, full = format_text(result, limit=500), format_text(result, limit=500, full=True)
+    # 3 hosts x (a file line, ---/+++/@@ and 200 changed lines)
+    assert "summary: the diff is 612 lines (over 500); --full prints it" in short
+    assert "    a.conf: 200 changed line(s)" in short and "-k0 = 1" not in short
+    assert "summary:" not in full and full.count("-k0 = 1") == 3
+    assert "summary:" not in format_text(result, limit=612)
+
+
+def test_deploy_diff_values_stay_as_drift_reads_them():
+    """deploy --diff prints drift's all-string values through the same lines: never quoted as
+    strings ('9216'), as a typed plan would quote a string that reads as a number."""
+    from generator.gitops.plan import _change_lines
+
+    assert _change_lines({"op": "changed", "path": "a.mtu", "old": "9000", "new": "9216"}, typed=False) == [
+        "~ a.mtu: 9000 -> 9216"]
+    assert _change_lines({"op": "added", "path": "a", "new": {"mtu": "9216", "on": "on"}}, typed=False) == [
+        "+ a:", "    mtu: 9216", "    on: on"]
+    assert _change_lines({"op": "changed", "path": "a.mtu", "old": "9000", "new": "9216"}) == [
+        '~ a.mtu: "9000" -> "9216"']

@@ -4,6 +4,7 @@ risk summary, exact grouping, name ranges, escaping, the comment size cap. No re
 from __future__ import annotations
 
 import json
+import re
 
 from generator.gitops.plan import compare_renders, format_markdown, format_text
 from generator.gitops.review import abbreviate
@@ -56,7 +57,7 @@ def test_identical_changes_are_one_group_and_every_device_is_in_one():
     assert text.count("~ qos.roce.enable: on -> off") == 1
     md = format_markdown(result)
     assert md.count("qos.roce.enable") == 1
-    assert r"| <code>leaf\[1-6\], leaf\[8-80\]</code> | changed | 1 x 79 |" in md
+    assert r"| <code>leaf\[1-6\], leaf\[8-80\]</code> | changed | 1 change(s) x 79 |" in md
 
 
 def test_risk_counts_devices_on_both_sides_only():
@@ -119,10 +120,17 @@ def test_cap_keeps_the_risk_summary_and_says_where_the_rest_is():
     assert len(md) <= 8_000
     lines = md.splitlines()
     assert lines[2] == "**Risk:**" and lines[4] == r"- 40 management address(es): <code>leaf\[1-40\]</code>"
-    assert lines[-1].startswith("_") and "not shown (comment size limit of 8,000 characters)" in lines[-1]
+    assert lines[-1].startswith("_Not shown, no room left in the 8,000-character comment: <code>h")
     assert "<code>fabricgen plan INTENT --against origin/main --format json</code>" in lines[-1]
+    # issue 38: every group is in the comment, either as a block (its diff, or its files and sizes
+    # with why the diff is not shown) or named in the footer with its size, or counted there
+    shown = re.findall(r"<summary><code>(h\d+|fabric)</code>", md) + re.findall(r"^\*\*<code>(h\d+|fabric)</code>", md, re.M)
+    named = re.findall(r"<code>(h\d+|fabric)</code> \(changed, \d+ change\(s\)\)", lines[-1])
+    more = re.search(r"; (\d+) more group\(s\)\. Run", lines[-1])
+    assert set(shown).isdisjoint(named) and len(shown) + len(named) + (int(more.group(1)) if more else 0) == 41
+    assert "does not fit the" in md          # the plan.json block: files and sizes in place of its diff
     full = format_markdown(result, limit=10**7)
-    assert len(full) > 8_000 and "not shown" not in full
+    assert len(full) > 8_000 and "Not shown" not in full and "does not fit" not in full
 
 
 def test_extra_entries_on_changed_switches_are_a_risk_and_overrides_are_named():

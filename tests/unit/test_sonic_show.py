@@ -283,3 +283,55 @@ def test_fec_stats_rows_and_a_ber_in_e_notation():
     assert sonic_show.count(rows["Ethernet0"]["FEC_CORR"]) == 1234567
     assert sonic_show.number(rows["Ethernet0"]["FEC_PRE_BER"]) == 1e-5
     assert sonic_show.number(rows["Ethernet8"]["FEC_PRE_BER"]) is None
+
+
+# `show pfcwd stats` as sonic-utilities' own test vector prints it (tests/pfcwd_input/
+# pfcwd_test_vectors.py pfcwd_show_stats_output): only queues with a non-zero counter have a row.
+PFCWD_STATS = """\
+      QUEUE       STATUS    STORM DETECTED/RESTORED    TX OK/DROP    RX OK/DROP    TX LAST OK/DROP    RX LAST OK/DROP
+-----------  -----------  -------------------------  ------------  ------------  -----------------  -----------------
+Ethernet0:3      stormed                        1/0       100/300       100/300              0/200              0/200
+Ethernet4:3  operational                        2/2       100/100       100/100                0/0                0/0
+Ethernet8:4      stormed                        3/2       100/300       100/300              0/200              0/200
+"""
+
+
+def test_pfcwd_stats_storms_per_queue_detected_and_restored():
+    assert sonic_show.pfcwd_stats(PFCWD_STATS) == {"Ethernet0": {3: (1, 0)}, "Ethernet4": {3: (2, 2)},
+                                                   "Ethernet8": {4: (3, 2)}}
+    empty = PFCWD_STATS.splitlines()[:2]
+    assert sonic_show.pfcwd_stats("\n".join(empty) + "\n") == {}
+    with pytest.raises(sonic_show.ParseError, match="pfcwd"):
+        sonic_show.pfcwd_stats("Usage: show [OPTIONS] COMMAND [ARGS]...\nError: No such command \"pfcwd\".\n")
+
+
+def test_the_driver_reads_watchdog_storms_per_port_and_queue():
+    d = FakeSonic("202411")
+    d.outputs[SONIC.show_pfcwd_stats] = PFCWD_STATS
+    storms = d.get_pfc_watchdog_counters()
+    assert storms["Ethernet8"] == {4: {"storm_detected": 3, "storm_restored": 2}}
+
+
+def test_the_labs_pfcwd_table_reads_back_through_the_parser():
+    """The lab prints the watched ports' queues that had storms, as pfcwd does (no -e)."""
+    from types import SimpleNamespace
+
+    from generator.lab.sonic_oper import pfcwd_stats
+
+    class World:             # the world's side of a read: links down, 10 s of each fault rate integrated
+        def port_config(self, device, port):
+            return None
+
+        def link(self, device, port):
+            return SimpleNamespace(up=False)
+
+        def counters(self, device, port, rates):
+            return {k: int(v * 10) for k, v in rates.items()}
+
+    running = {"PORT": {"Ethernet0": {"alias": "etp1"}, "Ethernet8": {"alias": "etp2"}},
+               "PFC_WD": {"Ethernet0": {"detection_time": "200"}, "GLOBAL": {"POLL_INTERVAL": "200"}}}
+    faults = SimpleNamespace(counters={"swp1": {"pfc_wd_storm": {3: 0.5}}, "swp2": {"pfc_wd_storm": {3: 1.0}}},
+                             ports=None, switch=None)
+    text = pfcwd_stats("leaf", running, World(), faults)
+    # Ethernet8 has no PFC_WD entry: its watchdog is off and counts nothing
+    assert sonic_show.pfcwd_stats(text) == {"Ethernet0": {3: (5, 5)}}

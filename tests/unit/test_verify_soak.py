@@ -59,3 +59,51 @@ def test_durations(text, seconds):
 def test_bad_durations_say_how_to_write_one(text):
     with pytest.raises(ValueError, match="duration"):
         parse_duration(text)
+
+
+def wd(**storms: int) -> dict:
+    """get_pfc_watchdog_counters of one switch: {port: {priority 3: storms detected}}."""
+    return {port: {3: {"storm_detected": n, "storm_restored": n}} for port, n in storms.items()}
+
+
+def test_pfc_watchdog_storms_mid_soak_name_port_priority_and_time():
+    samples = [Sample(1000.0, {"swp1": c()}, None, watchdog=wd(swp1=2)),
+               Sample(1060.0, {"swp1": c()}, None, watchdog={}),          # a queue with no row: none yet
+               Sample(1120.0, {"swp1": c()}, None, watchdog=wd(swp1=0, swp7=4)),
+               Sample(1180.0, {"swp1": c()}, None, watchdog=wd(swp1=0, swp7=9))]
+    found, unknown = growth("leaf1", samples)
+    assert [(f.port, f.counter, f.growth, f.at) for f in found] == [("swp7", "PFC watchdog storms, priority 3", 4, 1120.0)]
+    text, code = report("f", {"leaf1": samples}, "table")
+    assert code == 3 and "PFC storms: leaf1 swp7: PFC watchdog storms, priority 3 +4 by 1970-01-01T00:18:40Z" in text
+    clean = [Sample(t, {"swp1": c()}, None, watchdog=wd(swp7=5)) for t in (0.0, 1.0, 2.0)]
+    assert growth("leaf1", clean) == ([], [])
+
+
+def test_a_failed_watchdog_read_is_unknown_never_clean():
+    samples = [Sample(0.0, {"swp1": c()}, None, watchdog=wd(swp1=0)),
+               Sample(1.0, {"swp1": c()}, None, watchdog_error="CommandFailed: not simulated")]
+    text, code = report("f", {"leaf1": samples}, "json")
+    assert code == 1 and "PFC watchdog read at 00:00:01Z failed: CommandFailed: not simulated" in text
+
+
+def test_the_watchdog_is_read_where_the_driver_has_it():
+    class Driver:
+        storms = [0, 0, 3]
+
+        def open(self):
+            pass
+
+        def close(self):
+            pass
+
+        def get_interfaces_counters(self):
+            return {"swp1": c()}
+
+        def get_pfc_watchdog_counters(self):
+            return wd(swp1=Driver.storms.pop(0))
+
+    now = [0.0]
+    samples = soak(["leaf1"], lambda _n: Driver, duration_s=2, interval_s=1, workers=1,
+                   clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    text, code = report("f", samples, "json")
+    assert code == 3 and '"check": "pfc-watchdog"' in text and '"port": "swp1"' in text

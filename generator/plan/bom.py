@@ -33,6 +33,7 @@ import io
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from generator.plan.catalog import get_model
@@ -179,3 +180,19 @@ def bom_csv(lines: tuple[BomLine, ...]) -> str:
     for line in lines:
         w.writerow([line.category, line.item, line.detail, line.quantity])
     return buf.getvalue()
+
+
+def bom_delta(before: Iterable[BomLine], after: Iterable[BomLine]) -> tuple[tuple[str, str, int, int], ...]:
+    """(category, item, before, after) per BOM item whose quantity differs, BEFORE's order then
+    AFTER's new items: an item is the line's name with its detail (`SN5600, leaf, spine`,
+    `400G DAC, host-leaf, 3 m`), a NIC port's by speed alone (its detail names the host count)."""
+    def by_item(lines: Iterable[BomLine]) -> Counter[tuple[str, str]]:
+        c: Counter[tuple[str, str]] = Counter()
+        for line in lines:
+            c[(line.category, f"{line.item}, {line.detail}" if line.category != "nic-port" else line.item)] += \
+                line.quantity
+        return c
+
+    a, b = by_item(before), by_item(after)
+    keys = list(a) + [k for k in b if k not in a]
+    return tuple((cat, item, a[(cat, item)], b[(cat, item)]) for cat, item in keys if a[(cat, item)] != b[(cat, item)])
