@@ -221,6 +221,10 @@ def run_playbook(
         private_data_dir = owned_dir
     pdd = Path(private_data_dir)
     pdd.mkdir(parents=True, exist_ok=True)
+    # Ansible's SSH ControlPath sockets: a short path (a Unix socket's is at most 108 bytes, unix(7);
+    # the private data dir may be deep) of this run's own (mkdtemp: 0700, a fresh name). A fixed
+    # /tmp/fgcp was the first user's: anyone else on a shared bastion got "Cannot write to ControlPath"
+    control_dir = tempfile.mkdtemp(prefix="fgcp-")
 
     ssh_args = ["-o StrictHostKeyChecking=yes"]
     if known_hosts is not None:
@@ -231,7 +235,7 @@ def run_playbook(
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_NOCOLOR": "1",
         # short socket paths: the default under a deep private_data_dir can exceed 108 bytes
-        "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.gettempdir() + "/fgcp",
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": control_dir,
         "LC_ALL": os.environ.get("LC_ALL") or "C.UTF-8",
         # ansible-playbook lives next to this interpreter in a virtualenv that is not activated
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]),
@@ -341,6 +345,7 @@ def run_playbook(
         result.stdout = stdout
         return result
     finally:
+        shutil.rmtree(control_dir, ignore_errors=True)
         if owned_dir is not None:
             shutil.rmtree(owned_dir, ignore_errors=True)
 

@@ -211,7 +211,8 @@ def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, e
             cmdline=cmdline, quiet=True, limit=limit,
             envvars={"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_SSH_COMMON_ARGS": " ".join(ssh_args),
                      "ANSIBLE_RETRY_FILES_ENABLED": "False", "ANSIBLE_NOCOLOR": "1",
-                     "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.gettempdir() + "/fgcp",
+                     # short (a socket path is at most 108 bytes, unix(7)) and this run's own, as deploy's
+                     "ANSIBLE_SSH_CONTROL_PATH_DIR": str(work / "cp"),
                      "LC_ALL": os.environ.get("LC_ALL") or "C.UTF-8",
                      "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)])})
         readings: dict[str, HostReading] = {}
