@@ -61,9 +61,13 @@ SYSTEM_SOURCE = "/usr/bin:/bin"
 # real ones except below $FABRICGEN_SYSROOT/sys/kernel/config, where the kernel would decide.
 # sudo(8) as Ansible's become runs it (`sudo -H -S -n -u root /bin/sh -c '...'`, the deploy user with
 # NOPASSWD, as DEVICE_STATE.md's servers have it): options up to the command, then the command itself.
-# It runs as the lab's own user: a lab host holds no privilege, its root is the sandbox.
+# A lab host holds no privilege, its root is the sandbox: the command becomes root in a user namespace
+# that maps root to the lab's own user (util-linux unshare(1) --map-root-user, user_namespaces(7)), so
+# `id -u` says 0 and the playbook's `owner: root` copies succeed (the files are the lab user's already),
+# while outside nothing gains a capability. A lab already running as root runs the command as it is.
 SUDO = r"""#!/usr/bin/python3
 import os, sys
+UNSHARE = @UNSHARE@
 args = sys.argv[1:]
 with_value = {"-u", "-g", "-p", "-C", "-D", "-h", "-r", "-t", "-U"}
 while args and args[0].startswith("-") and args[0] != "--":
@@ -75,6 +79,8 @@ if args[:1] == ["--"]:
 if not args:
     print("usage: sudo -h | -K | -k | -V", file=sys.stderr)
     sys.exit(1)
+if os.geteuid() != 0 and UNSHARE:
+    os.execv(UNSHARE, [UNSHARE, "--user", "--map-root-user", "--", *args])
 os.execvp(args[0], args)
 """
 
@@ -114,7 +120,9 @@ print(f"n_gids_found={found}")
 """
 
 HOST_TOOLS: dict[str, str] = {**{name: text for name, text in nic_tools.FAKE_TOOLS.items() if name != "scontrol"},
-                              "ip": IP_TOOL, "lldpcli": LLDPCLI_TOOL, "rdma": RDMA_TOOL, "show_gids": SHOW_GIDS, "sudo": SUDO, "sysctl": SYSCTL_TOOL}
+                              "ip": IP_TOOL, "lldpcli": LLDPCLI_TOOL, "rdma": RDMA_TOOL, "show_gids": SHOW_GIDS,
+                              "sudo": SUDO.replace("@UNSHARE@", repr(shutil.which("unshare", path=SYSTEM_SOURCE))),
+                              "sysctl": SYSCTL_TOOL}
 # The scheduler's client, by the intent's hosts.scheduler: a server of a Slurm cluster has
 # scontrol (talking to slurmctld), one of a Kubernetes cluster kubectl; none has both.
 SCHEDULER_TOOLS: dict[str, dict[str, str]] = {"slurm": {"scontrol": nic_tools.FAKE_SCONTROL},
