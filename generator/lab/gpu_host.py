@@ -32,6 +32,7 @@ from generator.lab.faults import fault_file
 from generator.lab.host_ip import IP_TOOL
 from generator.lab.host_kubectl import KUBECTL_TOOL
 from generator.lab.host_lldp import LLDPCLI_TOOL
+from generator.lab.host_netplan import netplan_tool
 from generator.lab.host_rdma import RDMA_TOOL
 from generator.lab.host_sysctl import SYSCTL_TOOL, write_proc_sys
 
@@ -146,6 +147,7 @@ def build(directory: Path, spec: Mapping) -> Path:
                                    addresses={k: list(v) for k, v in (spec.get("addresses") or {}).items()})
         for sub in ("etc", "run", "var/log"):
             (root / sub).mkdir(parents=True, exist_ok=True)
+    (root / "tmp").mkdir(mode=0o700, exist_ok=True)
     if not (root / "proc" / "sys").is_dir():
         write_proc_sys(root, list(spec["netdevs"]))
     apply_host_faults(directory, spec["name"], list(spec["netdevs"]), _host_faults(directory, spec["name"]))
@@ -153,6 +155,9 @@ def build(directory: Path, spec: Mapping) -> Path:
         set_mac(root, netdev, mac)
     tools = dict(HOST_TOOLS)
     tools.update(SCHEDULER_TOOLS.get(spec.get("scheduler") or "", {}))
+    netplan = netplan_tool()
+    if netplan is not None:
+        tools["netplan"] = netplan
     bin_dir = base / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     for stale in os.listdir(bin_dir):
@@ -252,6 +257,8 @@ def environment(directory: Path, name: str) -> dict[str, str]:
         "HOME": str(base / "home"),
         "LANG": "C.UTF-8",
         "FABRICGEN_SYSROOT": str(base / "root"),
+        # the server's /tmp (fabricgen_netplan.py stages netplan's output there), not the lab machine's
+        "TMPDIR": str(base / "root" / "tmp"),
         # the host's whole file system: the hosts playbook's pre-flight refuses a fabricgen_root
         # outside it (playbooks/files/fabricgen_nics.py), so a run without the lab's extra vars
         # writes nothing on the lab machine

@@ -26,6 +26,7 @@ from generator.lab import gpu_host, host_lldp, sonic_factory
 from generator.lab.device import Device
 from generator.lab.factory import FACTORY_USER, Management, hash_password, lease_for
 from generator.lab.faults import FaultSource, fault_file
+from generator.lab.host_netplan import netplan_tool
 from generator.lab.nvue import NvueDevice
 from generator.lab.session import LabSSHServer, Session
 from generator.lab.world import WORLD_FILE, Fabric, WorldSource
@@ -189,8 +190,14 @@ async def serve(directory: Path) -> None:
             # beats any inventory var, and only an extra var beats it. Ansible templates it per host, so
             # every host's files land below its own sandbox, never in the lab machine's /etc.
             root = gpu_host.ROOT_TEMPLATE.format(hosts=directory / gpu_host.HOSTS_DIR)
+            extravars: dict = {"fabricgen_root": root}
+            if netplan_tool() is not None:
+                # a stock server has netplan and systemd, where the playbook's `auto` runs netplan per
+                # rail; under a fabricgen_root `auto` would skip it, `true` generates into the root
+                # with the real netplan (host_netplan.py) and leaves networkctl out
+                extravars["fabricgen_netplan_apply"] = True
             doc["hosts"] = {"user": host_user, "ssh_key": gpu_host.LOGIN_KEY, "servers": host_endpoints,
-                            "extravars": {"fabricgen_root": root}}
+                            "extravars": extravars}
         _write(directory / "endpoints.yml", yaml.safe_dump(doc, sort_keys=True))
 
     def provisioned(name: str) -> None:

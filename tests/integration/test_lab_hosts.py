@@ -22,6 +22,7 @@ from generator.checks.runner import run_checks
 from generator.intent.loader import load_intent
 from generator.lab.control import lab_down, set_host_faults
 from generator.lab.gpu_host import HOST_TOOLS, SCHEDULER_TOOLS
+from generator.lab.host_netplan import netplan_tool
 from generator.lab.world import World, host_nic_mac
 from generator.render.hosts import INSTALL_PATHS, render_host
 
@@ -187,7 +188,9 @@ def machine_state(keys: list[str]) -> dict:
     for key in keys:
         path = f"/proc/sys/{key}"
         state[path] = open(path).read() if os.path.exists(path) else None
-    for dest in INSTALL_PATHS.values():
+    # and what the hosts playbook's netplan step writes on a server (files/fabricgen_netplan.py)
+    netplan_output = ("/run/systemd/network/x", "/run/udev/rules.d/90-netplan.rules", "/etc/systemd/network/x")
+    for dest in (*INSTALL_PATHS.values(), *netplan_output):
         for path in (dest, os.path.dirname(dest)):
             if path != "/etc":          # /etc itself changes with anything else on the machine
                 st = os.stat(path) if os.path.lexists(path) else None
@@ -272,6 +275,55 @@ def test_verify_host_checks_pass_on_the_deployed_lab_hosts(lab, deployed, tmp_pa
     doc = json.loads(out.read_text())
     assert r.returncode == 0, (r.stdout + r.stderr, doc["findings"])
     assert doc["summary"] == {"checked": 4, "passed": 4, "failed": 0, "unknown": 0}
+
+
+NETPLAN = pytest.mark.skipif(netplan_tool() is None, reason="netplan.io not installed on this machine")
+
+
+@NETPLAN
+def test_deploy_runs_the_real_netplan_generate_in_each_sandbox(lab, deployed):
+    """A stock server has netplan, so the hosts playbook's netplan step runs on a lab host: the real
+    netplan generates the rendered file in a stage, and the rails' networkd files land in the host's
+    own /run (the lab machine's /run and /etc stay as they were: `deployed`'s machine state)."""
+    plan, directory, _ = lab
+    r, before, after = deployed
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert after == before
+    extravars = yaml.safe_load((directory / "endpoints.yml").read_text())["hosts"]["extravars"]
+    assert extravars["fabricgen_netplan_apply"] is True
+    for host in plan.hosts[:2]:
+        networkd = directory / "hosts" / host.name / "root/run/systemd/network"
+        for nic in host.nics:
+            text = (networkd / f"10-netplan-{nic.netdev}.network").read_text()
+            assert f"[Match]\nName={nic.netdev}\n" in text and f"Address={nic.ip}\n" in text, text
+            assert (networkd / f"10-netplan-{nic.netdev}.link").is_file()
+
+
+@NETPLAN
+def test_a_hosts_netplan_is_the_real_one_rooted_in_its_sandbox(lab, deployed):
+    """`netplan generate` without --root-dir writes the server's own /run (its sandbox), and rejects
+    what the real netplan rejects, with its message; `netplan apply` (never run by the playbook, and
+    it would reconfigure the machine's links) is refused and changes nothing."""
+    plan, directory, _ = lab
+    host = plan.hosts[1]
+    root = directory / "hosts" / host.name / "root"
+    bad = root / "etc/netplan/70-typo.yaml"
+    r = ssh(directory, host.name, "mkdir -p $FABRICGEN_SYSROOT/etc/netplan && "
+                                  "printf 'network: {version: 2, ethernets: {eth9: {addresses: [10.0.0.1/33]}}}\\n' "
+                                  "> $FABRICGEN_SYSROOT/etc/netplan/70-typo.yaml && netplan generate")
+    try:
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "invalid prefix length in address '10.0.0.1/33'" in r.stderr, r.stderr
+    finally:
+        bad.unlink(missing_ok=True)
+    networkd = root / f"run/systemd/network/10-netplan-{host.nics[0].netdev}.network"
+    networkd.unlink(missing_ok=True)
+    r = ssh(directory, host.name, "netplan generate")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"Address={host.nics[0].ip}\n" in networkd.read_text()
+    r = ssh(directory, host.name, "netplan apply")
+    assert r.returncode == 1 and r.stderr.startswith("netplan apply: not simulated on a lab server"), r.stderr
+    assert ssh(directory, host.name, "command -v systemctl networkctl").stdout == ""
 
 
 def test_rdma_prints_iproute2s_link_json_from_the_hosts_own_sys(lab):
