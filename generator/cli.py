@@ -495,7 +495,11 @@ def lab_up(
     faults: Annotated[str | None, typer.Option(
         "--faults", help="YAML of what cabling cannot say: switches: {<sw>: {os_version, ntp, psu, fans, "
                          "temperature_c}}, ports: {\"<sw>:<port>\": {rx_power_dbm, tx_power_dbm, "
-                         "module_temperature_c, fec_ber, link_flaps}}; anything not listed is healthy")] = None,
+                         "module_temperature_c, fec_ber, link_flaps}}, hosts: {<host>: {rails_down: [netdev], "
+                         "pcp_trust: [netdev]}}; anything not listed is healthy")] = None,
+    hosts: Annotated[int, typer.Option(
+        "--hosts", metavar="N", help="also start the plan's first N GPU servers (simulated, SSH on 127.0.0.1, "
+                                     "no root); 0: switches only")] = 0,
 ) -> None:
     """Start one simulated switch per switch in the plan on 127.0.0.1; write DIR/endpoints.yml.
 
@@ -512,7 +516,7 @@ def lab_up(
     import os
 
     from generator.devices.credentials import PASSWORD_ENV
-    from generator.lab.control import LabDevice, LabError
+    from generator.lab.control import LabDevice, LabError, LabHost
     from generator.lab.control import lab_up as start
 
     loaded, result = _check(intent)
@@ -530,7 +534,11 @@ def lab_up(
     version = _lab_version(p, nos_version)
     password = os.environ.get(PASSWORD_ENV) or None
     world = _lab_world(p, wiring)
-    device_faults = _lab_faults(p, faults)
+    if not 0 <= hosts <= len(p.hosts):
+        _err(f"error: lab up: --hosts {hosts}: give 0 (switches only) up to {len(p.hosts)} (the plan's hosts)")
+        raise typer.Exit(1)
+    device_faults = _lab_faults(p, faults, {h.name: {n.netdev for n in h.nics} for h in p.hosts[:hosts]})
+    world = _with_host_faults(world, device_faults)
     if ztp:
         devices, username, ztp_user = _ztp_devices(p, inventory, version, password)
     else:
@@ -540,14 +548,24 @@ def lab_up(
         devices = [LabDevice(sw.name, p.switch_os, version, mgmt_address=f"{sw.mgmt_ip}/{pool.prefixlen}",
                              mgmt_gateway=gateway) for sw in p.switches]
         username, ztp_user = p.deploy_user, None
+    lab_hosts = [LabHost(h.name, tuple(n.netdev for n in h.nics), tuple(n.rdma for n in h.nics),
+                         {n.netdev: [n.ip.split("/")[0]] for n in h.nics}, p.host_rollout.scheduler,
+                         {n.netdev: world.host_mac(h.name, n.netdev) for n in h.nics} if world is not None else None)
+                 for h in p.hosts[:hosts]]
     try:
         endpoints = start(devices, Path(directory), username=username, password=password, world=world,
-                          ztp_user=ztp_user, time_scale=time_scale, faults=device_faults)
+                          ztp_user=ztp_user, time_scale=time_scale, faults=device_faults, hosts=lab_hosts,
+                          host_user=p.host_rollout.user)
     except LabError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
     how = " waiting for ZTP (`fabricgen lab ztp`)" if ztp else ""
-    typer.echo(f"{len(devices)} simulated {p.switch_os} switches up{how}; endpoints: {endpoints}")
+    servers = f" and {len(lab_hosts)} GPU servers" if lab_hosts else ""
+    typer.echo(f"{len(devices)} simulated {p.switch_os} switches{servers} up{how}; endpoints: {endpoints}")
+    if lab_hosts and p.host_rollout.scheduler in ("slurm", "kubernetes"):
+        # deploy's drain hooks run scontrol / kubectl on the controller: the lab's talks to the hosts' scheduler
+        client = {"slurm": "Slurm controller client", "kubernetes": "Kubernetes client (kubectl)"}
+        typer.echo(f"{client[p.host_rollout.scheduler]}: export PATH={Path(directory).resolve() / 'bin'}:$PATH")
 
 
 def _lab_version(plan, nos_version: str | None) -> str:
@@ -632,8 +650,9 @@ def _ztp_devices(plan, inventory: str, version: str, password: str | None):
     return devices, factory, after
 
 
-def _lab_faults(plan, faults: str | None) -> dict[str, dict]:
-    """{switch: its faults} from `lab up --faults FILE`, checked against the plan (lab/fault_file.py)."""
+def _lab_faults(plan, faults: str | None, hosts: dict[str, set[str]] | None = None) -> dict[str, dict]:
+    """{switch or host: its faults} from `lab up --faults FILE`, checked against the plan and the
+    hosts the lab starts (lab/fault_file.py)."""
     if faults is None:
         return {}
     from generator.lab.fault_file import FaultFileError, load_fault_file
@@ -643,10 +662,21 @@ def _lab_faults(plan, faults: str | None) -> dict[str, dict]:
         if port.device in ports:
             ports[port.device].add(port.port)
     try:
-        return load_fault_file(faults, ports)
+        return load_fault_file(faults, ports, hosts)
     except FaultFileError as exc:
         _err(f"error: lab up: {exc}")
         raise typer.Exit(1) from None
+
+
+def _with_host_faults(world, faults: dict[str, dict]):
+    """The world with the cables of the hosts' `rails_down` unplugged at the leaf's end too."""
+    from generator.lab.world import with_rails_down
+
+    for name, fault in sorted(faults.items()):
+        down = set((fault.get("host") or {}).get("rails_down") or [])
+        if down and world is not None:
+            world = with_rails_down(world, name, down, down)
+    return world
 
 
 def _lab_world(plan, wiring: str | None):

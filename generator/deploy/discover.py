@@ -286,7 +286,7 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
     """Exit 0: every host read and the file written; 1: a host could not be read (the file is still
     written with what was read and kept), or nothing could be run."""
     from generator.common.atomic_write import write_atomic
-    from generator.devices.credentials import endpoint_host_access
+    from generator.devices.credentials import CredentialsError, endpoint_host_access, endpoint_host_vars
     from generator.render.inventory import render_inventory
 
     out_stream = stdout or sys.stdout
@@ -311,6 +311,11 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
             return 1
         section = data["hosts"]
     extravars, ssh_key = endpoint_host_access(section, endpoints)
+    try:
+        host_vars = endpoint_host_vars(section)
+    except CredentialsError as exc:
+        print(f"error: {endpoints}: {exc}", file=err)
+        return 1
     known_hosts = (Path(endpoints) if endpoints else Path(intent_path)).resolve().parent / "known_hosts"
     try:
         from generator.deploy.hosts import DISCOVER_TASK, run_discover_playbook
@@ -324,7 +329,7 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
         try:
             run = run_discover_playbook(inventory, limit=limit, extravars=extravars, ssh_key=ssh_key,
                                         known_hosts=known_hosts if known_hosts.is_file() else None,
-                                        private_data_dir=Path(tmp) / "runner")
+                                        private_data_dir=Path(tmp) / "runner", host_vars=host_vars)
         except (OSError, RuntimeError) as exc:
             print(f"error: discovery run failed: {exc}", file=err)
             return 1
@@ -334,9 +339,14 @@ def run_discover(intent_path: str, *, out: str, endpoints: str | None = None, li
         failures.setdefault(host, message)
     reached = set(run.hosts)
     findings = []
+    absent = [h.name for h in plan.hosts if host_vars and h.name not in host_vars]
+    if absent:
+        # a lab started with --hosts N: the others are not installed, their entries kept as they are
+        print(f"{len(absent)} host(s) not in the endpoints file's hosts.servers (not installed), skipped: "
+              f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}", file=out_stream)
     for host in plan.hosts:
-        if limit is not None and host.name not in reached:
-            continue            # outside --limit: its entry is kept as it is
+        if (limit is not None and host.name not in reached) or host.name in absent:
+            continue            # outside --limit or not installed: its entry is kept as it is
         finding = HostFinding(host.name)
         res = run.results.get(host.name, {}).get(DISCOVER_TASK)
         if host.name in failures:

@@ -204,10 +204,13 @@ def run_playbook(
     tags: str | None = None,
     skip_tags: str | None = None,
     forks: int | None = None,
+    host_vars: dict[str, dict[str, Any]] | None = None,
 ) -> HostRunResult:
     """Run `playbook` over `inventory` with strict host keys; summarise per host.
 
-    `collect`: task names whose module results are kept per host (HostRunResult.results)."""
+    `collect`: task names whose module results are kept per host (HostRunResult.results).
+    `host_vars`: {host: vars} laid over the inventory's (a second inventory source, which Ansible
+    reads last): where each of the lab's GPU servers listens (credentials.endpoint_host_vars)."""
     inventory = Path(inventory).resolve()
     if not inventory.is_file():
         raise FileNotFoundError(f"inventory {inventory} does not exist")
@@ -218,6 +221,10 @@ def run_playbook(
         private_data_dir = owned_dir
     pdd = Path(private_data_dir)
     pdd.mkdir(parents=True, exist_ok=True)
+    # Ansible's SSH ControlPath sockets: a short path (a Unix socket's is at most 108 bytes, unix(7);
+    # the private data dir may be deep) of this run's own (mkdtemp: 0700, a fresh name). A fixed
+    # /tmp/fgcp was the first user's: anyone else on a shared bastion got "Cannot write to ControlPath"
+    control_dir = tempfile.mkdtemp(prefix="fgcp-")
 
     ssh_args = ["-o StrictHostKeyChecking=yes"]
     if known_hosts is not None:
@@ -228,7 +235,7 @@ def run_playbook(
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_NOCOLOR": "1",
         # short socket paths: the default under a deep private_data_dir can exceed 108 bytes
-        "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.gettempdir() + "/fgcp",
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": control_dir,
         "LC_ALL": os.environ.get("LC_ALL") or "C.UTF-8",
         # ansible-playbook lives next to this interpreter in a virtualenv that is not activated
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]),
@@ -240,12 +247,23 @@ def run_playbook(
         cmdline.append("--diff")
     if ssh_key is not None:
         cmdline += ["--private-key", str(Path(ssh_key).resolve())]
+    sources: str | None = str(inventory)
+    if host_vars:
+        # both sources on the command line, the overlay last (ansible-runner would put its own -i after
+        # ours): for a host in two sources Ansible keeps the value of the one read last
+        overlay = pdd / "endpoint-hosts.yml"
+        from generator.devices.credentials import endpoint_overlay, servers_only
+
+        overlay.write_text(yaml.safe_dump(endpoint_overlay(host_vars), sort_keys=True), encoding="utf-8")
+        cmdline += ["-i", str(inventory), "-i", str(overlay)]
+        sources = None
+        limit = servers_only(limit)
 
     try:
         runner = ansible_runner.run(
             private_data_dir=str(pdd),
             playbook=str(playbook),
-            inventory=str(inventory),
+            inventory=sources,
             extravars=dict(extravars or {}),
             envvars=envvars,
             limit=limit,
@@ -327,6 +345,7 @@ def run_playbook(
         result.stdout = stdout
         return result
     finally:
+        shutil.rmtree(control_dir, ignore_errors=True)
         if owned_dir is not None:
             shutil.rmtree(owned_dir, ignore_errors=True)
 
@@ -346,6 +365,7 @@ def run_hosts_playbook(
     tags: str | None = None,
     skip_tags: str | None = None,
     collect: tuple[str, ...] = (),
+    host_vars: dict[str, dict[str, Any]] | None = None,
 ) -> HostRunResult:
     """Pre-flight, then apply the rendered host files in `render_dir` to the hosts of `inventory`,
     in the batches its `hosts` group vars set.
@@ -364,7 +384,7 @@ def run_hosts_playbook(
     return run_playbook(playbook_path(), inventory, extravars=variables, limit=limit, check=check, diff=diff,
                         private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
                         verbosity=verbosity, tags=tags, skip_tags=skip_tags, collect=collect,
-                        forks=inventory_forks(inventory, variables.get("fabricgen_hosts_serial")))
+                        forks=inventory_forks(inventory, variables.get("fabricgen_hosts_serial")), host_vars=host_vars)
 
 
 def run_discover_playbook(
@@ -375,12 +395,13 @@ def run_discover_playbook(
     extravars: dict[str, Any] | None = None,
     ssh_key: str | os.PathLike[str] | None = None,
     known_hosts: str | os.PathLike[str] | None = None,
+    host_vars: dict[str, dict[str, Any]] | None = None,
 ) -> HostRunResult:
     """playbooks/discover.yml (read-only): HostRunResult.results[host][DISCOVER_TASK]["stdout"] is
     the host's JSON (playbooks/files/fabricgen_nics.py discover)."""
     return run_playbook(playbook_path(DISCOVER_PLAYBOOK), inventory, extravars=extravars, limit=limit,
                         private_data_dir=private_data_dir, ssh_key=ssh_key, known_hosts=known_hosts,
-                        collect=(DISCOVER_TASK,))
+                        collect=(DISCOVER_TASK,), host_vars=host_vars)
 
 
 __all__ = ["run_hosts_playbook", "run_discover_playbook", "run_playbook", "inventory_play_vars", "inventory_forks",

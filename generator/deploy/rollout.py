@@ -918,6 +918,19 @@ def _interrupt_summary(job: Job, changed: list[str], backup_dir: Path) -> str:
     return ", ".join(parts)
 
 
+def _endpoint_host_access(endpoints: str | None) -> dict:
+    """run_hosts_playbook's login arguments from the endpoints file's `hosts:` section, as drift,
+    verify and discover read it (user, ssh_key, extravars; a lab's per-host servers)."""
+    if endpoints is None:
+        return {}
+    from generator.devices.credentials import endpoint_host_access, endpoint_host_vars
+    from generator.devices.endpoints import hosts_section
+
+    section, _ = hosts_section(endpoints)
+    extravars, ssh_key = endpoint_host_access(section, endpoints)
+    return {"extravars": extravars, "ssh_key": ssh_key, "host_vars": endpoint_host_vars(section)}
+
+
 def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpoints, only, limit, dry_run,
                   yes) -> int:
     if not any(rel.startswith("hosts/") for rel in files):
@@ -945,8 +958,15 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
     render_dir = write_tree(files, backup_dir / "render")
     known_hosts = (Path(endpoints) if endpoints else Path(intent_path)).resolve().parent / "known_hosts"
     try:
+        access = _endpoint_host_access(endpoints)
+        absent = sorted({rel.split("/")[1] for rel in files if rel.startswith("hosts/") and rel.count("/") >= 2}
+                        - set(access.get("host_vars") or {})) if access.get("host_vars") else []
+        if absent:
+            out.print(f"hosts: {len(absent)} not in the endpoints file's hosts.servers (not installed), skipped: "
+                      f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}", markup=False)
         result = run_hosts_playbook(render_dir, render_dir / "inventory.yml", limit=limit, check=dry_run,
-                                    diff=dry_run, known_hosts=known_hosts if known_hosts.is_file() else None)
+                                    diff=dry_run, known_hosts=known_hosts if known_hosts.is_file() else None,
+                                    **access)
     except (OSError, RuntimeError) as exc:
         err.print(f"error: hosts: {_message(exc)}", markup=False)
         return 1

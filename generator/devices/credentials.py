@@ -180,3 +180,40 @@ def endpoint_host_access(section, endpoints: str) -> tuple[dict, Path | None]:
         if section.get("ssh_key"):
             ssh_key = Path(endpoints).resolve().parent / str(section["ssh_key"])
     return extravars, ssh_key
+
+
+def endpoint_host_vars(section) -> dict[str, dict]:
+    """{host: Ansible vars} from the `hosts:` section's `servers:` map, which `lab up --hosts` writes:
+    each simulated GPU server listens on its own port of 127.0.0.1 with its own Ansible tmp. {} when
+    there is none (real servers are reached at their inventory address). Not fabricgen_root: the
+    playbooks set it as a play var, which beats inventory vars; the lab passes it in `extravars`."""
+    servers = section.get("servers") if isinstance(section, dict) else None
+    if not isinstance(servers, dict):
+        return {}
+    out: dict[str, dict] = {}
+    for name, entry in servers.items():
+        if not isinstance(entry, dict) or "host" not in entry:
+            raise CredentialsError(f"hosts.servers.{name}: needs at least `host`")
+        found = {"ansible_host": str(entry["host"]),
+                 "ansible_port": _port(entry.get("port", 22), f"hosts.servers.{name}.port")}
+        if entry.get("remote_tmp"):
+            found["ansible_remote_tmp"] = str(entry["remote_tmp"])
+        out[str(name)] = found
+    return out
+
+
+# The hosts an endpoints file's `servers:` lists (a lab started with --hosts N): the others are not
+# reachable there (not started), so a run covers only these (issue 36: not installed, not failed)
+SERVERS_GROUP = "fabricgen_endpoint_servers"
+
+
+def endpoint_overlay(host_vars: dict[str, dict]) -> dict:
+    """The second inventory source: the servers' connection vars, and the group of them."""
+    return {"all": {"hosts": host_vars, "children": {SERVERS_GROUP: {"hosts": {name: {} for name in host_vars}}}}}
+
+
+def servers_only(limit: str | None) -> str:
+    """LIMIT narrowed to the endpoints file's servers: Ansible applies `&` terms after the unions, and
+    a pattern with a comma is split on commas only (inventory/manager.py split_host_pattern), so
+    `a,b:&group` would be the hosts a and `b:&group`."""
+    return f"{limit},&{SERVERS_GROUP}" if limit else SERVERS_GROUP

@@ -18,9 +18,19 @@ from generator.common.bounded_read import read_bounded
 from generator.common.errors import FabricgenError
 from generator.lab.factory import Management
 from generator.lab.faults import fault_file, held_file, write_faults
+from generator.lab.gpu_host import (
+    CONTROLLER_BIN,
+    HOSTS_DIR,
+    K8S_STATE,
+    LOGIN_KEY,
+    SLURM_STATE,
+    apply_host_faults,
+    controller_tools,
+    own_link,
+)
 from generator.lab.private_file import open_log
 from generator.lab.server import CONFIG_FILE, READY_FILE
-from generator.lab.world import WORLD_FILE, World, write_world
+from generator.lab.world import WORLD_FILE, World, with_rails_down, write_world
 from generator.lab.ztp_channel import SOCKET_FILE
 
 PID_FILE = "lab.pid"
@@ -58,10 +68,22 @@ class LabDevice:
     applied: str | None = None
 
 
+@dataclass(frozen=True)
+class LabHost:
+    """A GPU server of the plan: its rail NICs as the plan names them (gpu_host.build)."""
+    name: str
+    netdevs: tuple[str, ...]
+    rdma: tuple[str, ...]
+    addresses: dict[str, list[str]]     # netdev -> its rail address(es), for the RoCE GID table
+    scheduler: str = "none"             # the intent's deploy.hosts.scheduler: which client it has
+    macs: dict[str, str] | None = None  # netdev -> MAC, the world's (world.host_mac: what the leaves hear)
+
+
 def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulus",
            password: str | None = None, faults: dict[str, dict] | None = None,
            timeout: float = 60, world: World | None = None, ztp_user: str | None = None,
-           time_scale: float = 1.0) -> Path:
+           time_scale: float = 1.0, hosts: list[LabHost] | None = None,
+           host_user: str = "root") -> Path:
     """Start the lab process, wait until every device answers SSH, return DIR/endpoints.yml.
 
     world: the cables (world.py); None: no cable is plugged in, every switch port is down.
@@ -69,6 +91,8 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
     time_scale: the switches' own timers (confirm, systemd --on-active) run this many times
     faster than the wall clock: a deploy's 30 s confirm timer expires in 30/N s. The product
     keeps its floors (deploy/overrides.py) and never asks whether it talks to a lab.
+    hosts: GPU servers (gpu_host.py), listed in the `hosts:` section of endpoints.yml; host_user is
+    the login they accept (the intent's deploy.hosts.user).
     """
     if not MIN_TIME_SCALE <= time_scale <= MAX_TIME_SCALE:
         raise LabError(f"--time-scale {time_scale:g}: give {MIN_TIME_SCALE:g}-{MAX_TIME_SCALE:g}")
@@ -77,9 +101,10 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
     if _running_pid(directory) is not None:
         raise LabError(f"a lab is already running in {directory}; run `fabricgen lab down --dir {directory}` first")
     _admit(directory)
+    hosts = list(hosts or [])
     names = [d.name for d in devices]
-    if len(set(names)) != len(names):
-        raise LabError("device names must be unique")
+    if len(set(names + [h.name for h in hosts])) != len(names) + len(hosts):
+        raise LabError("device and host names must be unique")
     for device in devices:
         if device.os not in ("cumulus", "sonic"):
             raise LabError(f"device {device.name}: os must be cumulus or sonic, not {device.os!r}")
@@ -101,13 +126,16 @@ def lab_up(devices: list[LabDevice], directory: Path, *, username: str = "cumulu
 
     _write_secret(directory / "password", password if password is not None else secrets.token_urlsafe(18))
     for name, fault in (faults or {}).items():
-        if name not in names:
+        if name not in names + [h.name for h in hosts]:
             raise LabError(f"faults given for unknown device {name!r}")
         write_faults(directory, name, fault)
     write_atomic(directory / CONFIG_FILE, mode=0o600, fsync=False, data=json.dumps(
         {"username": username, "devices": [asdict(d) for d in devices], "ztp_user": ztp_user,
-         "time_scale": time_scale}, indent=2))
+         "time_scale": time_scale,
+         "hosts": [asdict(h) for h in hosts], "host_user": host_user}, indent=2))
 
+    if hosts:
+        controller_tools(directory, hosts[0].scheduler)
     with open_log(directory / LOG_FILE) as log:
         process = subprocess.Popen(
             [sys.executable, "-m", SERVER_MODULE, "--dir", str(directory)],
@@ -166,6 +194,27 @@ def set_wiring(directory: Path, world: World) -> None:
     write_world(Path(directory).resolve(), world)
 
 
+def set_host_faults(directory: Path, host: str, *, rails_down: list[str] = (), pcp_trust: list[str] = ()) -> None:
+    """A running lab host's faults, now (fault_file.py `hosts:`): its `rails_down` lose link at both
+    ends (the NIC's port and, through the world, the leaf's), the others get it back; its `pcp_trust`
+    NICs fall back to PCP trust at every read. Its other faults stay."""
+    directory = Path(directory).resolve()
+    config = json.loads((directory / CONFIG_FILE).read_text())
+    spec = next((h for h in config.get("hosts") or [] if h["name"] == host), None)
+    if spec is None:
+        raise LabError(f"{host} is not a GPU server of this lab")
+    path = fault_file(directory, host)
+    try:
+        current = json.loads(path.read_text() or "{}")
+    except (FileNotFoundError, ValueError):
+        current = {}
+    current["host"] = {"rails_down": sorted(rails_down), "pcp_trust": sorted(pcp_trust)}
+    write_faults(directory, host, current)
+    apply_host_faults(directory, host, spec["netdevs"], current["host"])
+    world = World.from_dict(json.loads((directory / WORLD_FILE).read_text() or "{}"))
+    write_world(directory, with_rails_down(world, host, set(rails_down), set(spec["netdevs"])))
+
+
 def add_flows(directory: Path, flows) -> None:
     """Put traffic through switch ports for a window (world.py Flow: device, port, tx/rx Gb/s, start,
     end in epoch seconds): the ports' counters move with it, as a simulated host's ib_write_bw would
@@ -222,7 +271,8 @@ def _write_secret(path: Path, text: str) -> None:
 # What a lab leaves in its directory (this module, server.py, faults.py, world.py); temp files end
 # in .tmp. A directory holding anything else is someone's, and lab up refuses it.
 LAB_ENTRIES = {CONFIG_FILE, "password", PID_FILE, LOG_FILE, "endpoints.yml", "known_hosts", READY_FILE,
-               WORLD_FILE, "faults", "hostkeys", "devices", SOCKET_FILE}
+               WORLD_FILE, "faults", "hostkeys", "devices", SOCKET_FILE, HOSTS_DIR, LOGIN_KEY, CONTROLLER_BIN,
+               SLURM_STATE.split("/")[0], K8S_STATE.split("/")[0]}
 
 
 def _make_private_dir(directory: Path) -> None:
@@ -259,7 +309,7 @@ def _admit(directory: Path) -> None:
             raise LabError(f"--dir {directory}: {name} is not a lab file; move it away or give another directory")
     for root, dirs, files in os.walk(directory):
         for name in dirs + files:
-            if os.path.islink(os.path.join(root, name)):
+            if os.path.islink(os.path.join(root, name)) and not own_link(directory, os.path.join(root, name)):
                 raise LabError(f"--dir {directory}: {os.path.join(root, name)} is a link; a lab directory "
                                "holds none: remove it or give another directory")
 
@@ -288,7 +338,8 @@ def _wait_ready(directory: Path, process: subprocess.Popen, timeout: float) -> N
         time.sleep(0.05)
     import yaml
 
-    endpoints = yaml.safe_load((directory / "endpoints.yml").read_text())["switches"]
+    doc = yaml.safe_load((directory / "endpoints.yml").read_text())
+    endpoints = {**doc["switches"], **((doc.get("hosts") or {}).get("servers") or {})}
     for name, endpoint in endpoints.items():
         while not _answers_ssh(endpoint["host"], endpoint["port"]):
             if time.monotonic() > deadline:

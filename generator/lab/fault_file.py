@@ -5,6 +5,13 @@
     ports:
       "<switch>:<port>": {rx_power_dbm: -14.0, tx_power_dbm: 1.0, module_temperature_c: 50,
                           fec_ber: 1.0e-5, link_flaps: 5}
+    hosts:
+      <host>: {rails_down: [ens1f0np0], pcp_trust: [ens2f0np0]}
+
+A host's `rails_down` are rail ports without link (the NIC's port DOWN, its netdev without
+carrier, and the leaf's port at the far end of the cable down with it, through the world);
+`pcp_trust` NICs keep falling back to PCP trust whatever is set (mlx5 health recovery resetting
+the firmware's QoS, DEVICE_STATE.md). Both go to the host's runtime faults JSON (key `host`).
 
 Validated strictly before anything is started: an unknown key, switch or port is one line naming
 FILE:line and the key path. The result is one dict per switch, stored as the `switch` and `ports`
@@ -25,6 +32,7 @@ from generator.common.errors import FabricgenError
 
 SWITCH_KEYS = {"os_version", "ntp", "psu", "fans", "temperature_c"}
 PORT_KEYS = {"rx_power_dbm", "tx_power_dbm", "module_temperature_c", "fec_ber", "link_flaps"}
+HOST_KEYS = {"rails_down", "pcp_trust"}
 NTP_STATES = ("synced", "unsynced")
 PART_STATES = ("ok", "failed")
 MAX_FAULT_FILE_BYTES = 4 * 1024 * 1024     # a fault per port of a 10k-port fabric is well under 1 MiB
@@ -38,8 +46,10 @@ def _scalar(node) -> object:
     return yaml.safe_load(yaml.serialize(node)) if node is not None else None
 
 
-def load_fault_file(path: str | Path, switches: dict[str, set[str]]) -> dict[str, dict]:
-    """{switch: {"switch": {...}, "ports": {port: {...}}}} from FILE; switches: name -> its planned ports."""
+def load_fault_file(path: str | Path, switches: dict[str, set[str]],
+                    hosts: dict[str, set[str]] | None = None) -> dict[str, dict]:
+    """{switch: {"switch": {...}, "ports": {port: {...}}}, host: {"host": {...}}} from FILE; switches:
+    name -> its planned ports; hosts: the hosts the lab starts -> their rail netdevs."""
     path = Path(path)
     try:
         text = read_bounded_text(path, MAX_FAULT_FILE_BYTES)
@@ -49,10 +59,11 @@ def load_fault_file(path: str | Path, switches: dict[str, set[str]]) -> dict[str
         raise FaultFileError(f"{path}: the faults file: {exc.message}") from None
     except OSError as exc:
         raise FaultFileError(f"{path}: cannot read the faults file: {exc.strerror}") from None
-    return parse_fault_file(text, str(path), switches)
+    return parse_fault_file(text, str(path), switches, hosts)
 
 
-def parse_fault_file(text: str, source: str, switches: dict[str, set[str]]) -> dict[str, dict]:
+def parse_fault_file(text: str, source: str, switches: dict[str, set[str]],
+                     hosts: dict[str, set[str]] | None = None) -> dict[str, dict]:
     try:
         # bounded: a 600-byte alias bomb stood for gigabytes once serialised (issue 34 finding 3)
         root = compose_bounded(text, max_bytes=MAX_FAULT_FILE_BYTES)
@@ -90,8 +101,33 @@ def parse_fault_file(text: str, source: str, switches: dict[str, set[str]]) -> d
                     fail(end_node, f"ports.{end}", f"{port} is not a planned port of {name}")
                 out.setdefault(name, {"switch": {}, "ports": {}})["ports"][port] = _port(body, f"ports.{end}", fail,
                                                                                        mapping)
+        elif key == "hosts":
+            for name_node, body in mapping(value, "hosts"):
+                name = str(_scalar(name_node))
+                if name not in (hosts or {}):
+                    fail(name_node, f"hosts.{name}", "not a GPU server this lab starts; name one of the plan's "
+                                                     "first --hosts N hosts")
+                out[name] = {"host": _host(body, f"hosts.{name}", fail, mapping, (hosts or {})[name])}
         else:
-            fail(key_node, key, "unknown key; the file has `switches:` and `ports:`")
+            fail(key_node, key, "unknown key; the file has `switches:`, `ports:` and `hosts:`")
+    return out
+
+
+def _host(node, where: str, fail, mapping, netdevs: set[str]) -> dict:
+    out: dict = {}
+    for key_node, value in mapping(node, where):
+        key, at = str(_scalar(key_node)), f"{where}.{_scalar(key_node)}"
+        if key not in HOST_KEYS:
+            fail(key_node, at, f"unknown key; use {', '.join(sorted(HOST_KEYS))}")
+        if not isinstance(value, yaml.SequenceNode):
+            fail(value, at, "give a list of the host's rail netdevs")
+        names = []
+        for item in value.value:
+            netdev = str(_scalar(item))
+            if netdev not in netdevs:
+                fail(item, at, f"{netdev} is not a rail of this host; use one of {', '.join(sorted(netdevs))}")
+            names.append(netdev)
+        out[key] = sorted(set(names))
     return out
 
 

@@ -23,6 +23,8 @@ Keys (all optional):
   ports: {port: {rx_power_dbm, tx_power_dbm, module_temperature_c, fec_ber, link_flaps}}
                               what `lab up --faults FILE` gives this switch (fault_file.py validates
                               the file); the platform answers read them (platform_oper.py)
+  host: {rails_down: [netdev], pcp_trust: [netdev]}
+                              a lab GPU server's faults (fault_file.py; gpu_host.apply_host_faults)
 
 Tests flip faults mid-run by rewriting the file (control.set_faults does it atomically).
 """
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 KNOWN_KEYS = {"refuse_auth", "drop_after_commands", "apply_error", "apply_error_status", "delay", "hold", "counters",
-              "switch", "ports"}
+              "switch", "ports", "host"}
 HOLD_MODES = ("any", "pending")
 COUNTER_KINDS = ("pfc_rx_pause", "pfc_tx_pause", "ecn_marked", "pfc_wd_storm")
 
@@ -50,6 +52,7 @@ class Faults:
     counters: dict | None = None
     switch: dict | None = None
     ports: dict | None = None
+    host: dict | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> Faults:
@@ -73,6 +76,7 @@ class Faults:
             counters=_counters(data.get("counters") or {}),
             switch=_mapping(data.get("switch"), "switch"),
             ports=_mapping(data.get("ports"), "ports"),
+            host=_mapping(data.get("host"), "host"),
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -21,10 +22,11 @@ import asyncssh
 import yaml
 
 from generator.common.atomic_write import write_atomic
-from generator.lab import sonic_factory
+from generator.lab import gpu_host, host_lldp, sonic_factory
 from generator.lab.device import Device
 from generator.lab.factory import FACTORY_USER, Management, hash_password, lease_for
 from generator.lab.faults import FaultSource, fault_file
+from generator.lab.host_netplan import netplan_tool
 from generator.lab.nvue import NvueDevice
 from generator.lab.session import LabSSHServer, Session
 from generator.lab.world import WORLD_FILE, Fabric, WorldSource
@@ -155,9 +157,48 @@ async def serve(directory: Path) -> None:
         public = key.export_public_key("openssh").decode().split()[:2]
         known_hosts.append(f"[127.0.0.1]:{port} {' '.join(public)}\n")
 
+    # The GPU servers (gpu_host.py): an SSH endpoint each, running real commands in its sandbox.
+    host_endpoints: dict[str, dict] = {}
+    host_specs = config.get("hosts") or []
+    host_user = config.get("host_user") or "root"
+    if host_specs:
+        authorized = gpu_host.login_key(directory).convert_to_public()
+    for spec in host_specs:
+        gpu_host.build(directory, spec)
+        key = host_key(directory, spec["name"])
+        server = await asyncssh.create_server(
+            lambda: gpu_host.HostSSHServer(host_user, authorized), "127.0.0.1", 0,
+            server_host_keys=[key], process_factory=gpu_host.exec_handler(
+                directory, spec["name"], functools.partial(
+                    host_lldp.write_view, gpu_host.host_dir(directory, spec["name"]) / "state", spec["name"],
+                    list(spec["netdevs"]), fabric)),
+            encoding=None, kbdint_auth=False, password_auth=False, reuse_address=True, keepalive_interval=0)
+        servers.append(server)
+        port = server.sockets[0].getsockname()[1]
+        host_endpoints[spec["name"]] = {
+            "host": "127.0.0.1", "port": port,
+            # Ansible's ~user/.ansible/tmp would be the lab machine's home of that user
+            "remote_tmp": str(gpu_host.host_dir(directory, spec["name"]) / "home/.ansible/tmp")}
+        public = key.export_public_key("openssh").decode().split()[:2]
+        known_hosts.append(f"[127.0.0.1]:{port} {' '.join(public)}\n")
+
     def write_endpoints() -> None:
-        _write(directory / "endpoints.yml", yaml.safe_dump(
-            {"switches": endpoints, "password_file": str(directory / "password")}, sort_keys=True))
+        doc = {"switches": endpoints, "password_file": str(directory / "password")}
+        if host_endpoints:
+            # the `hosts:` section host commands read (docs/drift.md), with where each lab host listens
+            # fabricgen_root as an extra var: playbooks/hosts.yml sets it as a play var (default /), which
+            # beats any inventory var, and only an extra var beats it. Ansible templates it per host, so
+            # every host's files land below its own sandbox, never in the lab machine's /etc.
+            root = gpu_host.ROOT_TEMPLATE.format(hosts=directory / gpu_host.HOSTS_DIR)
+            extravars: dict = {"fabricgen_root": root}
+            if netplan_tool() is not None:
+                # a stock server has netplan and systemd, where the playbook's `auto` runs netplan per
+                # rail; under a fabricgen_root `auto` would skip it, `true` generates into the root
+                # with the real netplan (host_netplan.py) and leaves networkctl out
+                extravars["fabricgen_netplan_apply"] = True
+            doc["hosts"] = {"user": host_user, "ssh_key": gpu_host.LOGIN_KEY, "servers": host_endpoints,
+                            "extravars": extravars}
+        _write(directory / "endpoints.yml", yaml.safe_dump(doc, sort_keys=True))
 
     def provisioned(name: str) -> None:
         # After ZTP the switch is at its planned address with its rendered config: deploy and

@@ -58,7 +58,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from generator.common.atomic_write import write_atomic
@@ -160,6 +160,15 @@ def with_host_macs(world: World, macs: dict[tuple[str, str], str]) -> World:
     """WORLD with the MACs of host NICs ((host, netdev) -> MAC) its host ends announce."""
     known = {(h, n): m for h, n, m in world.host_macs} | {k: v.lower() for k, v in macs.items()}
     return World(world.cables, tuple((h, n, m) for (h, n), m in sorted(known.items())), world.flows)
+
+
+def with_rails_down(world: World, host: str, down: set[str], netdevs: set[str]) -> World:
+    """WORLD with the cables of HOST's rails in NETDEVS down where in DOWN, up otherwise (a lab
+    host's `rails_down` fault): the leaf's port at the far end loses link with the host's."""
+    cables = tuple(replace(c, state="down" if end in down else "up")
+                   if (end := c.b_port if c.b_device == host else c.a_port if c.a_device == host else None) in netdevs
+                   else c for c in world.cables)
+    return World(cables, world.host_macs, world.flows)
 
 
 def host_nic_mac(host: str, netdev: str) -> str:
@@ -478,19 +487,7 @@ class Fabric:
         if not link.up:
             return None
         if link.far_is_switch:
-            peer = self.devices[link.far_device]
-            far_config = self._ports(link.far_device).get(link.far_port)
-            port_id, description = link.far_port, (far_config.description if far_config else "") or link.far_port
-            subtype = "ifname"          # Cumulus: the swp name
-            # A device may announce its port under another id than the world's name (optional
-            # `lldp_port(port) -> (port id, description)`: SONiC's lldpmgrd sends the alias).
-            announce = getattr(peer, "lldp_port", None)
-            if announce is not None:
-                port_id, description = announce(link.far_port)
-                subtype = "local"       # lldpmgrd: `portidsubtype local <alias>`
-            return LldpNeighbor(peer.hostname, port_id, description, chassis_mac(link.far_device),
-                                str(getattr(peer, "mgmt_ip", "")), str(getattr(peer, "lldp_description", "")),
-                                ("bridge", "router"), subtype)
+            return self._switch_end(link.far_device, link.far_port)
         # A GPU server running lldpd (module docstring): its MAC as port ID by default, its netdev
         # with `portidsubtype ifname`; the netdev is the port description either way.
         world = self.world()
@@ -502,6 +499,33 @@ class Fabric:
             port_id, subtype = world.host_mac(host, netdev), "mac"
         return LldpNeighbor(host, port_id, netdev, chassis_mac(host), "", "Linux (lldpd on a GPU server)",
                             ("station",), subtype)
+
+    def _switch_end(self, device: str, port: str) -> LldpNeighbor:
+        """What a lab switch announces on PORT."""
+        peer = self.devices[device]
+        config = self._ports(device).get(port)
+        port_id, description = port, (config.description if config else "") or port
+        subtype = "ifname"          # Cumulus: the swp name
+        # A device may announce its port under another id than the world's name (optional
+        # `lldp_port(port) -> (port id, description)`: SONiC's lldpmgrd sends the alias).
+        announce = getattr(peer, "lldp_port", None)
+        if announce is not None:
+            port_id, description = announce(port)
+            subtype = "local"       # lldpmgrd: `portidsubtype local <alias>`
+        return LldpNeighbor(peer.hostname, port_id, description, chassis_mac(device),
+                            str(getattr(peer, "mgmt_ip", "")), str(getattr(peer, "lldp_description", "")),
+                            ("bridge", "router"), subtype)
+
+    def host_lldp(self, host: str, netdev: str) -> LldpNeighbor | None:
+        """What a lab GPU server's lldpd hears on a rail: the switch at the far end of its cable,
+        while that link is up (the same link the switch's own LLDP answer needs)."""
+        cable = self.world().cable_at(host, netdev)
+        if cable is None:
+            return None
+        device, port = cable.far(host, netdev)
+        if device not in self.devices or not self.link(device, port).up:
+            return None
+        return self._switch_end(device, port)
 
     def counters(self, device: str, port: str, extra_rates: dict[str, float] | None = None) -> dict[str, int]:
         """Counter totals of one port; extra_rates (per second) come from the device's faults."""

@@ -129,9 +129,22 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         status = "unknown" if only == "hosts" else "skipped"
         return ([Outcome(c, n, status, reason=reason) for n in names for c in HOST_CHECKS],
                 f"host-roce and host-counters {status}: {reason}")
-    from generator.devices.credentials import endpoint_host_access
+    from generator.devices.credentials import CredentialsError, endpoint_host_access, endpoint_host_vars
 
     extravars, ssh_key = endpoint_host_access(section, endpoints)
+    try:
+        host_vars = endpoint_host_vars(section)
+    except CredentialsError as exc:
+        return ([Outcome(c, n, "unknown", reason=f"{endpoints}: {exc}") for n in names for c in HOST_CHECKS],
+                f"host-roce and host-counters unknown: {endpoints}: {exc}")
+    absent: list[Outcome] = []
+    if host_vars:
+        # a lab started with --hosts N lists where each started server listens: the others are not there
+        absent = [Outcome(c, n, NOT_INSTALLED, reason="not in the endpoints file's hosts.servers")
+                  for n in names if n not in host_vars for c in HOST_CHECKS]
+        names = [n for n in names if n in host_vars]
+        if not names:
+            return absent, ""
     from generator.render.output import write_tree
 
     known_hosts = Path(endpoints).resolve().parent / "known_hosts"
@@ -140,7 +153,7 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
         try:
             readings = H.read_hosts(render_dir, render_dir / "inventory.yml", known_hosts=known_hosts,
                                     extravars=extravars, ssh_key=ssh_key, counter_interval_s=interval_s,
-                                    limit=None if names == every else ",".join(names))
+                                    limit=None if names == every else ",".join(names), host_vars=host_vars)
         except Exception as exc:  # noqa: BLE001 - any ansible failure leaves the hosts unknown
             text = " ".join(str(exc).split())[:300]
             return [Outcome(c, n, "unknown", reason=f"ansible run failed: {text}")
@@ -161,7 +174,7 @@ def host_outcomes(plan, files: dict[str, str], endpoints: str | None, only: str 
             out.append(Outcome("host-roce", host.name, "unknown", reason=f"rdma -j link show failed (exit {rc})"))
             continue
         out.append(outcome("host-roce", host.name, found + H.rdma_findings(host, text)))
-    return out, ""
+    return out + absent, ""
 
 
 def _counters_outcome(H, host, reading, interval_s: float, pfc_threshold: float, ecn_threshold: float) -> Outcome:

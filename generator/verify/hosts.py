@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -176,8 +177,14 @@ def counter_findings(host, first: str, second: str, interval_s: float, *, pfc_th
 
 
 def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, extravars: dict,
-               ssh_key: Path | None, counter_interval_s: float = 5.0, limit: str | None = None) -> dict[str, HostReading]:
+               ssh_key: Path | None, counter_interval_s: float = 5.0, limit: str | None = None,
+               host_vars: dict[str, dict] | None = None) -> dict[str, HostReading]:
+    """host_vars: {host: vars} laid over the inventory's, as deploy/hosts.py run_playbook does: where
+    each of a lab's GPU servers listens (devices/credentials.py endpoint_host_vars)."""
     import ansible_runner
+    import yaml
+
+    from generator.devices.credentials import endpoint_overlay, servers_only
 
     work = Path(tempfile.mkdtemp(prefix="fabricgen-verify-"))
     try:
@@ -188,14 +195,24 @@ def read_hosts(render_dir: Path, inventory: Path, *, known_hosts: Path | None, e
         if known_hosts is not None:
             ssh_args.append(f"-o UserKnownHostsFile={known_hosts.resolve()}")
         cmdline = f"--private-key {ssh_key.resolve()}" if ssh_key else None
+        sources: str | None = str(inventory)
+        if host_vars:
+            # the overlay is read last, so its ansible_host/port win (ansible-runner would put its own -i after ours)
+            overlay = work / "endpoint-hosts.yml"
+            overlay.write_text(yaml.safe_dump(endpoint_overlay(host_vars), sort_keys=True), encoding="utf-8")
+            limit = servers_only(limit)
+            sources_args = f"-i {shlex.quote(str(Path(inventory).resolve()))} -i {shlex.quote(str(overlay))}"
+            cmdline = " ".join(filter(None, [cmdline, sources_args]))
+            sources = None
         runner = ansible_runner.run(
-            private_data_dir=str(work / "runner"), playbook=str(playbook), inventory=str(inventory),
+            private_data_dir=str(work / "runner"), playbook=str(playbook), inventory=sources,
             extravars={"fabricgen_render_dir": str(render_dir),
                        "fabricgen_counter_interval": max(1, math.ceil(counter_interval_s)), **extravars},
             cmdline=cmdline, quiet=True, limit=limit,
             envvars={"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_SSH_COMMON_ARGS": " ".join(ssh_args),
                      "ANSIBLE_RETRY_FILES_ENABLED": "False", "ANSIBLE_NOCOLOR": "1",
-                     "ANSIBLE_SSH_CONTROL_PATH_DIR": tempfile.gettempdir() + "/fgcp",
+                     # short (a socket path is at most 108 bytes, unix(7)) and this run's own, as deploy's
+                     "ANSIBLE_SSH_CONTROL_PATH_DIR": str(work / "cp"),
                      "LC_ALL": os.environ.get("LC_ALL") or "C.UTF-8",
                      "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)])})
         readings: dict[str, HostReading] = {}

@@ -11,7 +11,8 @@ used for the netplan check when the host has it (netplan itself depends on it).
   fabricgen_nics.py roce        after the apply: every rail port ACTIVE at the planned rate with the
                                 planned RoCE MTU ($FG_ROCE, JSON); same output contract
 
-FABRICGEN_SYSROOT prefixes /sys and /proc/driver (tests point it at a fake tree).
+FABRICGEN_SYSROOT prefixes /sys and /proc/driver (tests point it at a fake tree). A lab's simulated
+server sets FABRICGEN_LAB_SANDBOX: pre-flight then refuses a fabricgen_root outside it.
 
 Where the values come from (Linux sysfs ABI, drivers/infiniband/core/sysfs.c):
   /sys/class/net/<netdev>/address              the netdev's MAC (IFLA_ADDRESS): what lldpd announces
@@ -512,6 +513,9 @@ def preflight(args: dict) -> tuple:
     problems, changed, bad_ports = [], [], []
     speed = args.get("speed_gbps")
     root = (args.get("root") or "").rstrip("/")
+    outside = outside_sandbox(root)
+    if outside:
+        return changed, [outside], bad_ports
     seen = ", ".join(n["netdev"] + "=" + n["rdma"] for n in discover()["nics"]) or "none"
     for rail in args.get("rails", []):
         r, netdev, want = rail.get("rail"), rail["netdev"], rail["rdma"]
@@ -570,6 +574,21 @@ def preflight(args: dict) -> tuple:
                         "Linux >= 5.12 for DMA-BUF): `modprobe nvidia-peermem`, or set "
                         "deploy.hosts.require_gpudirect: false")
     return changed, problems, bad_ports
+
+
+def outside_sandbox(root: str) -> str:
+    """A problem when this host is a lab's simulated server ($FABRICGEN_LAB_SANDBOX, set by its SSH
+    server: generator/lab/gpu_host.py) and the files would go outside its sandbox: its commands run
+    on the lab machine, as root on CI, and a fabricgen_root of / would install into that machine's /etc."""
+    sandbox = os.environ.get("FABRICGEN_LAB_SANDBOX", "")
+    if not sandbox:
+        return ""
+    real, box = os.path.realpath(root or "/"), os.path.realpath(sandbox)
+    if real == box or real.startswith(box + os.sep):
+        return ""
+    return (f"a lab host, whose files live under {sandbox}, but fabricgen_root is {root or '/'}: nothing "
+            f"written; pass the lab endpoints file's hosts.extravars (fabricgen deploy --endpoints does), "
+            f"or -e fabricgen_root={sandbox}")
 
 
 def port_problem(label: str, rdma: str, info: dict, speed) -> str:

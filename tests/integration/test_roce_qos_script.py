@@ -988,8 +988,8 @@ def _bump_during_run(env: dict, tmp_path: Path, body: str) -> dict:
     wrap.mkdir()
     fake = Path(env["PATH"].split(":")[0]) / "mlnx_qos"
     (wrap / "bump.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\nfrom pathlib import Path\n"
-        f"from fake_nic import add_pause_frames, bump_hw_counters\nroot = Path({env['FABRICGEN_SYSROOT']!r})\n"
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parents[2])!r})\nfrom pathlib import Path\n"
+        f"from generator.lab.nic_tools import add_pause_frames, bump_hw_counters\nroot = Path({env['FABRICGEN_SYSROOT']!r})\n"
         f"state = Path({env['FAKE_NIC_STATE']!r})\n{body}\n")
     (wrap / "mlnx_qos").write_text(
         f"#!/bin/sh\nif [ ! -e {wrap}/done ]; then : > {wrap}/done; /usr/bin/python3 {wrap}/bump.py; fi\n"

@@ -36,7 +36,7 @@ cat "$FABRICGEN_SYSROOT/rdma-link.json"
 PAUSE_STORM = """#!/bin/sh
 if [ -e "$FABRICGEN_SYSROOT/pause-storm" ] && [ "$1" = -S ]; then
     /usr/bin/python3 -c "import sys; sys.path.insert(0, '{here}'); from pathlib import Path; \\
-from fake_nic import add_pause_frames; add_pause_frames(Path(sys.argv[1]), sys.argv[2], 3, tx=10000)" \\
+from generator.lab.nic_tools import add_pause_frames; add_pause_frames(Path(sys.argv[1]), sys.argv[2], 3, tx=10000)" \\
         "$FAKE_NIC_STATE" "$2"
 fi
 exec {fake} "$@"
@@ -63,7 +63,7 @@ def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F
     (fakes / "rdma").write_text(FAKE_RDMA)
     (fakes / "rdma").chmod(0o755)
     (fakes / "ethtool").rename(fakes / "ethtool.fake")
-    (fakes / "ethtool").write_text(PAUSE_STORM.format(here=Path(__file__).parent, fake=fakes / "ethtool.fake"))
+    (fakes / "ethtool").write_text(PAUSE_STORM.format(here=Path(__file__).parents[2], fake=fakes / "ethtool.fake"))
     (fakes / "ethtool").chmod(0o755)
     for host in plan.hosts:
         sysroot = lab.directory / "sys" / host.name

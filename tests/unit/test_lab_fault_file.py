@@ -8,6 +8,7 @@ from generator.lab.fault_file import FaultFileError, parse_fault_file
 from generator.lab.faults import Faults
 
 SWITCHES = {"leaf-1": {"swp1", "swp17"}, "spine-1": {"swp1"}}
+HOSTS = {"gpu001": {"ens1f0np0", "ens2f0np0"}}
 
 
 def test_a_valid_file_becomes_one_fault_dict_per_switch():
@@ -31,7 +32,11 @@ ports:
 
 
 @pytest.mark.parametrize("text, message", [
-    ("routers: {}\n", "f.yaml:1: routers: unknown key; the file has `switches:` and `ports:`"),
+    ("routers: {}\n", "f.yaml:1: routers: unknown key; the file has `switches:`, `ports:` and `hosts:`"),
+    ("hosts:\n  gpu009: {rails_down: [ens1f0np0]}\n", "f.yaml:2: hosts.gpu009: not a GPU server this lab starts"),
+    ("hosts:\n  gpu001: {rails_down: [eth9]}\n", "f.yaml:2: hosts.gpu001.rails_down: eth9 is not a rail of this host"),
+    ("hosts:\n  gpu001: {trust: pcp}\n", "f.yaml:2: hosts.gpu001.trust: unknown key; use pcp_trust, rails_down"),
+    ("hosts:\n  gpu001: {pcp_trust: ens1f0np0}\n", "f.yaml:2: hosts.gpu001.pcp_trust: give a list of the host's"),
     ("switches:\n  leaf-9: {ntp: unsynced}\n", "f.yaml:2: switches.leaf-9: not a switch of the plan"),
     ("switches:\n  leaf-1:\n    ntp: unsynced\n    psus: [ok]\n", "f.yaml:4: switches.leaf-1.psus: unknown key"),
     ("switches:\n  leaf-1: {ntp: maybe}\n", "f.yaml:2: switches.leaf-1.ntp: 'maybe': use synced or unsynced"),
@@ -48,5 +53,12 @@ ports:
 ])
 def test_every_mistake_is_one_line_with_file_line_and_key(text, message):
     with pytest.raises(FaultFileError) as caught:
-        parse_fault_file(text, "f.yaml", SWITCHES)
+        parse_fault_file(text, "f.yaml", SWITCHES, HOSTS)
     assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
+def test_a_hosts_faults_name_its_rails_and_are_a_valid_runtime_faults_file():
+    text = "hosts:\n  gpu001: {rails_down: [ens2f0np0], pcp_trust: [ens1f0np0, ens1f0np0]}\n"
+    found = parse_fault_file(text, "f.yaml", SWITCHES, HOSTS)
+    assert found == {"gpu001": {"host": {"rails_down": ["ens2f0np0"], "pcp_trust": ["ens1f0np0"]}}}
+    assert Faults.from_dict(found["gpu001"]).host == {"rails_down": ["ens2f0np0"], "pcp_trust": ["ens1f0np0"]}
