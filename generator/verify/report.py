@@ -96,7 +96,7 @@ def format_table(report: VerifyReport, *, width: int | None = None) -> str:
     devices = report.not_installed_devices()
     if devices or report.absent_ports:
         shown = ", ".join(devices[:8]) + (f" and {len(devices) - 8} more" if len(devices) > 8 else "")
-        console.print(terminal_text(f"not installed (not checked): {len(devices)} switch(es)"
+        console.print(terminal_text(f"not installed (not checked): {len(devices)} device(s)"
                                     + (f" ({shown})" if devices else "")
                                     + f", {len(report.absent_ports)} dark port(s) toward them"), markup=False)
     s = report.summary()

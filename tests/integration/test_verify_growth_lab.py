@@ -77,6 +77,6 @@ def test_spines_first_toward_an_unracked_leaf_is_not_installed_not_failed(tmp_pa
 
         table = fabricgen("verify", "phase2.yaml", "--endpoints", endpoints, "--only", "switches", *FAST)
         assert table.returncode == 0, table.stdout + table.stderr
-        assert "not installed (not checked): 1 switch(es) (gr-leaf-2), 16 dark port(s) toward them" in table.stdout
+        assert "not installed (not checked): 1 device(s) (gr-leaf-2), 16 dark port(s) toward them" in table.stdout
     finally:
         lab_down(lab)
