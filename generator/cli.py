@@ -239,7 +239,7 @@ def day0(
         inv = EMPTY if inventory is None else load_inventory(inventory, plan)
         kit = build_kit(plan, loaded.text, inv, url, dhcp_interface, os.environ.get(PASSWORD_ENV) or None)
         for line in kit.warnings:
-            _err(line)
+            print(line, file=sys.stderr)
         out = write_kit(kit, output)
     except (InventoryError, KitError, OutputError) as exc:
         _err(f"error: {exc}; nothing written")
@@ -276,14 +276,20 @@ def plan(
 
     --out PLANFILE saves it for `deploy --plan` (with --endpoints: each switch's running-config hash too).
     """
-    from generator.gitops.plan import run_plan
+    from generator.gitops.plan import report_errors, report_text, run_plan
 
     if endpoints is not None and out is None:
         _err("error: plan: --endpoints is read only to pin the switches' running configs in --out PLANFILE; "
              "add --out")
         raise typer.Exit(2)
     with printed_to(output):
-        code = run_plan(intent, against=against, fmt=fmt, full=full)
+        report = run_plan(intent, against=against, fmt=fmt, full=full)
+        text = report_text(report)
+        if text is not None:
+            print(text)
+        for line in report_errors(report):
+            print(line, file=sys.stderr)
+        code = report.exit_code
         if out is not None and code != 1:       # a plan that could not be made saves nothing
             from generator.gitops.plan_out import save_plan
 

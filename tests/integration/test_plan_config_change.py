@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from generator.gitops.plan import run_plan
+from generator.gitops.plan import report_text, run_plan
 from generator.gitops.plan_sides import make_plan
 from tests.integration.test_plan_git import commit, git, intent, repo  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.integration
 
 
-def test_a_config_file_alone_shows_in_the_risk_summary(repo, capsys):  # noqa: F811
+def test_a_config_file_alone_shows_in_the_risk_summary(repo):  # noqa: F811
     path = commit(repo, intent(), "base")
     (path.parent / "fabricgen.toml").write_text('endpoints = "/srv/other/endpoints.yml"\n')
     git(repo, "add", "-A")
@@ -22,13 +22,10 @@ def test_a_config_file_alone_shows_in_the_risk_summary(repo, capsys):  # noqa: F
 
     result = make_plan(str(path), "HEAD~1")
     assert result.summary()["changed"] == 0 and result.risk.config == "added" and result.risk.any
-    run_plan(str(path), against="HEAD~1", fmt="text")
-    out = capsys.readouterr().out
+    out = report_text(run_plan(str(path), against="HEAD~1", fmt="text"))
     assert "risk: fabricgen.toml added: it chooses endpoints, password sources" in out
-    run_plan(str(path), against="HEAD~1", fmt="markdown")
-    assert "fabricgen.toml added" in capsys.readouterr().out
-    run_plan(str(path), against="HEAD~1", fmt="json")
-    assert json.loads(capsys.readouterr().out)["risk"]["config"] == "added"
+    assert "fabricgen.toml added" in report_text(run_plan(str(path), against="HEAD~1", fmt="markdown"))
+    assert json.loads(report_text(run_plan(str(path), against="HEAD~1", fmt="json")))["risk"]["config"] == "added"
 
     (path.parent / "fabricgen.toml").write_text('state_dir = "/tmp/lock"\n')
     assert make_plan(str(path), "HEAD").risk.config == "changed"

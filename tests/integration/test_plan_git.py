@@ -11,6 +11,7 @@ import pytest
 
 from generator.gitops.plan import run_plan
 from generator.gitops.plan_sides import make_plan
+from tests.cli_runner import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +64,7 @@ def commit(repo: Path, text: str, message: str) -> Path:
     return path
 
 
-def test_host_leaf_cable_change_touches_only_the_leaf(repo, capsys):
+def test_host_leaf_cable_change_touches_only_the_leaf(repo):
     commit(repo, intent(host_leaf=2), "base")
     path = commit(repo, intent(host_leaf=5), "longer host cables")
     result = make_plan(str(path), "HEAD~1")
@@ -81,8 +82,9 @@ def test_host_leaf_cable_change_touches_only_the_leaf(repo, capsys):
     assert set(by_path) == {f"interface.swp{p}.qos.pfc.profile" for p in range(1, 9)} | {
         "qos.pfc.roce-lossless-2m", "qos.pfc.roce-lossless-5m"}
 
-    assert run_plan(str(path), against="HEAD~1", fmt="json") == 3
-    doc = json.loads(capsys.readouterr().out)
+    done = run_cli("plan", str(path), "--against", "HEAD~1", "--format", "json")
+    assert done.returncode == 3, done.stderr
+    doc = json.loads(done.stdout)
     assert set(doc) == {"summary", "risk", "bom", "cables", "groups", "devices"}
     # 5 m is beyond a passive DAC's 3 m (plan/bom.py): the 8 host cables become optics and fibre
     delta = {(r["category"], r["item"]): (r["before"], r["after"]) for r in doc["bom"]["delta"]}
@@ -101,7 +103,7 @@ def single_switch(nodes: int) -> str:
             .replace("    spine: {model: SN4700}\n", "").replace(", leaf_spine: 30", ""))
 
 
-def test_adding_a_node_touches_its_leaf_and_adds_a_host(repo, capsys):
+def test_adding_a_node_touches_its_leaf_and_adds_a_host(repo):
     commit(repo, single_switch(4), "base")
     path = commit(repo, single_switch(5), "one more node")
     result = make_plan(str(path), "HEAD~1")
@@ -114,8 +116,9 @@ def test_adding_a_node_touches_its_leaf_and_adds_a_host(repo, capsys):
     assert {"netplan.yaml", "sysctl.conf", "nccl.conf", "roce-qos.sh"} <= set(host)
     assert all(f["status"] == "added" and "unified" in f for f in host.values())
 
-    assert run_plan(str(path), against="HEAD~1", fmt="markdown") == 3
-    md = capsys.readouterr().out
+    done = run_cli("plan", str(path), "--against", "HEAD~1", "--format", "markdown")
+    assert done.returncode == 3, done.stderr
+    md = done.stdout
     assert "**Devices:** 1 added, 0 removed, 2 changed, 4 unchanged" in md
     assert "<details><summary><code>gpu05</code>: added" in md
     assert "| <code>tiny-leaf-1</code> | changed |" in md
@@ -150,9 +153,9 @@ def test_against_a_rendered_directory_and_a_ref_without_the_intent(repo, tmp_pat
     done = subprocess.run([str(Path(sys.executable).parent / "fabricgen"), "render", str(path), "-o", str(out)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert run_plan(str(path), against=str(out), fmt="text") == 0
+    assert run_plan(str(path), against=str(out), fmt="text").exit_code == 0
     path.write_text(intent().replace("nodes: 4", "nodes: 4000x"))
-    capsys.readouterr()
-    assert run_plan(str(path), against=str(out), fmt="text") == 1
-    err = capsys.readouterr().err
-    assert "topology.nodes" in err
+    report = run_plan(str(path), against=str(out), fmt="text")
+    assert report.exit_code == 1 and report.result is None
+    assert any("topology.nodes" in line for line in report.problems)
+    assert capsys.readouterr() == ("", "")      # the library reports; only the CLI prints
