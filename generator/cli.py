@@ -335,9 +335,13 @@ def drift(
     output: ReportOpt = None,
 ) -> None:
     """Compare every device with the intent: exit 0 in sync, 3 drift, 1 could not check."""
-    from generator.drift.command import run_drift
+    from generator.drift.command import drift_stdout, run_drift
 
-    raise typer.Exit(run_drift(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit))
+    run = run_drift(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit)
+    print(drift_stdout(run), end="")
+    for line in run.problems:
+        print(line, file=sys.stderr)
+    raise typer.Exit(run.exit_code)
 
 
 @app.command()

@@ -23,11 +23,13 @@ Exit: 0 all in sync; 3 drift or pending, only when every device was checked; 1 o
 
 from __future__ import annotations
 
-import sys
+import io
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from generator.common.atomic_write import write_atomic
 from generator.drift.compare import FeatureResult, compare_device
 from generator.drift.host_state import ITEM_TASKS, host_items
 from generator.drift.normalize import (
@@ -37,7 +39,7 @@ from generator.drift.normalize import (
     sonic_managed_set,
     strip_unmanaged,
 )
-from generator.drift.report import FORMATS, DeviceResult, DriftReport, write_report
+from generator.drift.report import FORMATS, DeviceResult, DriftReport, report_text
 from generator.render.managed import ManagedSet
 from generator.safe_text import for_terminal
 from generator.secrets_redact import redact_tree
@@ -239,18 +241,41 @@ def _all_unknown(names: list[str], kind: str, exc: BaseException) -> list[Device
     return [DeviceResult(name, kind, "unknown", error=reason) for name in names]
 
 
+@dataclass(frozen=True)
+class DriftRun:
+    """What `fabricgen drift` found, for the CLI to print. REPORT is None when nothing was checked;
+    PROBLEMS are the lines it prints on stderr, in order (the intent's refusals or warnings, a
+    write error, the notes); OUTPUT is the -o file the report was written to, not printed."""
+
+    exit_code: int
+    fmt: str
+    report: DriftReport | None = None
+    output: str | None = None
+    problems: tuple[str, ...] = ()
+
+
+def drift_stdout(run: DriftRun) -> str:
+    """What `drift` prints on stdout: the report, unless -o took it or nothing was checked."""
+    if run.report is None or run.output:
+        return ""
+    return report_text(run.report, run.fmt)
+
+
 def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
-              fmt: str = "table", output: str | None = None, limit: str | None = None) -> int:
+              fmt: str = "table", output: str | None = None, limit: str | None = None) -> DriftRun:
+    """Check, and with OUTPUT write the report there atomically: -o is the Prometheus textfile
+    collector's file, which must hold a whole run or the last good one whoever calls this."""
     from generator.checks.runner import load_selected
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
-        print(f"error: --format {fmt!r}: use {', '.join(FORMATS)}", file=sys.stderr)
-        return 2
+        return DriftRun(2, fmt, problems=(f"error: --format {fmt!r}: use {', '.join(FORMATS)}",))
     started = time.time()
-    selected = load_selected(intent_path, "checking drift", only, limit, sys.stderr)
+    err = io.StringIO()
+    selected = load_selected(intent_path, "checking drift", only, limit, err)
+    said = tuple(err.getvalue().splitlines())
     if selected is None:
-        return 1
+        return DriftRun(1, fmt, problems=said)
     loaded, plan, switches, hosts = selected
     files = render_files(plan, loaded.text)
     devices: list[DeviceResult] = []
@@ -271,11 +296,10 @@ def run_drift(intent_path: str, *, endpoints: str | None = None, only: str | Non
             notes.append(note)
     report = DriftReport(fabric=plan.fabric, devices=sorted(devices, key=lambda d: (d.kind != "switch", d.name)),
                          started=started, finished=time.time(), notes=notes)
-    try:
-        write_report(report, fmt, output)
-    except OSError as exc:
-        print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
-        return 1
-    for note in notes:
-        print(for_terminal(f"note: {note}"), file=sys.stderr)
-    return report.exit_code
+    if output:
+        try:
+            write_atomic(output, report_text(report, fmt))
+        except OSError as exc:
+            return DriftRun(1, fmt, report, output, (*said, f"error: cannot write {output}: {exc.strerror}"))
+    return DriftRun(report.exit_code, fmt, report, output,
+                    (*said, *(for_terminal(f"note: {note}") for note in notes)))

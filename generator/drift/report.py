@@ -223,8 +223,13 @@ RENDERERS = {"table": format_table, "json": format_json, "markdown": format_mark
              "prometheus": format_prometheus}
 
 
+def report_text(report: DriftReport, fmt: str) -> str:
+    """The report as FMT prints it, secrets redacted."""
+    return RENDERERS[fmt](redacted(report))
+
+
 def write_report(report: DriftReport, fmt: str, output: str | None) -> None:
-    text = RENDERERS[fmt](redacted(report))
+    text = report_text(report, fmt)
     if output:
         write_atomic(output, text)
     else:

@@ -21,7 +21,7 @@ from netmiko import ConnectHandler
 from generator.checks.runner import run_checks
 from generator.deploy.rollout import run_deploy
 from generator.devices.nvue import load_nvue_document
-from generator.drift.command import run_drift
+from generator.drift.command import drift_stdout, run_drift
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice
 from generator.render.managed import managed_set
@@ -103,9 +103,8 @@ class Fabric:
         return code, captured.out, captured.err
 
     def drift(self, capsys) -> tuple[int, dict]:
-        capsys.readouterr()
-        code = run_drift(str(self.intent), endpoints=self.endpoints, only="switches", fmt="json")
-        return code, json.loads(capsys.readouterr().out)
+        run = run_drift(str(self.intent), endpoints=self.endpoints, only="switches", fmt="json")
+        return run.exit_code, json.loads(drift_stdout(run))
 
     def nv(self, name: str, *commands: str) -> None:
         """Type commands on the switch as an operator would."""

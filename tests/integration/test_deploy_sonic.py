@@ -23,7 +23,7 @@ from netmiko import ConnectHandler
 from generator.checks.runner import run_checks
 from generator.deploy.rollout import run_deploy
 from generator.devices.sonic import SonicDriver
-from generator.drift.command import run_drift
+from generator.drift.command import drift_stdout, run_drift
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice
 from generator.render.output import render_files
@@ -116,9 +116,8 @@ class Fabric:
         return code, captured.out, captured.err
 
     def drift(self, capsys) -> tuple[int, dict]:
-        capsys.readouterr()
-        code = run_drift(str(self.intent), endpoints=self.endpoints, only="switches", fmt="json")
-        return code, json.loads(capsys.readouterr().out)
+        run = run_drift(str(self.intent), endpoints=self.endpoints, only="switches", fmt="json")
+        return run.exit_code, json.loads(drift_stdout(run))
 
 
 def make_fabric(tmp_path, lab_start, monkeypatch, release: str = "202411") -> Fabric:

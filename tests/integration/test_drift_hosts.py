@@ -55,7 +55,7 @@ SYSCTL = "net.ipv4.conf.all.arp_ignore"
 
 
 def _drift(intent, endpoints, out) -> tuple[int, dict]:
-    rc = run_drift(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out))
+    rc = run_drift(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out)).exit_code
     return rc, json.loads(out.read_text())
 
 
@@ -136,7 +136,7 @@ def test_drift_on_namespace_hosts(netns_hosts, tmp_path):  # noqa: F811
     # 2b. --limit: the playbook runs on the matching host only, the others are not reported at all
     out = tmp_path / "limit.json"
     rc = run_drift(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out),
-                   limit=victim.name)
+                   limit=victim.name).exit_code
     report = json.loads(out.read_text())
     assert rc == 3, report
     assert {n: d["status"] for n, d in report["devices"].items()} == {victim.name: "drift"}

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import time
+from types import SimpleNamespace
 
 import pytest
 from netmiko import ConnectHandler
 
 from generator.checks.runner import run_checks
 from generator.deploy.candidate import build_candidate
-from generator.drift.command import run_drift
+from generator.drift.command import drift_stdout, run_drift
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice, lab_down
 from generator.render.managed import managed_set
 from generator.render.output import render_files
+from tests.cli_runner import run_cli
 from tests.hostile_text import (
     assert_json_clean,
     assert_markdown_intact,
@@ -85,11 +87,12 @@ def hand_edit(lab, name: str, *commands: str) -> None:
         conn.disconnect()
 
 
-def drift(intent, lab, capsys, fmt="json", **kwargs):
-    capsys.readouterr()
-    code = run_drift(str(intent), endpoints=str(lab.directory / "endpoints.yml"), only="switches", fmt=fmt,
-                     **kwargs)
-    return code, capsys.readouterr()
+def drift(intent, lab, fmt="json", output=None):
+    """`fabricgen drift` as the user runs it: (exit code, its stdout and stderr as .out, .err)."""
+    args = ["-o", output] if output else []
+    done = run_cli("drift", str(intent), "--endpoints", str(lab.directory / "endpoints.yml"), "--only", "switches",
+                   "--format", fmt, *args)
+    return done.returncode, SimpleNamespace(out=done.stdout, err=done.stderr)
 
 
 def test_drift_round_trip(fabric, capsys, tmp_path):
@@ -97,14 +100,14 @@ def test_drift_round_trip(fabric, capsys, tmp_path):
     started = time.monotonic()
     push(lab, files)
 
-    code, out = drift(intent, lab, capsys)
+    code, out = drift(intent, lab)
     assert code == 0, out
     doc = json.loads(out.out)
     assert doc["summary"] == {"devices": 3, "in_sync": 3, "drift": 0, "pending": 0, "unknown": 0}
     assert all(f["compliant"] for f in doc["devices"]["tiny-leaf-1"]["features"].values())
 
     hand_edit(lab, "tiny-spine-2", "nv set interface swp1 link mtu 1500", "nv config apply -y")
-    code, out = drift(intent, lab, capsys)
+    code, out = drift(intent, lab)
     assert code == 3
     doc = json.loads(out.out)
     assert doc["summary"]["drift"] == 1
@@ -115,18 +118,18 @@ def test_drift_round_trip(fabric, capsys, tmp_path):
     assert spine["features"]["bgp"]["compliant"] and spine["features"]["qos"]["compliant"]
     assert lab.password not in out.out + out.err
 
-    code, out = drift(intent, lab, capsys, fmt="table")
+    code, out = drift(intent, lab, fmt="table")
     assert code == 3
     assert "tiny-spine-2" in out.out and "interface.swp1.link.mtu" in out.out and "DRIFT" in out.out
 
     push(lab, files, ["tiny-spine-2"])
-    code, out = drift(intent, lab, capsys, fmt="markdown")
+    code, out = drift(intent, lab, fmt="markdown")
     assert code == 0, out
     assert "3 in sync" in out.out
 
     lab.set_faults("tiny-leaf-1", refuse_auth=True)
     textfile = tmp_path / "textfile" / "fabricgen_drift.prom"
-    code, out = drift(intent, lab, capsys, fmt="prometheus", output=str(textfile))
+    code, out = drift(intent, lab, fmt="prometheus", output=str(textfile))
     assert code == 1
     assert out.out == ""
     prom = textfile.read_text()
@@ -137,7 +140,7 @@ def test_drift_round_trip(fabric, capsys, tmp_path):
     assert len(stamp) == 1 and abs(float(stamp[0].split()[-1]) - time.time()) < 120
     assert not [p for p in textfile.parent.iterdir() if p.name != textfile.name]    # no temp file left
 
-    code, out = drift(intent, lab, capsys)
+    code, out = drift(intent, lab)
     doc = json.loads(out.out)
     assert code == 1
     assert doc["devices"]["tiny-leaf-1"]["status"] == "unknown"
@@ -146,12 +149,12 @@ def test_drift_round_trip(fabric, capsys, tmp_path):
 
     # drift on one device and another unknown: exit 1 (3 only when every device was checked)
     hand_edit(lab, "tiny-spine-1", "nv set interface swp2 link mtu 9000", "nv config apply -y")
-    code, out = drift(intent, lab, capsys)
+    code, out = drift(intent, lab)
     assert code == 1
     assert json.loads(out.out)["devices"]["tiny-spine-1"]["status"] == "drift"
 
     lab_down(lab.directory)                       # every device gone: connection refused
-    code, out = drift(intent, lab, capsys)
+    code, out = drift(intent, lab)
     assert code == 1
     assert json.loads(out.out)["summary"]["unknown"] == 3
     assert time.monotonic() - started < 60
@@ -159,11 +162,11 @@ def test_drift_round_trip(fabric, capsys, tmp_path):
 
 def test_only_hosts_without_host_access_is_unknown(fabric, capsys):
     intent, files, lab = fabric
-    capsys.readouterr()
-    code = run_drift(str(intent), endpoints=str(lab.directory / "endpoints.yml"), only="hosts", fmt="json",
-                     output=None)
-    doc = json.loads(capsys.readouterr().out)
-    assert code == 1
+    run = run_drift(str(intent), endpoints=str(lab.directory / "endpoints.yml"), only="hosts", fmt="json",
+                    output=None)
+    assert capsys.readouterr() == ("", "")      # the library reports; only the CLI prints
+    doc = json.loads(drift_stdout(run))
+    assert run.exit_code == 1 and run.report.count("unknown") == 2
     assert doc["summary"] == {"devices": 2, "in_sync": 0, "drift": 0, "pending": 0, "unknown": 2}
     assert "lists no hosts" in doc["devices"]["gpu01"]["error"]
 
@@ -181,19 +184,19 @@ def test_drift_reports_survive_a_hostile_port_description(fabric, capsys, tmp_pa
     push(lab, files, [n for n in SWITCHES if n != "tiny-leaf-1"])
     push(lab, {**files, "switches/tiny-leaf-1/startup.yaml": edited}, ["tiny-leaf-1"])
 
-    code, out = drift(intent, lab, capsys)
+    code, out = drift(intent, lab)
     assert code == 3, out
     changed = json.loads(out.out)["devices"]["tiny-leaf-1"]["features"]["interfaces"]["changed"]
     assert changed == [{"path": "interface.swp1.description", "intended": "gpu01:ens1f0np0", "actual": hostile}]
     assert_json_clean(out.out)
 
-    code, out = drift(intent, lab, capsys, fmt="table")
+    code, out = drift(intent, lab, fmt="table")
     assert code == 3 and "interface.swp1.description" in out.out and "[/]x<script>|`\\x1b[31m" in out.out
     assert_terminal_clean(out.out + out.err)
-    code, out = drift(intent, lab, capsys, fmt="markdown")
+    code, out = drift(intent, lab, fmt="markdown")
     assert code == 3 and "\\[/\\]x&lt;script&gt;&#124;&#96;\\\\x1b\\[31m" in out.out
     assert_markdown_intact(out.out)
     textfile = tmp_path / "drift.prom"
-    code, out = drift(intent, lab, capsys, fmt="prometheus", output=str(textfile))
+    code, out = drift(intent, lab, fmt="prometheus", output=str(textfile))
     assert code == 3 and out.out == ""
     assert_prometheus_parses(textfile.read_text(encoding="utf-8"))

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from generator.deploy.rollout import run_deploy
-from generator.drift.command import run_drift
 from generator.lab.control import LabDevice
+from tests.cli_runner import run_cli
 from tests.integration.test_drift_lab import INTENT, SWITCHES, push
 
 pytestmark = pytest.mark.integration
@@ -52,12 +52,10 @@ def test_switch_secrets_are_redacted_in_every_drift_format(fabric, capsys, tmp_p
     push(lab, {"switches/tiny-spine-1/startup.yaml": yaml.safe_dump(doc, sort_keys=False)}, ["tiny-spine-1"])
     outputs = {}
     for fmt in ("table", "json", "markdown", "prometheus"):
-        capsys.readouterr()
-        code = run_drift(str(intent), endpoints=str(lab.directory / "endpoints.yml"), only="switches", fmt=fmt,
-                         output=None)
-        out = capsys.readouterr()
-        assert code == 3, out
-        outputs[fmt] = out.out + out.err
+        done = run_cli("drift", str(intent), "--endpoints", str(lab.directory / "endpoints.yml"), "--only",
+                       "switches", "--format", fmt)
+        assert done.returncode == 3, done
+        outputs[fmt] = done.stdout + done.stderr
         assert MD5 not in outputs[fmt], fmt
     doc = json.loads(outputs["json"])
     text = json.dumps(doc["devices"]["tiny-spine-1"])

@@ -164,7 +164,9 @@ def test_write_atomic_replaces_and_leaves_no_temp(tmp_path):
 def test_unknown_format_is_usage_error(fmt, capsys):
     from generator.drift.command import run_drift
 
-    assert run_drift("nowhere.yaml", fmt=fmt) == 2
+    run = run_drift("nowhere.yaml", fmt=fmt)
+    assert (run.exit_code, run.report, run.problems) == (2, None, (f"error: --format {fmt!r}: use table, json, prometheus, markdown",))
+    assert capsys.readouterr() == ("", "")
 
 
 def test_empty_device_reports_buffers_and_qos_at_their_own_paths():
