@@ -18,6 +18,9 @@ this run uploads to the switches. A switch where a commit waits for confirmation
 someone's edits wait unapplied in NVUE's pending revision, is refused: this run did not
 make them. SIGINT/SIGTERM (interrupt.py) roll back the running wave's pending commits,
 release the lock and exit 130/143.
+
+This module executes; the waves and the refusals decided from what backup + diff read are
+rollout_plan.py (pure), the console wording is rollout_report.py.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from generator.common.selection import matching
-from generator.deploy import rollout_report
+from generator.deploy import rollout_plan, rollout_report
 from generator.deploy.candidate import build_candidate
 from generator.deploy.day0_evidence import evidence as day0_evidence
 from generator.deploy.guard import GuardContext, check_diff, touches_access
@@ -56,7 +59,7 @@ from generator.deploy.report import (
     print_report,
 )
 from generator.deploy.sonic_guard import check_patch, provision_refusal, refusal_line
-from generator.deploy.waves import Wave, WaveDevice, natural_key, plan_waves
+from generator.deploy.waves import Wave, natural_key
 from generator.devices.credentials import Access, CredentialsError, Target, resolve_access
 from generator.devices.factory import switch_driver
 from generator.devices.sessions import KeptSessions, close_quietly, for_each, open_driver, pool_size
@@ -745,8 +748,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         if day0:
             # Every switch of the fabric was read (--limit is refused with --day0); one line per
             # switch that shows traffic, or could not be read, and nothing is pushed.
-            refusals = [(n, job.traffic.get(n) or [f"not read ({job.results[n].message or 'no answer'})"])
-                        for n in names if job.traffic.get(n) != []]
+            refusals = rollout_plan.day0_refusals(names, job.traffic, job.results)
             if refusals:
                 for n, found in refusals:
                     err.print(f"error: {n}: not day 0: " + for_terminal("; ".join(found)[:600]), markup=False)
@@ -754,17 +756,12 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
                           "evidence or could not be read; deploy without --day0 for rail-safe waves; "
                           "nothing was pushed", markup=False)
                 return 1
-        waves = plan_waves([WaveDevice(n, by_name[n].role, by_name[n].rail, by_name[n].unit, by_name[n].group)
-                            for n in names], concurrency,
-                           prefer_canary=[n for n in names if job.results[n].status == WOULD_CHANGE],
-                           carries_traffic=not day0)
+        order = rollout_plan.plan_rollout(plan, names, job.results, concurrency, day0=day0)
+        waves, changed, failed = order.waves, order.changed, order.failed
         for wave in waves:
             for n in wave.devices:
                 job.results[n].wave, job.results[n].label = wave.index, wave.label
-
-        changed = [n for n in names if job.results[n].status == WOULD_CHANGE]
-        failed = [n for n in names if job.results[n].status == FAILED]
-        unchanged = len(names) - len(changed) - len(failed)
+        unchanged = order.unchanged(len(names))
         out.print(f"{plan.fabric}: {len(names)} switch(es): {len(changed)} to change, {unchanged} unchanged, "
                   f"{len(failed)} failed before any change; backups in {backup_dir}", markup=False)
         kept = list(dict.fromkeys(label for n in names for label in job.kept.get(n, ())))
