@@ -18,6 +18,9 @@ this run uploads to the switches. A switch where a commit waits for confirmation
 someone's edits wait unapplied in NVUE's pending revision, is refused: this run did not
 make them. SIGINT/SIGTERM (interrupt.py) roll back the running wave's pending commits,
 release the lock and exit 130/143.
+
+This module executes; the waves and the refusals decided from what backup + diff read are
+rollout_plan.py (pure), the console wording is rollout_report.py.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from generator.common.selection import matching
+from generator.deploy import rollout_plan, rollout_report
 from generator.deploy.candidate import build_candidate
 from generator.deploy.day0_evidence import evidence as day0_evidence
 from generator.deploy.guard import GuardContext, check_diff, touches_access
@@ -55,7 +59,7 @@ from generator.deploy.report import (
     print_report,
 )
 from generator.deploy.sonic_guard import check_patch, provision_refusal, refusal_line
-from generator.deploy.waves import Wave, WaveDevice, natural_key, plan_waves
+from generator.deploy.waves import Wave, natural_key
 from generator.devices.credentials import Access, CredentialsError, Target, resolve_access
 from generator.devices.factory import switch_driver
 from generator.devices.sessions import KeptSessions, close_quietly, for_each, open_driver, pool_size
@@ -63,7 +67,6 @@ from generator.render.managed import ManagedSet, comparable, first_difference, f
 from generator.render.nvue_document import DocumentError, load_tree
 from generator.render.sonic_managed import ProvisionError, SonicManaged, provision_config
 from generator.safe_text import for_terminal
-from generator.secrets_redact import redact_text
 
 BACKUP_ENV = "FABRICGEN_BACKUP_DIR"
 
@@ -544,25 +547,9 @@ def _write_backup(path: Path, text: str) -> None:
         fh.write(text)
 
 
-def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=False)
-
-
 def _run_parallel(progress: Progress, description: str, names: list[str], workers: int, func) -> None:
     task = progress.add_task(description, total=len(names))
     for_each(names, func, workers, done=lambda _name: progress.advance(task))
-
-
-def _confirm(err: Console, yes: bool, question: str) -> bool:
-    if yes:
-        return True
-    if not sys.stdin.isatty():
-        err.print("error: refusing to push without confirmation: stdin is not a terminal; "
-                  "review with --dry-run, then pass --yes", markup=False)
-        return False
-    answer = err.input(f"{question} [y/N] ")
-    return answer.strip().lower() in ("y", "yes")
 
 
 def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
@@ -747,7 +734,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
               day0=day0, **_extra_ownership(plan, names))
     try:
         started = time.monotonic()
-        with _progress(err) as progress, stop.deferred():
+        with rollout_report.progress(err) as progress, stop.deferred():
             # Nothing changes in this phase: as many sessions at once as the bastion allows
             # (devices/sessions.py), not the waves' blast radius.
             _run_parallel(progress, "backup + diff", names, pool_size(len(names), concurrency),
@@ -761,8 +748,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         if day0:
             # Every switch of the fabric was read (--limit is refused with --day0); one line per
             # switch that shows traffic, or could not be read, and nothing is pushed.
-            refusals = [(n, job.traffic.get(n) or [f"not read ({job.results[n].message or 'no answer'})"])
-                        for n in names if job.traffic.get(n) != []]
+            refusals = rollout_plan.day0_refusals(names, job.traffic, job.results)
             if refusals:
                 for n, found in refusals:
                     err.print(f"error: {n}: not day 0: " + for_terminal("; ".join(found)[:600]), markup=False)
@@ -770,17 +756,12 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
                           "evidence or could not be read; deploy without --day0 for rail-safe waves; "
                           "nothing was pushed", markup=False)
                 return 1
-        waves = plan_waves([WaveDevice(n, by_name[n].role, by_name[n].rail, by_name[n].unit, by_name[n].group)
-                            for n in names], concurrency,
-                           prefer_canary=[n for n in names if job.results[n].status == WOULD_CHANGE],
-                           carries_traffic=not day0)
+        order = rollout_plan.plan_rollout(plan, names, job.results, concurrency, day0=day0)
+        waves, changed, failed = order.waves, order.changed, order.failed
         for wave in waves:
             for n in wave.devices:
                 job.results[n].wave, job.results[n].label = wave.index, wave.label
-
-        changed = [n for n in names if job.results[n].status == WOULD_CHANGE]
-        failed = [n for n in names if job.results[n].status == FAILED]
-        unchanged = len(names) - len(changed) - len(failed)
+        unchanged = order.unchanged(len(names))
         out.print(f"{plan.fabric}: {len(names)} switch(es): {len(changed)} to change, {unchanged} unchanged, "
                   f"{len(failed)} failed before any change; backups in {backup_dir}", markup=False)
         kept = list(dict.fromkeys(label for n in names for label in job.kept.get(n, ())))
@@ -795,13 +776,13 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         if notes:
             out.print(f"provisioning {'; '.join(notes)}", markup=False)
         if show_diff:
-            _print_changes(job, plan, changed, out)
+            rollout_report.print_changes(job, plan, changed, out)
         if dry_run:
             for line in dry_run_lines(job.results):
                 out.print(line, markup=False)
             print_report(out, job.results, dry_run=True)
             if failed:
-                return _refused_before_any_change(job, failed, err)
+                return rollout_report.refused_before_any_change(job, failed, err)
             out.print("dry run: nothing was committed" + ("" if show_diff else "; --diff prints each switch's diff"),
                       markup=False)
             return 0
@@ -810,19 +791,19 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
                 if job.results[n].status != FAILED:
                     job.results[n].status = SKIPPED if job.results[n].status == WOULD_CHANGE else UNCHANGED
             print_report(out, job.results)
-            return _refused_before_any_change(job, failed, err)
+            return rollout_report.refused_before_any_change(job, failed, err)
         if not changed:
             print_report(out, job.results)
             return 0
         for n in changed:
             out.print(f"  {n}: {job.results[n].diff_lines} diff lines", markup=False)
-        if not _confirm(err, yes, f"push {len(changed)} switch(es) in {len(waves)} wave(s)?"):
+        if not rollout_report.confirm(err, yes, f"push {len(changed)} switch(es) in {len(waves)} wave(s)?"):
             return 1
 
         for n in changed:
             job.results[n].status = SKIPPED  # until its wave runs
         stopped_at: Wave | None = None
-        with _progress(err) as progress, stop.deferred():
+        with rollout_report.progress(err) as progress, stop.deferred():
             for wave in waves:
                 if stop.event.is_set():
                     break
@@ -839,7 +820,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
                 if r.status == SKIPPED and not r.message:
                     r.message = "not started: " + job.stop_reason
             print_report(out, job.results)
-            stop.summary = _interrupt_summary(job, changed, backup_dir)
+            stop.summary = rollout_report.interrupt_summary(job, changed, backup_dir)
             return stop.exit_code
         stop.summary = "the switches were deployed before it came (report above)"
         if stopped_at is not None:
@@ -857,65 +838,6 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
         return 0
     finally:
         job.logins.close_all()        # sessions of switches whose wave never came (a failure, a stop, no)
-
-
-def _print_changes(job: Job, plan, changed: list[str], out: Console) -> None:
-    """--diff: each switch's change old -> new, as drift compares (change_lines.py); the switch's own
-    diff only when that finds nothing (defaults, order), secrets as their hashes either way."""
-    from generator.deploy.change_lines import change_lines
-
-    for n in changed:
-        out.print(f"--- {n} ({job.results[n].diff_lines} diff lines)", markup=False)
-        lines = change_lines(job.os_name, n, job.before[n], job.candidates[n], managed=job.managed,
-                             version=job.os_version, sonic_management=plan.management is not None)
-        lines = lines or redact_text(job.os_name, job.diffs[n]).splitlines()
-        out.print("\n".join(for_terminal(line) for line in lines), markup=False)     # a device's text, escaped
-
-
-def _refused_before_any_change(job: Job, failed: list[str], err: Console) -> int:
-    """The one error line when switches failed or were refused in backup + diff: nothing is pushed."""
-    moved = [n for n in failed if n in job.moved]
-    if moved:
-        err.print(f"error: {len(moved)} switch(es) changed since the plan was made: {', '.join(moved[:5])}"
-                  + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
-                  + " (see above); make a new plan (fabricgen plan ... --out) and review it; nothing was pushed",
-                  markup=False)
-        return 1
-    refused = [n for n in failed if n in job.refused]
-    if refused:
-        why = ("their change is not live on SONiC, would cut them off or is for another release"
-               if job.sonic is not None else "applying their candidate would cut them off or they run another release")
-        err.print(f"error: {len(refused)} switch(es) refused: {why} (see above)" + (f", {len(failed) - len(refused)} could not be backed up and diffed"
-                                   if len(failed) > len(refused) else "") + "; nothing was pushed",
-                  markup=False)
-        return 1
-    err.print(f"error: {len(failed)} switch(es) could not be backed up and diffed; nothing was pushed "
-              "(fix them, or leave them out with --limit)",
-              markup=False)
-    return 1
-
-
-def _interrupt_summary(job: Job, changed: list[str], backup_dir: Path) -> str:
-    """What a stop signal left on the switches, in one clause list."""
-    def named(status: str) -> list[str]:
-        return [n for n in changed if job.results[n].status == status]
-
-    def listed(items: list[str]) -> str:
-        return ", ".join(items[:4]) + (f" and {len(items) - 4} more" if len(items) > 4 else "")
-
-    rolled, reverting, kept = named(ROLLED_BACK), named(REVERTING), named(CHANGED)
-    failed, untouched = named(FAILED), named(SKIPPED)
-    parts = []
-    parts.append(f"rolled back {len(rolled)} pending commit(s)" + (f" ({listed(rolled)})" if rolled else ""))
-    if reverting:
-        parts.append(f"{len(reverting)} unreachable, left to their confirm timers ({job.revert_in}s): "
-                     f"{listed(reverting)}")
-    if failed:
-        parts.append(f"{len(failed)} failed (see the report): {listed(failed)}")
-    if kept:
-        parts.append(f"{len(kept)} switch(es) of finished waves stay deployed")
-    parts.append(f"{len(untouched)} not started; backups in {backup_dir}")
-    return ", ".join(parts)
 
 
 def _endpoint_host_access(endpoints: str | None) -> dict:
@@ -953,7 +875,7 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
     except ImportError:
         out.print("hosts: not available", markup=False)
         return 1 if only == "hosts" else 0
-    if not dry_run and not _confirm(err, yes, "configure the hosts?"):
+    if not dry_run and not rollout_report.confirm(err, yes, "configure the hosts?"):
         return 1
     render_dir = write_tree(files, backup_dir / "render")
     known_hosts = (Path(endpoints) if endpoints else Path(intent_path)).resolve().parent / "known_hosts"

@@ -442,7 +442,7 @@ def test_day0_builds_each_file_once_unless_the_switch_changed_before_its_wave(fa
     the day-0 file and its diff are those of that phase (issue 32: each rebuild cost a wave of 32 a
     few tenths of a second of CPU). When an operator changed the switch in between (here a FEATURE
     row, whose switch value wins in the file), the wave builds and pushes a new file from the fresh read."""
-    from generator.deploy import rollout
+    from generator.deploy import rollout, rollout_plan
     from generator.devices import sonic
 
     built, diffed = [], []
@@ -457,7 +457,7 @@ def test_day0_builds_each_file_once_unless_the_switch_changed_before_its_wave(fa
     provisioned = fabric.running()
     feature = sorted(provisioned["FEATURE"])[0]
     state = "disabled" if provisioned["FEATURE"][feature].get("state") != "disabled" else "enabled"
-    real_waves = rollout.plan_waves
+    real_waves = rollout_plan.plan_waves
     fabric.write(nodes=5)                 # a change to push again: one more node's ports
 
     def operator_between_phases(*args, **kwargs):
@@ -467,7 +467,7 @@ def test_day0_builds_each_file_once_unless_the_switch_changed_before_its_wave(fa
         return real_waves(*args, **kwargs)
 
     with monkeypatch.context() as between:
-        between.setattr(rollout, "plan_waves", operator_between_phases)
+        between.setattr(rollout_plan, "plan_waves", operator_between_phases)
         code, out, err = fabric.deploy(capsys, provision=True)
     assert code == 0, out + err
     assert (len(built), len(diffed)) == (2, 2), "the changed switch's file was built and diffed again"
