@@ -14,9 +14,10 @@ from pathlib import Path
 from generator.acceptance.burnin import SCHEDULE_FILE, SCHEMA, schedule, schedule_doc
 from generator.acceptance.burnin_scripts import slurm_script, ssh_script
 from generator.common.atomic_write import write_atomic
+from generator.common.errors import FabricgenError
 
 
-class BurninRefused(Exception):
+class BurninRefused(FabricgenError):
     """One line: why DIR cannot take the output."""
 
 

@@ -22,11 +22,12 @@ from pathlib import Path
 from generator.acceptance.attribution import DEFAULT_MIN_FRACTION, Measured, attribute, fraction
 from generator.acceptance.burnin import SCHEDULE_FILE, SCHEMA
 from generator.acceptance.perftest_log import NoTable, PerftestError, read_bw
+from generator.common.errors import FabricgenError
 
 MAX_SCHEDULE_BYTES = 64 << 20
 
 
-class JudgeError(Exception):
+class JudgeError(FabricgenError):
     """One line: what, where, what to do."""
 
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.common.errors import FabricgenError
+
 MAX_BYTES = 4 << 20          # a perftest output is a few KiB; anything bigger is not one
 _HEADER = re.compile(r"^\s*#bytes\s+#iterations\s+BW peak\[(Gb/sec|MiB/sec|MB/sec)\]\s+"
                      r"BW average\[(Gb/sec|MiB/sec|MB/sec)\]")
@@ -23,7 +25,7 @@ _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)(?:\s+(\S+))?\s*$")
 _TO_GBPS = {"Gb/sec": 1.0, "MiB/sec": 8 * 1048576 / 1e9, "MB/sec": 8 * 1e6 / 1e9}
 
 
-class PerftestError(Exception):
+class PerftestError(FabricgenError):
     """One line naming the file (and line) and what to do."""
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 
 from generator import sonic_release
+from generator.common.errors import FabricgenError
 
 _DASHES = re.compile(r"-+")
 _BUILD = re.compile(r"^SONiC Software Version:[ \t]*(\S+)", re.MULTILINE)
 
 
-class ParseError(ValueError):
+class ParseError(FabricgenError, ValueError):
     """Output that is not the format we expect; the message names the command's output part."""
 
 

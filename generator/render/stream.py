@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from generator.common.errors import FabricgenError
 from generator.plan.model import FabricPlan
 from generator.render.output import SCRIPT_MODE, write_file
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 WORKERS_ENV = "FABRICGEN_WORKERS"
 
 
-class WorkerError(RuntimeError):
+class WorkerError(FabricgenError, RuntimeError):
     """A render worker failed: the first line of what it raised."""
 
 

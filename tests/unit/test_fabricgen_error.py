@@ -1,9 +1,14 @@
 """One FabricgenError base (issue 35 item 6): every refusal a user sees derives from it, keeps the
 standard base callers catch it as, and the CLI turns it into one line and its exit code in one place."""
 
+import importlib
+import inspect
+import pkgutil
+
 import typer
 from typer.testing import CliRunner
 
+import generator
 from generator.cli_config import ConfigCommand, ConfigError, use_config_file
 from generator.common.bounded_read import ReadRefused
 from generator.common.errors import FabricgenError
@@ -53,3 +58,33 @@ def test_anything_else_is_not_swallowed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(_app(KeyError("bug")), ["go", "x"])
     assert isinstance(result.exception, KeyError)
+
+
+# Exceptions that never reach a user as such: control flow inside one module, or a per-device
+# failure the caller turns into that device's "failed"/"unknown" line. Anything else a module
+# defines is a refusal and derives from FabricgenError, so the CLI prints it as one line.
+INTERNAL = {
+    "generator.acceptance.nccl_log._NotAMeasure",      # a log line that is not a measurement: skipped
+    "generator.common.bounded_yaml.TooDeep",           # becomes the loader's one-line refusal
+    "generator.device_data._TooDeep",
+    "generator.deploy.interrupt.Interrupted",          # SIGINT/SIGTERM: BaseException so nothing swallows it
+    "generator.deploy.rollout.DeviceFailed",           # one switch's post-check: that switch rolls back
+    "generator.devices.ssh.CommandFailed",             # one device's command: that device is failed/unknown
+    "generator.devices.ssh.ReadIncomplete",
+    "generator.intent.discovery._Bad",
+    "generator.render.nvue_model_cache.Untrusted",     # the cache is not used, the render goes on
+}
+
+
+def test_every_refusal_a_module_defines_derives_from_the_base():
+    """Walks every module but the lab simulator's (its errors are the simulated device's answers)."""
+    stray = []
+    for info in pkgutil.walk_packages(generator.__path__, "generator."):
+        if info.name.startswith("generator.lab"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, cls in vars(module).items():
+            if (inspect.isclass(cls) and issubclass(cls, BaseException) and cls.__module__ == module.__name__
+                    and not issubclass(cls, FabricgenError) and f"{module.__name__}.{name}" not in INTERNAL):
+                stray.append(f"{module.__name__}.{name}")
+    assert stray == []
