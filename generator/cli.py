@@ -367,15 +367,24 @@ def verify(
 
     Exit 0 all passed, 3 findings, 1 could not check.
     """
-    from generator.verify.command import run_soak, run_verify
+    from generator.verify.command import run_soak, run_verify, soak_stdout, verify_stdout
 
     if soak is not None:
-        raise typer.Exit(run_soak(intent, duration=soak, interval_s=interval, endpoints=endpoints, limit=limit,
-                                  fmt=fmt, output=output))
+        run = run_soak(intent, duration=soak, interval_s=interval, endpoints=endpoints, limit=limit, fmt=fmt,
+                       output=output)
+        stdout = soak_stdout(run)
+    else:
+        from rich.console import Console
 
-    raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
-                                interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
-                                ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance))
+        run = run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
+                         interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
+                         ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance,
+                         progress=Console(stderr=True))
+        stdout = verify_stdout(run)
+    print(stdout, end="")
+    for line in run.problems:
+        print(line, file=sys.stderr)
+    raise typer.Exit(run.exit_code)
 
 
 @app.command()
