@@ -367,15 +367,24 @@ def verify(
 
     Exit 0 all passed, 3 findings, 1 could not check.
     """
-    from generator.verify.command import run_soak, run_verify
+    from generator.verify.command import run_soak, run_verify, soak_stdout, verify_stdout
 
     if soak is not None:
-        raise typer.Exit(run_soak(intent, duration=soak, interval_s=interval, endpoints=endpoints, limit=limit,
-                                  fmt=fmt, output=output))
+        run = run_soak(intent, duration=soak, interval_s=interval, endpoints=endpoints, limit=limit, fmt=fmt,
+                       output=output)
+        stdout = soak_stdout(run)
+    else:
+        from rich.console import Console
 
-    raise typer.Exit(run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
-                                interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
-                                ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance))
+        run = run_verify(intent, endpoints=endpoints, only=_only(only), fmt=fmt, output=output, limit=limit,
+                         interval_s=interval, settle_s=settle, pfc_threshold=pfc_threshold,
+                         ecn_threshold=ecn_threshold, prefix_tolerance=prefix_tolerance,
+                         progress=Console(stderr=True))
+        stdout = verify_stdout(run)
+    print(stdout, end="")
+    for line in run.problems:
+        print(line, file=sys.stderr)
+    raise typer.Exit(run.exit_code)
 
 
 @app.command()
@@ -522,191 +531,24 @@ def lab_up(
     the NIC's MAC (from hosts.discovered when it has one), description = the netdev; lldp_portid
     ifname on its cable makes it announce the netdev (lldpd `portidsubtype ifname`).
     """
-    import ipaddress
     import os
 
     from generator.devices.credentials import PASSWORD_ENV
-    from generator.lab.control import LabDevice, LabError, LabHost
-    from generator.lab.control import lab_up as start
+    from generator.lab.command import prepare, start, started_lines
 
-    loaded, result = _check(intent)
+    _loaded, result = _check(intent)
     if result.errors or result.plan is None:
         _print_findings(result, True)
         raise typer.Exit(1)
-    p = result.plan
-    if inventory is not None and not ztp:
-        _err("error: lab up: --inventory is for --ztp (the MACs and serials of factory switches); add --ztp")
-        raise typer.Exit(1)
-    if ztp and inventory is None:
-        _err("error: lab up: --ztp needs --inventory CSV (name,serial,mac): a factory switch is known by its "
-             "eth0 MAC, which the DHCP reservations of `fabricgen day0` name")
-        raise typer.Exit(1)
-    version = _lab_version(p, nos_version)
     password = os.environ.get(PASSWORD_ENV) or None
-    world = _lab_world(p, wiring)
-    if not 0 <= hosts <= len(p.hosts):
-        _err(f"error: lab up: --hosts {hosts}: give 0 (switches only) up to {len(p.hosts)} (the plan's hosts)")
-        raise typer.Exit(1)
-    device_faults = _lab_faults(p, faults, {h.name: {n.netdev for n in h.nics} for h in p.hosts[:hosts]})
-    world = _with_host_faults(world, device_faults)
-    if ztp:
-        devices, username, ztp_user = _ztp_devices(p, inventory, version, password)
-    else:
-        pool = ipaddress.IPv4Network(p.mgmt_pool)
-        # The gateway of the intent's management section, else the pool's first address (as the plan's).
-        gateway = p.management.gateway if p.management is not None else str(pool.network_address + 1)
-        devices = [LabDevice(sw.name, p.switch_os, version, mgmt_address=f"{sw.mgmt_ip}/{pool.prefixlen}",
-                             mgmt_gateway=gateway) for sw in p.switches]
-        username, ztp_user = p.deploy_user, None
-    lab_hosts = [LabHost(h.name, tuple(n.netdev for n in h.nics), tuple(n.rdma for n in h.nics),
-                         {n.netdev: [n.ip.split("/")[0]] for n in h.nics}, p.host_rollout.scheduler,
-                         {n.netdev: world.host_mac(h.name, n.netdev) for n in h.nics} if world is not None else None)
-                 for h in p.hosts[:hosts]]
-    try:
-        endpoints = start(devices, Path(directory), username=username, password=password, world=world,
-                          ztp_user=ztp_user, time_scale=time_scale, faults=device_faults, hosts=lab_hosts,
-                          host_user=p.host_rollout.user)
-    except LabError as exc:
-        _err(f"error: lab up: {exc}")
-        raise typer.Exit(1) from None
-    how = " waiting for ZTP (`fabricgen lab ztp`)" if ztp else ""
-    servers = f" and {len(lab_hosts)} GPU servers" if lab_hosts else ""
-    typer.echo(f"{len(devices)} simulated {p.switch_os} switches{servers} up{how}; endpoints: {endpoints}")
-    if lab_hosts and p.host_rollout.scheduler in ("slurm", "kubernetes"):
-        # deploy's drain hooks run scontrol / kubectl on the controller: the lab's talks to the hosts' scheduler
-        client = {"slurm": "Slurm controller client", "kubernetes": "Kubernetes client (kubectl)"}
-        typer.echo(f"{client[p.host_rollout.scheduler]}: export PATH={Path(directory).resolve() / 'bin'}:$PATH")
-
-
-def _lab_version(plan, nos_version: str | None) -> str:
-    """The release the lab's switches run: --nos-version, checked for the NOS, else the intent's."""
-    import re
-
-    if nos_version is None:
-        return ".".join(map(str, plan.switch_os_version))
-    if plan.switch_os == "cumulus":
-        from generator.lab.schema import schema_for
-
-        ok = re.fullmatch(r"5\.\d{1,2}(\.\d{1,2})?", nos_version) is not None
-        if ok:
-            try:
-                schema_for(nos_version)
-            except (ValueError, KeyError):
-                ok = False
-        example = "5.9 or 5.11"
-    else:
-        from generator.lab.sonic_factory import image
-
-        ok = re.fullmatch(r"\d{4}\.\d{1,2}", nos_version) is not None
-        if not ok:
-            try:
-                image(nos_version)     # a release, or a build string as `show version` prints it
-                ok = True
-            except ValueError:
-                ok = False
-        example = "202411, SONiC.20241211.21 or SONiC.202405c.38617-int-0a1b2c3"
-    if not ok:
-        _err(f"error: lab up: --nos-version {nos_version!r} is not a {plan.switch_os} release the lab runs; "
-             f"give e.g. {example}")
-        raise typer.Exit(1)
-    return nos_version
-
-
-def _ztp_devices(plan, inventory: str, version: str, password: str | None):
-    """(LabDevice per inventory switch, factory login, the login after ZTP) for `lab up --ztp`."""
-    from generator.day0.inventory import InventoryError, load_inventory
-    from generator.lab.control import LabDevice
-    from generator.lab.factory import check_password
-
-    try:
-        inv = load_inventory(inventory, plan)
-    except InventoryError as exc:
-        _err(f"error: lab up: {exc}")
-        raise typer.Exit(1) from None
-    rows = inv.switches
-    # A switch without a row is racked too, but nobody wrote its MAC down: it boots with one from
-    # its name, and the kit's Kea has no reservation for it (`lab ztp`: no DHCP answer).
-    from generator.lab.world import chassis_mac
-    from generator.plan.sonic_catalog import sonic_platform
-
-    # a SONiC switch boots its model's default SKU when the lab has that platform's data (else SN5600's)
-    models = {sw.name: sw.model if plan.switch_os == "sonic" and sonic_platform(sw.model) else None
-              for sw in plan.switches}
-    devices = [LabDevice(sw.name, plan.switch_os, version, mgmt_mode="dhcp", ztp=True,
-                         mac=rows[sw.name].mac if sw.name in rows else chassis_mac(sw.name),
-                         serial=rows[sw.name].serial if sw.name in rows else None,
-                         model=models[sw.name])
-               for sw in plan.switches]
-    missing = [sw.name for sw in plan.switches if sw.name not in rows]
-    if missing:
-        _err(f"warning: {inventory}: {len(missing)} switch(es) without a row boot with a MAC nobody wrote down "
-             f"and get no DHCP answer: {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
-    factory = "cumulus" if plan.switch_os == "cumulus" else "admin"
-    users = plan.management.users if plan.management is not None else ()
-    if plan.switch_os == "cumulus" and users:
-        # the kit replaces the config: afterwards only the intent's accounts exist
-        after = plan.deploy_user
-        user = next((u for u in users if u.name == after), None)
-        if user is None or not user.hashed_password:
-            _err(f"warning: after `lab ztp` the switches know only management.users; deploy.user {after} "
-                 f"{'is not one of them' if user is None else 'has no hashed_password'}: drift cannot log in "
-                 "with a password")
-        elif password is None or not check_password(password, user.hashed_password):
-            _err(f"warning: after `lab ztp` {after} logs in with the password behind its hashed_password in the "
-                 f"intent; export FABRICGEN_PASSWORD=<that password> before `lab up` so DIR/password holds it")
-    else:
-        # SONiC keeps its Linux accounts outside config_db; a Cumulus patch keeps the factory's
-        after = factory
-    return devices, factory, after
-
-
-def _lab_faults(plan, faults: str | None, hosts: dict[str, set[str]] | None = None) -> dict[str, dict]:
-    """{switch or host: its faults} from `lab up --faults FILE`, checked against the plan and the
-    hosts the lab starts (lab/fault_file.py)."""
-    if faults is None:
-        return {}
-    from generator.lab.fault_file import FaultFileError, load_fault_file
-
-    ports: dict[str, set[str]] = {sw.name: set() for sw in plan.switches}
-    for port in plan.ports:
-        if port.device in ports:
-            ports[port.device].add(port.port)
-    try:
-        return load_fault_file(faults, ports, hosts)
-    except FaultFileError as exc:
-        _err(f"error: lab up: {exc}")
-        raise typer.Exit(1) from None
-
-
-def _with_host_faults(world, faults: dict[str, dict]):
-    """The world with the cables of the hosts' `rails_down` unplugged at the leaf's end too."""
-    from generator.lab.world import with_rails_down
-
-    for name, fault in sorted(faults.items()):
-        down = set((fault.get("host") or {}).get("rails_down") or [])
-        if down and world is not None:
-            world = with_rails_down(world, name, down, down)
-    return world
-
-
-def _lab_world(plan, wiring: str | None):
-    """The lab's cables: the wiring file (devices checked against the plan) or the plan's cabling,
-    with the MACs of the host NICs the discovery file (hosts.discovered) recorded."""
-    from generator.lab.world import WiringError, check_devices, load_wiring, parse_wiring, with_host_macs
-    from generator.render.cabling import render_cabling
-
-    found = plan.discovery.hosts if plan.discovery is not None else {}
-    macs = {(name, nic.netdev): nic.mac for name, host in found.items() for nic in host.nics.values() if nic.mac}
-    try:
-        if wiring is None:
-            return with_host_macs(parse_wiring(render_cabling(plan), "cabling.csv"), macs)
-        world = load_wiring(wiring)
-        hosts = {h.name for h in plan.hosts}
-        check_devices(world, {sw.name for sw in plan.switches} | hosts, wiring, hosts)
-        return with_host_macs(world, macs)
-    except WiringError as exc:
-        _err(f"error: lab up: {exc}")
-        raise typer.Exit(1) from None
+    # a refusal (LabUpError) is one line and exit 1: the CLI's one catch (cli_config.ConfigCommand.invoke)
+    lab = prepare(result.plan, password=password, wiring=wiring, nos_version=nos_version, ztp=ztp,
+                  inventory=inventory, faults=faults, hosts=hosts)
+    for line in lab.warnings:
+        _err(line)
+    endpoints = start(lab, Path(directory), password=password, time_scale=time_scale)
+    for line in started_lines(lab, Path(directory), endpoints):
+        typer.echo(line)
 
 
 @lab_app.command("ztp")

@@ -6,24 +6,31 @@ routed by the endpoints file's `hosts:` key exactly as drift routes them. Each c
 is passed, failed, unknown (could not check) or skipped.
 
 Exit: 0 all passed; 3 findings, every device checked; 1 something could not be checked.
+`run_verify` and `run_soak` print nothing: they return what the CLI prints (VerifyRun, SoakRun).
 """
 
 from __future__ import annotations
 
+import io
 import math
-import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from generator.common.atomic_write import write_atomic
 from generator.safe_text import for_terminal
 from generator.verify import checks as C
 from generator.verify import control_plane as CP
 from generator.verify import physical as P
 from generator.verify.expected import PREFIX_TOLERANCE, Expectations, expectations
 from generator.verify.model import HOST_CHECKS, NOT_INSTALLED, SWITCH_CHECKS, Outcome, VerifyReport, outcome
-from generator.verify.report import FORMATS, write_report
+from generator.verify.report import FORMATS, RENDERERS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_INTERVAL_S = 5.0
 DEFAULT_SETTLE_S = 30.0
@@ -195,7 +202,7 @@ def _counters_outcome(H, host, reading, interval_s: float, pfc_threshold: float,
 def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expectations, *, interval_s: float,
                      settle_s: float, concurrency: int, reachable: list[str],
                      planned_absent: dict[str, dict[str, str]],
-                     streamed=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
+                     streamed=None, progress=None) -> tuple[dict[str, C.SwitchReading], list[Outcome]]:
     from generator.devices.credentials import CredentialsError
     from generator.devices.opener import switch_logins
 
@@ -206,13 +213,18 @@ def _switch_readings(plan, intent_path: str, endpoints: str | None, exp: Expecta
     except CredentialsError as exc:
         return {}, unknown + [o for n in reachable for o in _unknown_all(n, str(exc))]
 
+    from rich.console import Console
+
     from generator.verify.collect import read_switches
     from generator.verify.ports import to_plan_names
 
     # the checks compare plan port names; a SONiC switch answers with Ethernet names (ports.py)
     # (BGP peers of SONiC fabrics are numbered: the settle loop's neighbor ids need no renaming)
     readings = read_switches(reachable, make_driver, access.password, interval_s=interval_s, settle_s=settle_s,
-                             pending=_pending(plan, exp, planned_absent), workers=workers, streamed=streamed)
+                             pending=_pending(plan, exp, planned_absent), workers=workers, streamed=streamed,
+                             # without a terminal to show progress on, a console on a buffer: it is no
+                             # terminal, so read_switches shows no bar and streams nothing
+                             console=progress or Console(file=io.StringIO()))
     return to_plan_names(readings, plan), unknown
 
 
@@ -301,24 +313,49 @@ def streamed_failures(plan, exp: Expectations, absent: dict[str, str] | None = N
     return lines
 
 
+@dataclass(frozen=True)
+class VerifyRun:
+    """What `fabricgen verify` found, for the CLI to print. REPORT is None when nothing was checked
+    (a usage error, an intent that does not load); PROBLEMS are the lines it prints on stderr, in
+    order (the intent's refusals or warnings, a write error, the notes); OUTPUT is the -o file the
+    report was written to, not printed."""
+
+    exit_code: int
+    fmt: str
+    report: VerifyReport | None = None
+    output: str | None = None
+    problems: tuple[str, ...] = ()
+
+
+def verify_stdout(run: VerifyRun) -> str:
+    """What `verify` prints on stdout: the report, unless -o took it or nothing was checked."""
+    if run.report is None or run.output:
+        return ""
+    return RENDERERS[run.fmt](run.report)
+
+
 def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | None = None, fmt: str = "table",
                output: str | None = None, interval_s: float = DEFAULT_INTERVAL_S, settle_s: float = DEFAULT_SETTLE_S,
                pfc_threshold: float = C.PFC_THRESHOLD_PER_S, ecn_threshold: float = C.ECN_THRESHOLD_PER_S,
-               prefix_tolerance: float = PREFIX_TOLERANCE, limit: str | None = None) -> int:
+               prefix_tolerance: float = PREFIX_TOLERANCE, limit: str | None = None,
+               progress: Console | None = None) -> VerifyRun:
+    """Check, and with OUTPUT write the report there atomically (a Prometheus textfile must hold a
+    whole run or the last good one). PROGRESS is the terminal that shows the reads and each
+    switch's failures while the others are still read (collect.read_switches); None shows nothing."""
     from generator.checks.runner import load_selected
     from generator.render.output import render_files
 
     if fmt not in FORMATS:
-        print(f"error: --format {fmt!r}: use {', '.join(FORMATS)}", file=sys.stderr)
-        return 2
+        return VerifyRun(2, fmt, problems=(f"error: --format {fmt!r}: use {', '.join(FORMATS)}",))
     if interval_s < 0 or settle_s < 0 or pfc_threshold < 0 or ecn_threshold < 0 or not 0 <= prefix_tolerance < 1:
-        print("error: --interval, --settle and the thresholds must be >= 0, --prefix-tolerance in [0, 1)",
-              file=sys.stderr)
-        return 2
+        return VerifyRun(2, fmt, problems=("error: --interval, --settle and the thresholds must be >= 0, "
+                                           "--prefix-tolerance in [0, 1)",))
     started = time.time()
-    selected = load_selected(intent_path, "verifying", only, limit, sys.stderr)
+    err = io.StringIO()
+    selected = load_selected(intent_path, "verifying", only, limit, err)
+    said = tuple(err.getvalue().splitlines())
     if selected is None:
-        return 1
+        return VerifyRun(1, fmt, problems=said)
     loaded, plan, switches, hosts = selected
     exp = expectations(plan)
     outcomes: list[Outcome] = []
@@ -338,7 +375,8 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
                                              streamed=streamed_failures(plan, exp, absent,
                                                                         pfc_threshold=pfc_threshold,
                                                                         ecn_threshold=ecn_threshold,
-                                                                        prefix_tolerance=prefix_tolerance))
+                                                                        prefix_tolerance=prefix_tolerance),
+                                             progress=progress)
         absent_ports = installed.absent_ports(readings, planned_absent, absent)
         if absent_ports:
             # nothing is expected of a dark port toward a switch not racked yet, and no prefix or
@@ -362,22 +400,39 @@ def run_verify(intent_path: str, *, endpoints: str | None = None, only: str | No
     if not report.counted():
         notes.append("nothing was checked: no device of the selection is installed (listed in the endpoints "
                      "file and inside --limit); exit 1")
-    try:
-        write_report(report, fmt, output)
-    except OSError as exc:
-        print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
-        return 1
-    for note in notes:
-        print(for_terminal(f"note: {note}"), file=sys.stderr)
-    return report.exit_code
+    if output:
+        try:
+            write_atomic(output, RENDERERS[fmt](report))
+        except OSError as exc:
+            return VerifyRun(1, fmt, report, output, (*said, f"error: cannot write {output}: {exc.strerror}"))
+    return VerifyRun(report.exit_code, fmt, report, output,
+                     (*said, *(for_terminal(f"note: {note}") for note in notes)))
+
+
+@dataclass(frozen=True)
+class SoakRun:
+    """What `verify --soak` found, for the CLI to print: TEXT is the report (None when nothing was
+    watched), written to OUTPUT when given; PROBLEMS are the lines it prints on stderr, in order."""
+
+    exit_code: int
+    fmt: str
+    text: str | None = None
+    output: str | None = None
+    problems: tuple[str, ...] = ()
+
+
+def soak_stdout(run: SoakRun) -> str:
+    """What `verify --soak` prints on stdout: the report, unless -o took it or nothing was watched."""
+    if run.text is None or run.output:
+        return ""
+    return for_terminal(run.text) if run.fmt == "table" else run.text
 
 
 def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: str | None = None,
              limit: str | None = None, fmt: str = "table", output: str | None = None,
-             after_read=None) -> int:
+             after_read=None) -> SoakRun:
     """`verify --soak`: the switches' error counters read every INTERVAL over DURATION (soak.py)."""
     from generator.checks.runner import load_selected
-    from generator.common.atomic_write import write_atomic
     from generator.devices.credentials import CredentialsError
     from generator.devices.opener import switch_logins
     from generator.verify import soak as S
@@ -385,28 +440,26 @@ def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: s
     try:
         duration_s = S.parse_duration(duration)
     except ValueError as exc:
-        print(f"error: --soak {exc}", file=sys.stderr)
-        return 2
+        return SoakRun(2, fmt, problems=(f"error: --soak {exc}",))
     if not 0 < interval_s <= duration_s or fmt not in ("table", "json"):
-        print("error: --soak takes --interval above 0 and at most the duration, --format table or json",
-              file=sys.stderr)
-        return 2
-    selected = load_selected(intent_path, "verifying", "switches", limit, sys.stderr)
+        return SoakRun(2, fmt, problems=("error: --soak takes --interval above 0 and at most the duration, "
+                                         "--format table or json",))
+    err = io.StringIO()
+    selected = load_selected(intent_path, "verifying", "switches", limit, err)
+    said = tuple(err.getvalue().splitlines())
     if selected is None:
-        return 1
+        return SoakRun(1, fmt, problems=said)
     loaded, plan, switches, _hosts = selected
     absent = _not_installed(plan, switches, endpoints, limit)
     names = [n for n in switches if n not in absent]
     if not names:
-        print(f"error: no switch of fabric {plan.fabric} to soak: none is listed in the endpoints file and inside "
-              "--limit", file=sys.stderr)
-        return 1
+        return SoakRun(1, fmt, problems=(*said, f"error: no switch of fabric {plan.fabric} to soak: none is listed "
+                                         "in the endpoints file and inside --limit"))
     try:
         _access, workers, make_driver = switch_logins(plan, names, intent_path, endpoints,
                                                       loaded.intent.deploy.concurrency, SSH_TIMEOUT)
     except CredentialsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return SoakRun(1, fmt, problems=(*said, f"error: {exc}"))
 
     samples = S.soak(names, make_driver, duration_s=duration_s, interval_s=interval_s, workers=workers,
                      after_read=after_read)
@@ -415,8 +468,5 @@ def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: s
         try:
             write_atomic(Path(output), text)
         except OSError as exc:
-            print(f"error: cannot write {output}: {exc.strerror}", file=sys.stderr)
-            return 1
-    else:
-        sys.stdout.write(for_terminal(text) if fmt == "table" else text)
-    return code
+            return SoakRun(1, fmt, text, output, (*said, f"error: cannot write {output}: {exc.strerror}"))
+    return SoakRun(code, fmt, text, output, said)

@@ -87,7 +87,7 @@ def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F
     assert applied.ok, (applied.failures, applied.stdout[-4000:])
 
     out = tmp_path / "ok.json"
-    assert run_verify(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out)) == 0, \
+    assert run_verify(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out)).exit_code == 0, \
         out.read_text()
     assert json.loads(out.read_text()) == {"summary": {"checked": 6, "passed": 6, "failed": 0, "unknown": 0},
                                            "findings": []}
@@ -102,7 +102,7 @@ def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F
     (lab.directory / "sys" / stormy.name / "pause-storm").write_text("")
     out = tmp_path / "down.json"
     assert run_verify(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out),
-                      interval_s=1) == 3
+                      interval_s=1).exit_code == 3
     doc = json.loads(out.read_text())
     assert [(f["check"], f["device"], f["port"]) for f in doc["findings"]] == [
         ("host-roce", rebooted.name, ""), ("host-roce", victim.name, "ens2f0np0"),
@@ -117,7 +117,7 @@ def test_host_roce_on_namespace_hosts(netns_hosts, tmp_path, capsys):  # noqa: F
     # --limit: only the matching host is read; its two checks, nothing about the others
     out = tmp_path / "limit.json"
     assert run_verify(str(intent), endpoints=str(endpoints), only="hosts", fmt="json", output=str(out),
-                      interval_s=1, limit=victim.name) == 3
+                      interval_s=1, limit=victim.name).exit_code == 3
     doc = json.loads(out.read_text())
     assert [(f["check"], f["device"], f["port"]) for f in doc["findings"]] == [("host-roce", victim.name, "ens2f0np0")]
     assert doc["summary"] == {"checked": 2, "passed": 1, "failed": 1, "unknown": 0}

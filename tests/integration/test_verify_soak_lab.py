@@ -53,7 +53,7 @@ def env(lab, monkeypatch):
 def test_clean_soak_has_no_finding(env, tmp_path):
     out = tmp_path / "soak.json"
     code = run_soak(str(env.intent), duration="3s", interval_s=1.0, endpoints=env.endpoints, fmt="json",
-                    output=str(out))
+                    output=str(out)).exit_code
     doc = json.loads(out.read_text())
     assert code == 0, doc
     assert doc["findings"] == [] and doc["summary"]["reads"] == 3 * 4       # 3 switches x reads at 0, 1, 2, 3 s
@@ -73,7 +73,7 @@ def test_crc_errors_mid_soak_are_named_with_port_and_time(env, tmp_path):
 
     out = tmp_path / "soak.json"
     code = run_soak(str(env.intent), duration="4s", interval_s=1.0, endpoints=env.endpoints, fmt="json",
-                    output=str(out), after_read=after_read)
+                    output=str(out), after_read=after_read).exit_code
     doc = json.loads(out.read_text())
     assert code == 3, doc
     assert [(f["check"], f["device"], f["port"]) for f in doc["findings"]] == [("errors", LEAF, "swp7")]
@@ -98,7 +98,7 @@ def test_traffic_over_a_degraded_uplink_shows_as_crc_errors_at_the_receiving_swi
 
     out = tmp_path / "soak.json"
     code = run_soak(str(env.intent), duration="3s", interval_s=1.0, endpoints=env.endpoints, fmt="json",
-                    output=str(out), after_read=after_read)
+                    output=str(out), after_read=after_read).exit_code
     doc = json.loads(out.read_text())
     assert code == 3, doc
     assert [(f["device"], f["port"]) for f in doc["findings"]] == [(up.b_device, up.b_port)]
@@ -147,7 +147,7 @@ def test_pfc_watchdog_storms_mid_soak_are_named_with_port_and_time(env, tmp_path
     out = tmp_path / "soak.json"
     try:
         code = run_soak(str(env.intent), duration="4s", interval_s=1.0, endpoints=env.endpoints, fmt="json",
-                        output=str(out), after_read=after_read)
+                        output=str(out), after_read=after_read).exit_code
     finally:
         pfc_storms(env.lab, LEAF, "swp7", priority=roce, per_second=0)
     doc = json.loads(out.read_text())

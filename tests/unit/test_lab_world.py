@@ -394,9 +394,9 @@ vrf: {default: {router: {bgp: {enable: 'on', address-family: {ipv4-unicast: {red
 
 
 def test_lab_up_takes_host_macs_from_the_discovery_file(tmp_path):
-    # `lab up` (cli._lab_world): the MACs `hosts discover` recorded are what the lab's hosts announce
-    from generator.cli import _lab_world
+    # `lab up` (lab/command.py lab_world): the MACs `hosts discover` recorded are what the lab's hosts announce
     from generator.deploy.discover import discovery_text
+    from generator.lab.command import lab_world
 
     plan = _plan(tmp_path)
     entries = {host.name: {"gpudirect": "nvidia-peermem", "nics": [
@@ -407,8 +407,8 @@ def test_lab_up_takes_host_macs_from_the_discovery_file(tmp_path):
     (tmp_path / "fabric.yaml").write_text(INTENT + "hosts: {discovered: discovered.yaml}\n")
     discovered = run_checks(load_intent(tmp_path / "fabric.yaml")).plan
     first, second = discovered.hosts[0], discovered.hosts[1]
-    world = _lab_world(discovered, None)
+    world = lab_world(discovered, None)
     assert world.host_mac(first.name, first.nics[1].netdev) == "0c:42:a1:00:01:01"
     assert world.host_mac(second.name, second.nics[0].netdev) == host_nic_mac(second.name, second.nics[0].netdev)
-    assert _lab_world(plan, None).host_mac(first.name, first.nics[1].netdev) == \
+    assert lab_world(plan, None).host_mac(first.name, first.nics[1].netdev) == \
         host_nic_mac(first.name, first.nics[1].netdev)
