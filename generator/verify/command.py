@@ -425,7 +425,7 @@ def soak_stdout(run: SoakRun) -> str:
     """What `verify --soak` prints on stdout: the report, unless -o took it or nothing was watched."""
     if run.text is None or run.output:
         return ""
-    return for_terminal(run.text) if run.fmt == "table" else run.text
+    return run.text                 # the table's lines are escaped where they are made (soak.report)
 
 
 def run_soak(intent_path: str, *, duration: str, interval_s: float, endpoints: str | None = None,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from generator.devices.sessions import Session, for_each
+from generator.safe_text import for_terminal
 
 # napalm's get_interfaces_counters keys that only grow on trouble
 INTERFACE_ERRORS = ("rx_errors", "tx_errors", "rx_discards", "tx_discards")
@@ -183,4 +184,6 @@ def report(plan_fabric: str, samples: dict[str, list[Sample]], fmt: str) -> tupl
     lines = [f"soak of {plan_fabric}: {len(samples)} switch(es), {reads} read(s), {len(findings)} finding(s)"]
     lines += [f"{'PFC storms' if f.counter.startswith(WATCHDOG) else 'error growth'}: {f.line()}" for f in findings]
     lines += [f"unknown: {u}" for u in unknown]
-    return "\n".join(lines) + "\n", code
+    # a port or counter name is the device's text: escaped line by line, so a control character in
+    # it cannot reach the terminal nor start a line of its own, while the table keeps its line breaks
+    return "".join(for_terminal(line) + "\n" for line in lines), code

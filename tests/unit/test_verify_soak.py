@@ -107,3 +107,16 @@ def test_the_watchdog_is_read_where_the_driver_has_it():
                    clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
     text, code = report("f", samples, "json")
     assert code == 3 and '"check": "pfc-watchdog"' in text and '"port": "swp1"' in text
+
+
+def test_the_table_keeps_its_lines_and_escapes_what_the_device_named():
+    """`verify --soak` printed the whole table through one escape, so its line breaks came out as
+    \\x0a; a port name a device returns with a newline or ESC in it must stay one escaped line."""
+    samples = [Sample(0.0, {"swp1": c(), "swp2\n\x1b[2Jforged": c()}, None),
+               Sample(1.0, {"swp1": c(rx=2), "swp2\n\x1b[2Jforged": c(rx=1)}, None)]
+    text, code = report("f", {"leaf1": samples}, "table")
+    assert code == 3
+    assert text.splitlines() == [
+        "soak of f: 1 switch(es), 2 read(s), 2 finding(s)",
+        "error growth: leaf1 swp1: rx errors +2 by 1970-01-01T00:00:01Z",
+        "error growth: leaf1 swp2\\x0a\\x1b[2Jforged: rx errors +1 by 1970-01-01T00:00:01Z"]
