@@ -17,7 +17,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.common.atomic_write import write_atomic
 from generator.drift.compare import FEATURES, FeatureResult
 from generator.safe_text import (
     for_terminal,
@@ -226,11 +225,3 @@ RENDERERS = {"table": format_table, "json": format_json, "markdown": format_mark
 def report_text(report: DriftReport, fmt: str) -> str:
     """The report as FMT prints it, secrets redacted."""
     return RENDERERS[fmt](redacted(report))
-
-
-def write_report(report: DriftReport, fmt: str, output: str | None) -> None:
-    text = report_text(report, fmt)
-    if output:
-        write_atomic(output, text)
-    else:
-        print(text, end="")

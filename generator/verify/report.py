@@ -193,13 +193,3 @@ def format_prometheus(report: VerifyReport) -> str:
 
 
 RENDERERS = {"table": format_table, "json": format_json, "junit": format_junit, "prometheus": format_prometheus}
-
-
-def write_report(report: VerifyReport, fmt: str, output: str | None) -> None:
-    from generator.common.atomic_write import write_atomic
-
-    text = RENDERERS[fmt](report)
-    if output:
-        write_atomic(output, text)
-    else:
-        print(text, end="")

@@ -15,10 +15,9 @@ import pytest
 from generator.common.atomic_write import write_atomic
 from generator.drift.compare import FeatureResult
 from generator.drift.report import RENDERERS as DRIFT_RENDERERS
-from generator.drift.report import DeviceResult, DriftReport, write_report
+from generator.drift.report import DeviceResult, DriftReport, report_text
 from generator.verify.model import Finding, Outcome, VerifyReport, outcome
 from generator.verify.report import RENDERERS as VERIFY_RENDERERS
-from generator.verify.report import write_report as write_verify
 from tests.conftest import example
 from tests.hostile_text import (
     HOSTILE,
@@ -104,9 +103,9 @@ def test_verify_prometheus_fabric_label_is_escaped():
 
 def test_output_file_is_replaced_whole(tmp_path):
     target = tmp_path / "verify.xml"
-    write_verify(verify_report(), "junit", str(target))
+    write_atomic(target, VERIFY_RENDERERS["junit"](verify_report()))
     assert_junit_well_formed(target.read_text(encoding="utf-8"))
-    write_report(drift_report(), "prometheus", str(tmp_path / "drift.prom"))
+    write_atomic(tmp_path / "drift.prom", report_text(drift_report(), "prometheus"))
     assert_prometheus_parses((tmp_path / "drift.prom").read_text(encoding="utf-8"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["drift.prom", "verify.xml"]
 
@@ -152,7 +151,7 @@ def test_acceptance_error_line_is_terminal_safe(tmp_path: Path):
 
 def test_a_write_that_fails_keeps_the_last_good_file(tmp_path):
     target = tmp_path / "verify.xml"
-    write_verify(verify_report(), "junit", str(target))
+    write_atomic(target, VERIFY_RENDERERS["junit"](verify_report()))
     good = target.read_bytes()
     with pytest.raises(UnicodeEncodeError):
         write_atomic(target, "<half a report \ud800")          # text no escaping guarded: UTF-8 refuses it
