@@ -64,7 +64,8 @@ class ConsolePresenter:
     def ask(self, question: str) -> bool | None:
         if not sys.stdin.isatty():
             return None
-        answer = self.err.input(f"{question} [y/N] ")
+        # markup=False: rich reads "[y/N]" as a style tag and prints the question without it
+        answer = self.err.input(f"{question} [y/N] ", markup=False)
         return answer.strip().lower() in ("y", "yes")
 
 

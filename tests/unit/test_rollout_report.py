@@ -86,7 +86,7 @@ def test_the_question_comes_after_what_the_run_said_so_far(monkeypatch):
     said.err("warning: a note")
     assert _confirmed(said, console, False, "push 1 switch(es) in 1 wave(s)?") is True
     assert out.getvalue() == "fab: 2 switch(es): 1 to change\n"
-    assert err.getvalue().startswith("warning: a note\npush 1 switch(es) in 1 wave(s)?")
+    assert err.getvalue() == "warning: a note\npush 1 switch(es) in 1 wave(s)? [y/N] "
     said.out("switches deployed in 1.0s")
     assert console.finish(said.run(0)) == 0
     assert out.getvalue() == "fab: 2 switch(es): 1 to change\nswitches deployed in 1.0s\n"
