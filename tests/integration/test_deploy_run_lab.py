@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 import io
+import os
+import pty
 import re
+import select
+import subprocess
+import time
 
 import pytest
 from rich.console import Console
@@ -66,3 +71,50 @@ def test_a_dry_run_prints_nothing_itself_and_returns_what_the_cli_prints(tmp_pat
     assert done.stdout == out.replace(str(run.backup_dir), cli_backups)
     assert "rollout (dry run)" in out and err == ""
     assert done.stderr.startswith("backup + diff") and "3/3" in done.stderr
+
+
+def read_until(fd: int, wanted: bytes | None, timeout: float) -> bytes:
+    """What the terminal shows until WANTED appears (None: until the process closes it)."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while wanted is None or wanted not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"timed out waiting for {wanted!r}; the terminal shows {seen.decode(errors='replace')!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:              # EIO: the process closed the terminal
+            chunk = b""
+        if not chunk:
+            assert wanted is None, f"the terminal closed before {wanted!r}: {seen.decode(errors='replace')!r}"
+            return seen
+        seen += chunk
+    return seen
+
+
+def test_on_a_terminal_the_plan_comes_before_the_question_and_yes_pushes(tmp_path, lab_start):
+    """The lines said before the push question are on the screen when it is asked; `y` pushes."""
+    fab = small_fabric(tmp_path, lab_start)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(fab.command("deploy", str(fab.intent), "--endpoints", fab.endpoints, "--only", "switches"),
+                            stdin=slave, stdout=slave, stderr=slave, env=fab.env, close_fds=True)
+    os.close(slave)
+    try:
+        screen = read_until(master, b"[y/N] ", timeout=120).decode()
+        plan = screen.index("tiny: 3 switch(es): 3 to change, 0 unchanged, 0 failed before any change")
+        per_switch = [screen.index(f"  {n}: ") for n in SWITCHES]
+        question = screen.index("push 3 switch(es) in 3 wave(s)? [y/N] ")
+        assert plan < min(per_switch) and max(per_switch) < question
+        assert "rollout" not in screen                 # the table comes after the push
+        os.write(master, b"y\r")
+        rest = read_until(master, None, timeout=180).decode()
+        assert proc.wait(timeout=30) == 0, rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    assert "switches deployed in" in rest and "rollout" in rest
+    assert all(fab.deployed(n) for n in SWITCHES)
