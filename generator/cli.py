@@ -318,11 +318,19 @@ def deploy(
                        "evidence read from the device (not with --limit)")] = False,
 ) -> None:
     """Push in waves with commit-confirm; roll back and stop on the first failed wave."""
-    from generator.deploy.rollout import run_deploy
+    from rich.console import Console
 
-    raise typer.Exit(run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run,
-                                yes=yes, accept_new_host_keys=accept_new_host_keys, provision=provision,
-                                show_diff=diff, plan_file=plan_file, day0=day0))
+    from generator.deploy.rollout import run_deploy
+    from generator.deploy.rollout_report import ConsolePresenter
+
+    # Piped output (CI logs, tests) gets a width that fits the wave table on one line per wave.
+    console = ConsolePresenter(
+        Console(file=sys.stdout, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120),
+        Console(file=sys.stderr, highlight=False, soft_wrap=True))
+    run = run_deploy(intent, endpoints=endpoints, only=_only(only), limit=limit, dry_run=dry_run, yes=yes,
+                     accept_new_host_keys=accept_new_host_keys, provision=provision, show_diff=diff,
+                     plan_file=plan_file, day0=day0, presenter=console)
+    raise typer.Exit(console.finish(run))
 
 
 @app.command()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.console import Console
 from rich.table import Table
 
 from generator.safe_text import for_terminal
@@ -86,11 +85,3 @@ def problems(results: dict[str, DeviceResult]) -> list[str]:
     rows = sorted((r for r in results.values() if r.status in bad), key=lambda r: (r.wave, r.name))
     # a message may quote the device's own words (an apply error): shown, never interpreted
     return [f"{r.name} (wave {r.wave}): {r.status}: {for_terminal(r.message)}" for r in rows]
-
-
-def print_report(console: Console, results: dict[str, DeviceResult], *, dry_run: bool = False) -> None:
-    console.print(wave_table(results, dry_run=dry_run))
-    if dry_run:
-        return                  # dry_run_lines named every switch with its reason
-    for line in problems(results):
-        console.print(line, markup=False, highlight=False)

@@ -19,27 +19,26 @@ someone's edits wait unapplied in NVUE's pending revision, is refused: this run 
 make them. SIGINT/SIGTERM (interrupt.py) roll back the running wave's pending commits,
 release the lock and exit 130/143.
 
-This module executes; the waves and the refusals decided from what backup + diff read are
-rollout_plan.py (pure), the console wording is rollout_report.py.
+This module executes and prints nothing: run_deploy returns a DeployRun (deploy_run.py) with
+what it has to say in order, and shows progress and asks through the presenter its caller passes
+(the CLI's: rollout_report.ConsolePresenter). The waves and the refusals decided from what backup +
+diff read are rollout_plan.py (pure), the console wording is rollout_report.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import Progress
-
 from generator.common.selection import matching
 from generator.deploy import rollout_plan, rollout_report
 from generator.deploy.candidate import build_candidate
 from generator.deploy.day0_evidence import evidence as day0_evidence
+from generator.deploy.deploy_run import DeployRun, Presenter, Quiet, Recorder
 from generator.deploy.guard import GuardContext, check_diff, touches_access
 from generator.deploy.interrupt import Interrupted, StopSignals
 from generator.deploy.lock import DeployLock, LockError, lock_path
@@ -56,7 +55,6 @@ from generator.deploy.report import (
     WOULD_CHANGE,
     DeviceResult,
     dry_run_lines,
-    print_report,
 )
 from generator.deploy.sonic_guard import check_patch, provision_refusal, refusal_line
 from generator.deploy.waves import Wave, natural_key
@@ -547,39 +545,57 @@ def _write_backup(path: Path, text: str) -> None:
         fh.write(text)
 
 
-def _run_parallel(progress: Progress, description: str, names: list[str], workers: int, func) -> None:
-    task = progress.add_task(description, total=len(names))
-    for_each(names, func, workers, done=lambda _name: progress.advance(task))
+def _run_parallel(phase, description: str, names: list[str], workers: int, func) -> None:
+    """FUNC on every name, WORKERS at once, as one progress phase (Presenter.progress)."""
+    advance = phase(description, len(names))
+    for_each(names, func, workers, done=lambda _name: advance())
+
+
+def _confirmed(rec: Recorder, presenter: Presenter, yes: bool, question: str) -> bool:
+    """--yes, or the operator's yes after everything said so far; refused without someone to ask."""
+    if yes:
+        return True
+    presenter.show(rec.said)
+    answer = presenter.ask(question)
+    if answer is None:
+        rec.err(rollout_report.NO_TERMINAL)
+        return False
+    return answer
 
 
 def run_deploy(intent_path: str, *, endpoints: str | None = None, only: str | None = None,
                limit: str | None = None, dry_run: bool = False, yes: bool = False,
                accept_new_host_keys: bool = False, provision: bool = False, show_diff: bool = False,
-               plan_file: str | None = None, day0: bool = False) -> int:
+               plan_file: str | None = None, day0: bool = False,
+               presenter: Presenter | None = None) -> DeployRun:
     """SHOW_DIFF: print every switch's changes, old -> new (redacted), before the summary; a dry run
     without it prints one line per switch and the waves. PLAN_FILE: push exactly that saved plan
     (from_plan.py), or nothing. DAY0: drop the rail and spine-pair waves, refused unless every switch
-    of the fabric shows no traffic evidence read from the device (day0_evidence.py)."""
-    # Piped output (CI logs, tests) gets a width that fits the wave table on one line per wave.
-    out = Console(file=sys.stdout, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
-    err = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    of the fabric shows no traffic evidence read from the device (day0_evidence.py). PRESENTER: what
+    the operator sees while it runs and the push question (none: nothing shown, nothing asked)."""
+    presenter = presenter or Quiet()
+    rec = Recorder()
     stop = StopSignals()
-    with stop:
-        try:
-            code = _run_deploy(intent_path, out, err, stop, endpoints=endpoints, only=only, limit=limit,
-                               dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
-                               provision=provision, show_diff=show_diff, plan_file=plan_file, day0=day0)
-        except Interrupted:
-            code = stop.exit_code
+    try:
+        with stop:
+            try:
+                code = _run_deploy(intent_path, rec, presenter, stop, endpoints=endpoints, only=only, limit=limit,
+                                   dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
+                                   provision=provision, show_diff=show_diff, plan_file=plan_file, day0=day0)
+            except Interrupted:
+                code = stop.exit_code
+    except BaseException:
+        presenter.show(rec.said)        # a crash: what the run said before it, then the traceback
+        raise
     if stop.signum is not None:
         # One line, after the lock is gone: what the signal did to the switches.
         lock_note = {True: "; the deploy lock was released", False: ""}.get(stop.lock_released, "")
-        err.print(f"interrupted by {stop.name}: {stop.summary}{lock_note}", markup=False)
-        return stop.exit_code
-    return code
+        rec.err(f"interrupted by {stop.name}: {stop.summary}{lock_note}")
+        return rec.run(stop.exit_code, stop.name)
+    return rec.run(code)
 
 
-def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals, *, endpoints, only, limit,
+def _run_deploy(intent_path: str, rec: Recorder, presenter: Presenter, stop: StopSignals, *, endpoints, only, limit,
                 dry_run, yes, accept_new_host_keys, provision, show_diff=False, plan_file=None,
                 day0=False) -> int:
     from generator.checks.runner import run_checks
@@ -589,30 +605,30 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
         loaded = load_intent(intent_path)
     except IntentError as exc:
         for problem in exc.problems:
-            err.print(f"error: {problem}", markup=False)
+            rec.err(f"error: {problem}")
         return 1
     checked = run_checks(loaded)
     if checked.errors or checked.plan is None:
         for finding in checked.errors:
-            err.print(finding.one_line(), markup=False)
-        err.print(f"error: {intent_path} has {len(checked.errors)} error(s); nothing was pushed", markup=False)
+            rec.err(finding.one_line())
+        rec.err(f"error: {intent_path} has {len(checked.errors)} error(s); nothing was pushed")
         return 1
     plan = checked.plan
     if provision and plan.switch_os != "sonic":
-        err.print(f"error: --provision is for switch_os sonic (day 0: full config_db + config reload); "
-                  f"{intent_path} targets {plan.switch_os}, where every deploy already replaces the "
-                  "subtrees fabricgen manages; nothing was pushed", markup=False)
+        rec.err(f"error: --provision is for switch_os sonic (day 0: full config_db + config reload); "
+                f"{intent_path} targets {plan.switch_os}, where every deploy already replaces the "
+                "subtrees fabricgen manages; nothing was pushed")
         return 1
     if provision and only == "hosts":
-        err.print("error: --provision applies to switches; drop --only hosts; nothing was pushed", markup=False)
+        rec.err("error: --provision applies to switches; drop --only hosts; nothing was pushed")
         return 1
     if day0 and only == "hosts":
-        err.print("error: --day0 applies to switches; drop --only hosts; nothing was pushed", markup=False)
+        rec.err("error: --day0 applies to switches; drop --only hosts; nothing was pushed")
         return 1
     if day0 and limit:
         # the switches --limit leaves out are not read, and may carry the jobs the waves protect
-        err.print(f"error: --day0 with --limit {limit!r}: day 0 is proven for the whole fabric only; drop "
-                  "--limit (or --day0, for rail-safe waves); nothing was pushed", markup=False)
+        rec.err(f"error: --day0 with --limit {limit!r}: day 0 is proven for the whole fabric only; drop "
+                "--limit (or --day0, for rail-safe waves); nothing was pushed")
         return 1
     planned = None
     if plan_file is not None:
@@ -624,17 +640,16 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
                                    files=render_files(plan, loaded.text))
         except PlanRefused as exc:
             for line in exc.lines:
-                err.print(f"error: {line}", markup=False)
+                rec.err(f"error: {line}")
             if not exc.unreadable:
-                err.print(f"error: {plan_file} is not what {intent_path} deploys now; make a new plan "
-                          "(fabricgen plan ... --out) and review it; nothing was pushed", markup=False)
+                rec.err(f"error: {plan_file} is not what {intent_path} deploys now; make a new plan "
+                        "(fabricgen plan ... --out) and review it; nothing was pushed")
             return 1
         if planned.running is None and only != "hosts":
             # never inferred: without the hashes nobody checked the switches since the review
-            err.print(f"warning: {plan_file} holds no running-config hashes (made without --endpoints): a hand "
-                      "change on a switch since the plan is not detected (the push replaces what fabricgen "
-                      "manages, as a deploy without --plan does); make the plan with --endpoints to pin them",
-                      markup=False)
+            rec.err(f"warning: {plan_file} holds no running-config hashes (made without --endpoints): a hand "
+                    "change on a switch since the plan is not detected (the push replaces what fabricgen "
+                    "manages, as a deploy without --plan does); make the plan with --endpoints to pin them")
 
     fabric_dir = _backup_root() / plan.fabric
     try:
@@ -642,21 +657,21 @@ def _run_deploy(intent_path: str, out: Console, err: Console, stop: StopSignals,
         with stop.deferred():           # never unwound between the link and knowing the lock is ours
             lock.acquire()
     except LockError as exc:
-        err.print(f"error: {exc}", markup=False)
+        rec.err(f"error: {exc}")
         return 1
     try:
-        return _deploy_locked(loaded, plan, fabric_dir, out, err, endpoints=endpoints, only=only, limit=limit,
+        return _deploy_locked(loaded, plan, fabric_dir, rec, presenter, endpoints=endpoints, only=only, limit=limit,
                               dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
                               provision=provision, stop=stop, run_id=lock.run_id, show_diff=show_diff,
                               planned=planned, day0=day0)
     except (CredentialsError, PreflightError) as exc:
-        err.print(f"error: {exc}; nothing was pushed", markup=False)
+        rec.err(f"error: {exc}; nothing was pushed")
         return 1
     finally:
         stop.lock_released = lock.release()
 
 
-def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *, endpoints, only, limit,
+def _deploy_locked(loaded, plan, fabric_dir: Path, rec: Recorder, presenter: Presenter, *, endpoints, only, limit,
                    dry_run, yes, accept_new_host_keys, provision=False, stop: StopSignals | None = None,
                    run_id: str | None = None, show_diff: bool = False, planned=None,
                    day0: bool = False) -> int:
@@ -665,15 +680,15 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
 
     files = planned.files if planned is not None else render_files(plan, loaded.text)
     names = sorted(matching((sw.name for sw in plan.switches), limit), key=natural_key)
-    backup_dir = _new_backup_dir(fabric_dir)
+    backup_dir = rec.backup_dir = _new_backup_dir(fabric_dir)
     status = 0
     if stop.event.is_set():            # arrived while the lock was being taken
         return stop.exit_code
     if only in (None, "switches"):
         if not names:
-            err.print(f"error: --limit {limit!r} matches no switch of fabric {plan.fabric}", markup=False)
+            rec.err(f"error: --limit {limit!r} matches no switch of fabric {plan.fabric}")
             return 1
-        status = _deploy_switches(loaded, plan, files, names, backup_dir, out, err, endpoints=endpoints,
+        status = _deploy_switches(loaded, plan, files, names, backup_dir, rec, presenter, endpoints=endpoints,
                                   dry_run=dry_run, yes=yes, accept_new_host_keys=accept_new_host_keys,
                                   provision=provision, stop=stop, run_id=run_id, show_diff=show_diff,
                                   planned_running=planned.running if planned is not None else None,
@@ -683,7 +698,7 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, out: Console, err: Console, *
     if stop.event.is_set():
         return stop.exit_code
     if only in (None, "hosts"):
-        status = _deploy_hosts(files, backup_dir, out, err, write_tree, intent_path=loaded.file,
+        status = _deploy_hosts(files, backup_dir, rec, presenter, write_tree, intent_path=loaded.file,
                                endpoints=endpoints, only=only, limit=limit, dry_run=dry_run, yes=yes)
     return status
 
@@ -700,8 +715,8 @@ def _extra_ownership(plan, names) -> dict[str, dict[str, tuple]]:
     return {"extra_rows": {n: sonic_owned(plan, by_name[n]) for n in names if n in by_name}}
 
 
-def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoints, dry_run, yes,
-                     accept_new_host_keys, provision=False, stop: StopSignals | None = None,
+def _deploy_switches(loaded, plan, files, names, backup_dir, rec: Recorder, presenter: Presenter, *, endpoints,
+                     dry_run, yes, accept_new_host_keys, provision=False, stop: StopSignals | None = None,
                      run_id: str | None = None, show_diff: bool = False,
                      planned_running: dict[str, str] | None = None, day0: bool = False) -> int:
     stop = stop or StopSignals()
@@ -723,21 +738,23 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
             deploy_user=plan.deploy_user, login_user=access.targets[n].username) for n in names}
     intent_deploy = loaded.intent.deploy
     concurrency = intent_deploy.concurrency
+    rec.results.update((n, DeviceResult(n)) for n in names)
     job = Job(os_name=plan.switch_os, os_version=".".join(map(str, plan.switch_os_version)), access=access,
               rendered={n: files[f"switches/{n}/{suffix}"] for n in names}, backup_dir=backup_dir,
               revert_in=confirm_timeout(intent_deploy.confirm_timeout),
               ssh_timeout=ssh_timeout(30), accept_new_host_keys=accept_new_host_keys,
-              concurrency=concurrency, results={n: DeviceResult(n) for n in names},
+              concurrency=concurrency, results=rec.results,
               managed=managed, guards=guards or {},
               sonic=SonicManaged(plan.management is not None) if plan.switch_os == "sonic" else None,
               provision=provision, run_id=run_id, stop=stop.event, planned_running=planned_running,
               day0=day0, **_extra_ownership(plan, names))
     try:
         started = time.monotonic()
-        with rollout_report.progress(err) as progress, stop.deferred():
+        presenter.show(rec.said)
+        with presenter.progress() as phase, stop.deferred():
             # Nothing changes in this phase: as many sessions at once as the bastion allows
             # (devices/sessions.py), not the waves' blast radius.
-            _run_parallel(progress, "backup + diff", names, pool_size(len(names), concurrency),
+            _run_parallel(phase, "backup + diff", names, pool_size(len(names), concurrency),
                           lambda n: _prepare(job, n))
         if stop.event.is_set():
             stop.summary = f"stopped during backup + diff, nothing was committed; backups in {backup_dir}"
@@ -751,10 +768,10 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
             refusals = rollout_plan.day0_refusals(names, job.traffic, job.results)
             if refusals:
                 for n, found in refusals:
-                    err.print(f"error: {n}: not day 0: " + for_terminal("; ".join(found)[:600]), markup=False)
-                err.print(f"error: --day0 refused: {len(refusals)} of {len(names)} switch(es) show traffic "
-                          "evidence or could not be read; deploy without --day0 for rail-safe waves; "
-                          "nothing was pushed", markup=False)
+                    rec.err(f"error: {n}: not day 0: " + for_terminal("; ".join(found)[:600]))
+                rec.err(f"error: --day0 refused: {len(refusals)} of {len(names)} switch(es) show traffic "
+                        "evidence or could not be read; deploy without --day0 for rail-safe waves; "
+                        "nothing was pushed")
                 return 1
         order = rollout_plan.plan_rollout(plan, names, job.results, concurrency, day0=day0)
         waves, changed, failed = order.waves, order.changed, order.failed
@@ -762,53 +779,55 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
             for n in wave.devices:
                 job.results[n].wave, job.results[n].label = wave.index, wave.label
         unchanged = order.unchanged(len(names))
-        out.print(f"{plan.fabric}: {len(names)} switch(es): {len(changed)} to change, {unchanged} unchanged, "
-                  f"{len(failed)} failed before any change; backups in {backup_dir}", markup=False)
+        rec.out(f"{plan.fabric}: {len(names)} switch(es): {len(changed)} to change, {unchanged} unchanged, "
+                f"{len(failed)} failed before any change; backups in {backup_dir}")
         kept = list(dict.fromkeys(label for n in names for label in job.kept.get(n, ())))
         if managed is not None and not managed.management and kept:
-            out.print(f"kept the switches' own management ({', '.join(kept)}): the intent has no management section",
-                      markup=False)
+            rec.out(f"kept the switches' own management ({', '.join(kept)}): the intent has no management section")
         if day0:
-            out.print(f"day 0 (--day0): no switch shows traffic evidence (FRR BGP, data ports, LLDP, counters, "
-                      f"flat files, snippets): the canary, then up to {concurrency} switch(es) per wave, rails "
-                      "and spine pairs together", markup=False)
+            rec.out(f"day 0 (--day0): no switch shows traffic evidence (FRR BGP, data ports, LLDP, counters, "
+                    f"flat files, snippets): the canary, then up to {concurrency} switch(es) per wave, rails "
+                    "and spine pairs together")
         notes = list(dict.fromkeys(note for n in names for note in job.notes.get(n, ())))
         if notes:
-            out.print(f"provisioning {'; '.join(notes)}", markup=False)
+            rec.out(f"provisioning {'; '.join(notes)}")
         if show_diff:
-            rollout_report.print_changes(job, plan, changed, out)
+            for text in rollout_report.changes(job, plan, changed):
+                rec.out(text)
         if dry_run:
             for line in dry_run_lines(job.results):
-                out.print(line, markup=False)
-            print_report(out, job.results, dry_run=True)
+                rec.out(line)
+            rec.table(job.results, dry_run=True)
             if failed:
-                return rollout_report.refused_before_any_change(job, failed, err)
-            out.print("dry run: nothing was committed" + ("" if show_diff else "; --diff prints each switch's diff"),
-                      markup=False)
+                rec.err(rollout_report.refused_before_any_change(job, failed))
+                return 1
+            rec.out("dry run: nothing was committed" + ("" if show_diff else "; --diff prints each switch's diff"))
             return 0
         if failed:
             for n in names:
                 if job.results[n].status != FAILED:
                     job.results[n].status = SKIPPED if job.results[n].status == WOULD_CHANGE else UNCHANGED
-            print_report(out, job.results)
-            return rollout_report.refused_before_any_change(job, failed, err)
+            rec.table(job.results)
+            rec.err(rollout_report.refused_before_any_change(job, failed))
+            return 1
         if not changed:
-            print_report(out, job.results)
+            rec.table(job.results)
             return 0
         for n in changed:
-            out.print(f"  {n}: {job.results[n].diff_lines} diff lines", markup=False)
-        if not rollout_report.confirm(err, yes, f"push {len(changed)} switch(es) in {len(waves)} wave(s)?"):
+            rec.out(f"  {n}: {job.results[n].diff_lines} diff lines")
+        if not _confirmed(rec, presenter, yes, f"push {len(changed)} switch(es) in {len(waves)} wave(s)?"):
             return 1
 
         for n in changed:
             job.results[n].status = SKIPPED  # until its wave runs
         stopped_at: Wave | None = None
-        with rollout_report.progress(err) as progress, stop.deferred():
+        presenter.show(rec.said)
+        with presenter.progress() as phase, stop.deferred():
             for wave in waves:
                 if stop.event.is_set():
                     break
                 run = WaveRun(job, wave)
-                _run_parallel(progress, f"wave {wave.index} {wave.label}", list(wave.devices), concurrency,
+                _run_parallel(phase, f"wave {wave.index} {wave.label}", list(wave.devices), concurrency,
                               run.apply)
                 healthy = run.finish()
                 if not healthy and not stop.event.is_set():
@@ -819,7 +838,7 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
                 r = job.results[n]
                 if r.status == SKIPPED and not r.message:
                     r.message = "not started: " + job.stop_reason
-            print_report(out, job.results)
+            rec.table(job.results)
             stop.summary = rollout_report.interrupt_summary(job, changed, backup_dir)
             return stop.exit_code
         stop.summary = "the switches were deployed before it came (report above)"
@@ -829,12 +848,12 @@ def _deploy_switches(loaded, plan, files, names, backup_dir, out, err, *, endpoi
                 if r.wave > stopped_at.index and r.status == SKIPPED:
                     r.message = f"not started: wave {stopped_at.index} failed"
         seconds = time.monotonic() - started
-        print_report(out, job.results)
+        rec.table(job.results)
         if stopped_at is not None:
-            err.print(f"error: wave {stopped_at.index} ({stopped_at.label}) failed; the rollout stopped, later waves "
-                      f"were not touched; backups in {backup_dir}", markup=False)
+            rec.err(f"error: wave {stopped_at.index} ({stopped_at.label}) failed; the rollout stopped, later waves "
+                    f"were not touched; backups in {backup_dir}")
             return 1
-        out.print(f"switches deployed in {seconds:.1f}s", markup=False)
+        rec.out(f"switches deployed in {seconds:.1f}s")
         return 0
     finally:
         job.logins.close_all()        # sessions of switches whose wave never came (a failure, a stop, no)
@@ -853,10 +872,10 @@ def _endpoint_host_access(endpoints: str | None) -> dict:
     return {"extravars": extravars, "ssh_key": ssh_key, "host_vars": endpoint_host_vars(section)}
 
 
-def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpoints, only, limit, dry_run,
-                  yes) -> int:
+def _deploy_hosts(files, backup_dir, rec: Recorder, presenter: Presenter, write_tree, *, intent_path, endpoints,
+                  only, limit, dry_run, yes) -> int:
     if not any(rel.startswith("hosts/") for rel in files):
-        out.print("hosts: none in the plan", markup=False)
+        rec.out("hosts: none in the plan")
         return 0
     if endpoints is not None:
         from generator.devices.endpoints import hosts_section
@@ -866,16 +885,16 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
             # An endpoints file that only lists switches (the lab) has no route to the GPU servers.
             line = f"hosts: skipped: {reason}"
             if only == "hosts":
-                err.print("error: " + line, markup=False)
+                rec.err("error: " + line)
                 return 1
-            out.print(line, markup=False)
+            rec.out(line)
             return 0
     try:
         from generator.deploy.hosts import run_hosts_playbook
     except ImportError:
-        out.print("hosts: not available", markup=False)
+        rec.out("hosts: not available")
         return 1 if only == "hosts" else 0
-    if not dry_run and not rollout_report.confirm(err, yes, "configure the hosts?"):
+    if not dry_run and not _confirmed(rec, presenter, yes, "configure the hosts?"):
         return 1
     render_dir = write_tree(files, backup_dir / "render")
     known_hosts = (Path(endpoints) if endpoints else Path(intent_path)).resolve().parent / "known_hosts"
@@ -884,34 +903,35 @@ def _deploy_hosts(files, backup_dir, out, err, write_tree, *, intent_path, endpo
         absent = sorted({rel.split("/")[1] for rel in files if rel.startswith("hosts/") and rel.count("/") >= 2}
                         - set(access.get("host_vars") or {})) if access.get("host_vars") else []
         if absent:
-            out.print(f"hosts: {len(absent)} not in the endpoints file's hosts.servers (not installed), skipped: "
-                      f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}", markup=False)
-        result = run_hosts_playbook(render_dir, render_dir / "inventory.yml", limit=limit, check=dry_run,
-                                    diff=dry_run, known_hosts=known_hosts if known_hosts.is_file() else None,
-                                    **access)
+            rec.out(f"hosts: {len(absent)} not in the endpoints file's hosts.servers (not installed), skipped: "
+                    f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}")
+        presenter.show(rec.said)        # the playbook takes minutes: what came before is on the screen
+        result = rec.hosts = run_hosts_playbook(
+            render_dir, render_dir / "inventory.yml", limit=limit, check=dry_run, diff=dry_run,
+            known_hosts=known_hosts if known_hosts.is_file() else None, **access)
     except (OSError, RuntimeError) as exc:
-        err.print(f"error: hosts: {_message(exc)}", markup=False)
+        rec.err(f"error: hosts: {_message(exc)}")
         return 1
     for host, task, message in result.failures:
         # the pre-flight lines name their host already ("gpu02: rail 1 ...")
         message = message.removeprefix(f"{host}: ")
-        err.print(f"hosts: {host}: {task}: {message}", markup=False)
+        rec.err(f"hosts: {host}: {task}: {message}")
     # hosts this run drained and did not give back to the scheduler, with why (issue 24, item 3)
     for host, why in result.left_drained:
-        err.print(f"hosts: {host}: left drained: {why}", markup=False)
+        rec.err(f"hosts: {host}: left drained: {why}")
     # Ansible goes on past an unreachable host; the playbook stops the rollout after its batch (issue 33)
     if result.lost:
-        err.print(f"hosts: rollout stopped after the batch that lost {', '.join(result.lost)} (unreachable): "
-                  "no later batch started", markup=False)
+        rec.err(f"hosts: rollout stopped after the batch that lost {', '.join(result.lost)} (unreachable): "
+                "no later batch started")
     for host, why in result.not_restored:
-        err.print(f"hosts: {host}: {why}", markup=False)
+        rec.err(f"hosts: {host}: {why}")
     # a drain someone else set or ended during the run: theirs, not resumed (issue 33, item 3)
     for host, what in result.drain_notes:
-        err.print(f"hosts: {host}: warning: {what}", markup=False)
+        rec.err(f"hosts: {host}: warning: {what}")
     # a bad rail port on a host whose settings are in place: not a failure of the run (issue 24)
     for host, what in result.port_warnings:
-        err.print(f"hosts: {host}: warning: {what}", markup=False)
-    out.print(f"hosts: {result.status}: {len(result.hosts)} host(s), {result.changed} change(s)"
-              + (f", {len(result.left_drained)} left drained by this run: "
-                 + ", ".join(h for h, _ in result.left_drained) if result.left_drained else ""), markup=False)
+        rec.err(f"hosts: {host}: warning: {what}")
+    rec.out(f"hosts: {result.status}: {len(result.hosts)} host(s), {result.changed} change(s)"
+            + (f", {len(result.left_drained)} left drained by this run: "
+               + ", ".join(h for h, _ in result.left_drained) if result.left_drained else ""))
     return 0 if result.ok and not result.not_restored else 1

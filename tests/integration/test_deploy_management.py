@@ -19,13 +19,13 @@ import pytest
 from netmiko import ConnectHandler
 
 from generator.checks.runner import run_checks
-from generator.deploy.rollout import run_deploy
 from generator.devices.nvue import load_nvue_document
 from generator.drift.command import drift_stdout, run_drift
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice
 from generator.render.managed import managed_set
 from generator.render.output import render_files
+from tests.deploy_cli import deploy_cli
 
 pytestmark = pytest.mark.integration
 
@@ -97,10 +97,8 @@ class Fabric:
         return {n: self.running(n) for n in self.names}
 
     def deploy(self, capsys, **kwargs) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = run_deploy(str(self.intent), endpoints=self.endpoints, yes=True, **kwargs)
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
+        done = deploy_cli(self.intent, endpoints=self.endpoints, yes=True, **kwargs)
+        return done.returncode, done.stdout, done.stderr
 
     def drift(self, capsys) -> tuple[int, dict]:
         run = run_drift(str(self.intent), endpoints=self.endpoints, only="switches", fmt="json")

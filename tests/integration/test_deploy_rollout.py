@@ -24,7 +24,6 @@ import pytest
 
 from generator.checks.runner import run_checks
 from generator.deploy.candidate import build_candidate
-from generator.deploy.rollout import run_deploy
 from generator.devices.nvue import NVUEDriver, load_nvue_document
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice, set_wiring, write_device_files
@@ -35,6 +34,7 @@ from generator.render.cabling import render_cabling
 from generator.render.managed import managed_set
 from generator.render.output import render_files
 from generator.render.sonic_managed import SonicManaged
+from tests.deploy_cli import deploy_cli
 
 pytestmark = pytest.mark.integration
 
@@ -90,9 +90,8 @@ class DeployFabric:
 
     def deploy(self, capsys, **kwargs) -> tuple[int, str, str]:
         kwargs = {"endpoints": self.endpoints, "yes": True, **kwargs}
-        code = run_deploy(str(self.intent), **kwargs)
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
+        done = deploy_cli(self.intent, **kwargs)
+        return done.returncode, done.stdout, done.stderr
 
 
 # An earlier deploy's BGP, with another AS than the plan's: the switch routes, so it carries traffic
@@ -396,10 +395,10 @@ def test_deploy_sonic_then_unchanged(tmp_path, lab_start, monkeypatch, capsys):
     monkeypatch.setenv("FABRICGEN_CONFIRM_TIMEOUT", str(CONFIRM_SECONDS))
     endpoints = str(lab.directory / "endpoints.yml")
     # a factory SONiC switch needs day 0 (its SKU and routing mode change only with a reload)
-    assert run_deploy(str(intent), endpoints=endpoints, yes=True) == 1
-    assert "fabricgen deploy --provision" in capsys.readouterr().out
-    assert run_deploy(str(intent), endpoints=endpoints, yes=True, provision=True) == 0
-    assert "6 to change" in capsys.readouterr().out
+    done = deploy_cli(intent, endpoints=endpoints, yes=True)
+    assert done.returncode == 1 and "fabricgen deploy --provision" in done.stdout
+    done = deploy_cli(intent, endpoints=endpoints, yes=True, provision=True)
+    assert done.returncode == 0 and "6 to change" in done.stdout
     rendered = json.loads(render_files(plan, text)["switches/ds-spine-1/config_db.json"])
     device = lab.driver("ds-spine-1", "sonic_fabric")
     device.open()
@@ -410,8 +409,8 @@ def test_deploy_sonic_then_unchanged(tmp_path, lab_start, monkeypatch, capsys):
     managed = SonicManaged.of(rendered, management=False)
     assert managed.owned(running) == managed.owned(rendered)
     assert running["DEVICE_METADATA"]["localhost"]["mac"], "the switch keeps its own base MAC"
-    assert run_deploy(str(intent), endpoints=endpoints, yes=True) == 0
-    assert "0 to change, 6 unchanged" in capsys.readouterr().out
+    done = deploy_cli(intent, endpoints=endpoints, yes=True)
+    assert done.returncode == 0 and "0 to change, 6 unchanged" in done.stdout
 
 
 def test_deploy_refuses_a_switch_with_a_pending_commit(deploy_fabric, capsys):
@@ -466,12 +465,11 @@ def test_deploy_refuses_a_switch_on_another_release(tmp_path, lab_start, monkeyp
             before[sw.name] = device.get_config(retrieve="running")["running"]
         finally:
             device.close()
-    code = run_deploy(str(intent), endpoints=str(lab.directory / "endpoints.yml"), yes=True)
-    out = capsys.readouterr()
-    assert code == 1
-    [line] = [ln for ln in out.out.splitlines() if odd in ln and "refused" in ln]
+    done = deploy_cli(intent, endpoints=str(lab.directory / "endpoints.yml"), yes=True)
+    assert done.returncode == 1
+    [line] = [ln for ln in done.stdout.splitlines() if odd in ln and "refused" in ln]
     assert "runs Cumulus Linux 5.9" in line and "renders 5.11" in line, line
-    assert "nothing was pushed" in out.err
+    assert "nothing was pushed" in done.stderr
     for sw in plan.switches:                     # no switch changed, the odd one was not even backed up
         device = lab.driver(sw.name)
         device.open()
@@ -504,8 +502,9 @@ def test_deploy_refuses_a_sonic_switch_on_another_release(tmp_path, lab_start, m
             device.close()
 
     before = {sw.name: running(sw.name) for sw in plan.switches}
-    assert run_deploy(str(intent), endpoints=str(lab.directory / "endpoints.yml"), yes=True, provision=True) == 1
-    out = capsys.readouterr().out
+    done = deploy_cli(intent, endpoints=str(lab.directory / "endpoints.yml"), yes=True, provision=True)
+    assert done.returncode == 1
+    out = done.stdout
     for sw in plan.switches:
         [line] = [ln for ln in out.splitlines() if sw.name in ln and "refused" in ln]
         assert "runs SONiC 202405, the intent renders 202411" in line, line

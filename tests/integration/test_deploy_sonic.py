@@ -21,13 +21,13 @@ import pytest
 from netmiko import ConnectHandler
 
 from generator.checks.runner import run_checks
-from generator.deploy.rollout import run_deploy
 from generator.devices.sonic import SonicDriver
 from generator.drift.command import drift_stdout, run_drift
 from generator.intent.loader import load_intent
 from generator.lab.control import LabDevice
 from generator.render.output import render_files
 from generator.render.sonic_managed import SonicManaged
+from tests.deploy_cli import deploy_cli
 
 pytestmark = pytest.mark.integration
 
@@ -110,10 +110,8 @@ class Fabric:
             device.close()
 
     def deploy(self, capsys, **kwargs) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = run_deploy(str(self.intent), endpoints=self.endpoints, yes=True, **kwargs)
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
+        done = deploy_cli(self.intent, endpoints=self.endpoints, yes=True, **kwargs)
+        return done.returncode, done.stdout, done.stderr
 
     def drift(self, capsys) -> tuple[int, dict]:
         run = run_drift(str(self.intent), endpoints=self.endpoints, only="switches", fmt="json")
@@ -412,9 +410,8 @@ def test_provision_is_refused_for_cumulus(tmp_path, capsys):
     intent.write_text(INTENT.replace("NODES", "4").replace("HOSTCABLE", "3")
                       .replace('{name: sonic, version: "202411"}', '{name: cumulus, version: "5.11"}')
                       .replace("SN5600", "SN4700").replace("deploy: {user: admin", "deploy: {user: cumulus"))
-    code = run_deploy(str(intent), yes=True, provision=True)
-    err = capsys.readouterr().err
-    assert code == 1 and "--provision is for switch_os sonic" in err
+    done = deploy_cli(intent, yes=True, provision=True)
+    assert done.returncode == 1 and "--provision is for switch_os sonic" in done.stderr
     assert not (tmp_path / "backups").exists() or not os.listdir(tmp_path / "backups")
 
 

@@ -12,9 +12,9 @@ import stat
 import pytest
 import yaml
 
-from generator.deploy.rollout import run_deploy
 from generator.lab.control import LabDevice
 from tests.cli_runner import run_cli
+from tests.deploy_cli import deploy_cli
 from tests.integration.test_drift_lab import INTENT, SWITCHES, push
 
 pytestmark = pytest.mark.integration
@@ -68,12 +68,10 @@ def test_switch_secrets_are_redacted_in_every_drift_format(fabric, capsys, tmp_p
     # deploy --dry-run prints the switch's diff (removing them): hashes only; backups private
     backups = tmp_path / "backups"
     monkeypatch.setenv("FABRICGEN_BACKUP_DIR", str(backups))
-    capsys.readouterr()
-    code = run_deploy(str(intent), endpoints=str(lab.directory / "endpoints.yml"), only="switches",
+    done = deploy_cli(intent, endpoints=str(lab.directory / "endpoints.yml"), only="switches",
                       dry_run=True, yes=True, show_diff=True)
-    out = capsys.readouterr()
-    assert code == 0, out
-    assert MD5 not in out.out + out.err
+    assert done.returncode == 0, done
+    assert MD5 not in done.stdout + done.stderr
     runs = [p for p in (backups / "tiny").iterdir() if p.is_dir()]
     assert runs
     assert stat.S_IMODE((backups / "tiny").stat().st_mode) == 0o700

@@ -84,8 +84,8 @@ def fabric(request, tmp_path_factory):
     lab_up(devices, fab.lab, username="admin", password=PASSWORD,
            world=parse_wiring(render_cabling(plan), "cabling.csv"), time_scale=3.75)
     try:
-        code = run_deploy(str(fab.intent), endpoints=fab.endpoints, yes=True, provision=True)
-        assert code == 0
+        run = run_deploy(str(fab.intent), endpoints=fab.endpoints, yes=True, provision=True)
+        assert run.exit_code == 0, run.lines("stderr")
         yield fab
     finally:
         lab_down(fab.lab)

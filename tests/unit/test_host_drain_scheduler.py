@@ -179,12 +179,9 @@ def test_inventory_carries_the_scheduler_only_when_set(tmp_path):
 
 def test_deploy_summary_lists_hosts_left_drained(tmp_path, monkeypatch):
     """`fabricgen deploy --only hosts` names every host the run drained and did not undrain (item 3)."""
-    import io
-
-    from rich.console import Console
-
     from generator.deploy import hosts as hosts_mod
     from generator.deploy import rollout
+    from generator.deploy.deploy_run import Quiet, Recorder
     from generator.deploy.hosts import HostRunResult, HostStats
 
     def fake_run(render_dir, inventory, **kw):
@@ -194,15 +191,15 @@ def test_deploy_summary_lists_hosts_left_drained(tmp_path, monkeypatch):
         return result
 
     monkeypatch.setattr(hosts_mod, "run_hosts_playbook", fake_run)
-    out, err = io.StringIO(), io.StringIO()
-    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, Console(file=out, width=300),
-                               Console(file=err, width=300), lambda files, d: d, intent_path=str(tmp_path / "f.yaml"),
-                               endpoints=None, only="hosts", limit=None, dry_run=True, yes=True)
+    said = Recorder()
+    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, said, Quiet(), lambda files, d: d,
+                               intent_path=str(tmp_path / "f.yaml"), endpoints=None, only="hosts", limit=None,
+                               dry_run=True, yes=True)
     assert rc == 1
-    assert err.getvalue().splitlines() == [
+    assert said.run(rc).lines("stderr") == [
         "hosts: gpu02: Install nccl.conf and nccl.env: Could not find or access 'nccl.env'",
         'hosts: gpu02: left drained: half-applied, failed at "Install nccl.conf and nccl.env"']
-    assert out.getvalue().strip() == "hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu02"
+    assert said.run(rc).lines("stdout") == ["hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu02"]
 
 
 def test_summary_counts_a_drained_host_that_never_got_its_undrain(tmp_path, monkeypatch):
@@ -287,12 +284,9 @@ def test_playbook_addresses_the_scheduler_by_the_node_name():
 
 def test_deploy_summary_warns_about_a_bad_rail_port(tmp_path, monkeypatch):
     """A rail port DOWN on a host already as rendered: a warning line, and the run still succeeds."""
-    import io
-
-    from rich.console import Console
-
     from generator.deploy import hosts as hosts_mod
     from generator.deploy import rollout
+    from generator.deploy.deploy_run import Quiet, Recorder
     from generator.deploy.hosts import HostRunResult, HostStats
 
     def fake_run(render_dir, inventory, **kw):
@@ -301,24 +295,21 @@ def test_deploy_summary_warns_about_a_bad_rail_port(tmp_path, monkeypatch):
         return result
 
     monkeypatch.setattr(hosts_mod, "run_hosts_playbook", fake_run)
-    out, err = io.StringIO(), io.StringIO()
-    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, Console(file=out, width=300),
-                               Console(file=err, width=300), lambda files, d: d, intent_path=str(tmp_path / "f.yaml"),
-                               endpoints=None, only="hosts", limit=None, dry_run=True, yes=True)
+    said = Recorder()
+    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, said, Quiet(), lambda files, d: d,
+                               intent_path=str(tmp_path / "f.yaml"), endpoints=None, only="hosts", limit=None,
+                               dry_run=True, yes=True)
     assert rc == 0
-    assert err.getvalue().splitlines() == [
+    assert said.run(rc).lines("stderr") == [
         "hosts: gpu02: warning: rail port not as planned: rail 1 ens2f0np0 (mlx5_1) port is DOWN"]
 
 
 def test_deploy_summary_names_a_lost_host_and_a_drain_someone_else_took(tmp_path, monkeypatch):
     """Issue 33, items 1 and 3: the run fails naming the host lost mid-batch and what it left drained;
     a drain someone set during the run is a warning, not resumed."""
-    import io
-
-    from rich.console import Console
-
     from generator.deploy import hosts as hosts_mod
     from generator.deploy import rollout
+    from generator.deploy.deploy_run import Quiet, Recorder
     from generator.deploy.hosts import HostRunResult, HostStats
 
     def fake_run(render_dir, inventory, **kw):
@@ -333,18 +324,18 @@ def test_deploy_summary_names_a_lost_host_and_a_drain_someone_else_took(tmp_path
         return result
 
     monkeypatch.setattr(hosts_mod, "run_hosts_playbook", fake_run)
-    out, err = io.StringIO(), io.StringIO()
-    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, Console(file=out, width=300),
-                               Console(file=err, width=300), lambda files, d: d, intent_path=str(tmp_path / "f.yaml"),
-                               endpoints=None, only="hosts", limit=None, dry_run=True, yes=True)
+    said = Recorder()
+    rc = rollout._deploy_hosts({"hosts/gpu02/netplan.yaml": ""}, tmp_path, said, Quiet(), lambda files, d: d,
+                               intent_path=str(tmp_path / "f.yaml"), endpoints=None, only="hosts", limit=None,
+                               dry_run=True, yes=True)
     assert rc == 1
-    assert err.getvalue().splitlines() == [
+    assert said.run(rc).lines("stderr") == [
         "hosts: gpu03: Create destination directories: Failed to connect to the host via ssh",
         "hosts: gpu03: left drained: unreachable after its drain, state unknown: check it, then undrain it by hand",
         "hosts: rollout stopped after the batch that lost gpu03 (unreachable): no later batch started",
         "hosts: gpu02: warning: not undrained: its drain now has Reason=RMA [bob@t], not set by this run: left to "
         "whoever set it"]
-    assert out.getvalue().strip() == "hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu03"
+    assert said.run(rc).lines("stdout") == ["hosts: failed: 2 host(s), 0 change(s), 1 left drained by this run: gpu03"]
 
 
 def test_a_kubectl_drain_hook_needs_a_timeout_within_drain_timeout():
