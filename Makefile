@@ -45,6 +45,13 @@ lock-nautobot:
 	mv $(NAUTOBOT_PINS).new $(NAUTOBOT_PINS)
 	rm -rf build/lock-nautobot
 
+# Recompile constraints.txt from pyproject.toml. Existing pins are kept where they still fit;
+# `make lock UPGRADE=1` moves every package to its newest allowed release.
+lock: setup
+	$(BIN)/pip-compile --quiet --extra dev --extra sonic --strip-extras --allow-unsafe \
+		--no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade,) \
+		--output-file $(CONSTRAINTS) pyproject.toml
+
 render: setup
 	$(BIN)/fabricgen render inventories/$(FABRIC)/fabric.yaml -o build/$(FABRIC)
 
