@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # upstream release cannot change what `make setup` installs on a bastion overnight.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup setup-nautobot lock lock-nautobot render test test-quick test-under-load test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd deploy drift report clean
+.PHONY: setup setup-nautobot lock lock-nautobot nautobot-db render test test-quick test-under-load test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd deploy drift report clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ lock-nautobot:
 	{ sed -n '/^#/p' $(NAUTOBOT_PINS); build/lock-nautobot/bin/pip freeze; } > $(NAUTOBOT_PINS).new
 	mv $(NAUTOBOT_PINS).new $(NAUTOBOT_PINS)
 	rm -rf build/lock-nautobot
+
+# Migrate an empty Nautobot database into the dump cache (/var/tmp/fabricgen-nautobot-cache), so
+# the first sot test restores it in seconds; CI runs it before `make test`.
+nautobot-db: setup setup-nautobot
+	$(BIN)/python -m tests.support.nautobot_service prepare
 
 # Recompile constraints.txt from pyproject.toml. Existing pins are kept where they still fit;
 # `make lock UPGRADE=1` moves every package to its newest allowed release.
