@@ -149,7 +149,7 @@ class NautobotService:
 
     def write_env_file(self, path: Path) -> None:
         """The dev instance's address for other shells: URL, token file, PIDs; never the token."""
-        pids = " ".join(str(p.pid) for p in self.processes)
+        pids = ",".join(str(p.pid) for p in self.processes)  # no blank: the file is sourced by shells
         text = (
             f"# Nautobot from {REPO} (tests/support/nautobot_service.py), state in {self.state_dir}\n"
             f"# stop it: cd {REPO} && .venv/bin/python -m tests.support.nautobot_service stop"
