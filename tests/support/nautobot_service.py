@@ -9,7 +9,8 @@ Everything the service runs sits in one state directory: PostgreSQL's cluster (i
 and Redis's socket in a directory only the service user can enter, so neither database listens on
 TCP; the generated nautobot_config.py (random SECRET_KEY and database password), the logs, and the
 API token in a 0600 file. Only uWSGI listens, on a free 127.0.0.1 port. PostgreSQL refuses to run
-as root (postgres(1)): as root, the databases run as Debian's `postgres` user.
+as root (postgres(1)): as root, the databases and Nautobot run as Debian's `postgres` user, which
+owns nothing else here.
 
 The slow step, `nautobot-server migrate`, runs once per schema key: its empty database is kept as a
 pg_dump (tests/support/nautobot_db_cache.py) and restored next time.
@@ -213,6 +214,7 @@ class _Stack:
         self.home = state_dir / "nautobot"
         self.logs = state_dir / "logs"
         self.nautobot_version = _installed_version(tools)
+        self.nautobot_user = False  # Nautobot's processes run as the service user (decided in databases())
 
     # -- the steps ------------------------------------------------------------------------------
 
@@ -231,17 +233,21 @@ class _Stack:
             raise ServiceError(f"{self.dir} is not empty: give the service a new directory")
         # the service user must pass through to its own directories; nothing here is readable by others
         self.dir.chmod(0o711)
-        for private in (self.home, self.logs):
-            private.mkdir(mode=0o700)
+        self.logs.mkdir(mode=0o700)
         user = self.tools.service_user
-        for owned in (self.pgdata, self.sockets):
+        for owned in (self.pgdata, self.sockets, self.home):
             owned.mkdir(mode=0o700)
             os.chown(owned, user.pw_uid, user.pw_gid)
         self._record()
-        if self._run("access check", ["test", "-w", str(self.pgdata)], as_service_user=True,
-                     check=False).returncode != 0:
+        if not self._service_user_can("-w", self.pgdata):
             raise ServiceError(f"user {user.pw_name} cannot reach {self.pgdata}: a directory above it is "
                                "closed; give a state directory under /tmp or /var/tmp")
+        # Nautobot runs as the service user too, unless its venv sits where that user cannot read
+        # (a checkout in a 0700 home): then as the caller, with a note
+        self.nautobot_user = self._service_user_can("-x", self.tools.python)
+        if not self.nautobot_user:
+            self.log(f"nautobot: {user.pw_name} cannot run {self.tools.python}: Nautobot runs as uid {os.geteuid()}")
+            os.chown(self.home, os.geteuid(), os.getegid())
         self._initdb()
         self._spawn("postgres", [
             self.tools.pg("postgres"), "-D", str(self.pgdata),
@@ -275,7 +281,8 @@ class _Stack:
             self.log(f"nautobot: restored the migrated database in {self.timings['restore_s']} s")
             return
         self.log("nautobot: migrating an empty database (minutes on 2 cores; cached afterwards)")
-        self._run("migrate", [str(self.tools.nautobot_server), "migrate", "--no-input"], env=self._nautobot_env())
+        self._run("migrate", [str(self.tools.nautobot_server), "migrate", "--no-input"], env=self._nautobot_env(),
+                  as_service_user=self.nautobot_user)
         self.timings["migrate_s"] = round(time.monotonic() - began, 1)
         self.log(f"nautobot: migrated in {self.timings['migrate_s']} s")
         if dump is not None:
@@ -302,7 +309,7 @@ class _Stack:
             "Token.objects.create(user=user, key=secret['token'], description='fabricgen tests')\n"
         )
         self._run("superuser and token", [str(self.tools.python), "-c", script], env=self._nautobot_env(),
-                  stdin=json.dumps({"token": token, "password": password}))
+                  stdin=json.dumps({"token": token, "password": password}), as_service_user=self.nautobot_user)
         token_file = self.dir / "token"
         _write_private(token_file, token + "\n")
         _write_private(self.dir / "admin-password", password + "\n")  # for the web UI of a dev instance
@@ -322,7 +329,7 @@ class _Stack:
                 f"--processes={UWSGI_PROCESSES}", f"--threads={UWSGI_THREADS}",
                 # each worker loads Django itself: no database connection crosses a fork
                 "--lazy-apps", "--buffer-size=32768", "--disable-logging",
-            ], env=self._nautobot_env())
+            ], env=self._nautobot_env(), as_service_user=self.nautobot_user)
             url = f"http://127.0.0.1:{port}"
             if self._wait_for(lambda url=url: _status_ok(url, token), "nautobot", READY_TIMEOUT, proc=proc,
                               fail=False):
@@ -345,6 +352,10 @@ class _Stack:
         self._record()
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    def _service_user_can(self, test_flag: str, path: Path) -> bool:
+        return self._run("access check", ["test", test_flag, str(path)], as_service_user=True,
+                         check=False).returncode == 0
 
     def _initdb(self) -> None:
         # initdb reads the superuser's password from a file (--pwfile): one the service user owns,
@@ -371,7 +382,8 @@ class _Stack:
     def _nautobot_env(self) -> dict[str, str]:
         # only what Nautobot needs: NAUTOBOT_* of the caller's shell would override the generated config
         env = {k: v for k, v in self.env.items() if not k.startswith(("NAUTOBOT_", "DJANGO_", "OTEL_"))}
-        env.update(NAUTOBOT_ROOT=str(self.home), NAUTOBOT_CONFIG=str(self.home / "nautobot_config.py"))
+        env.update(NAUTOBOT_ROOT=str(self.home), NAUTOBOT_CONFIG=str(self.home / "nautobot_config.py"),
+                   HOME=str(self.home))
         return env
 
     def _write_config(self) -> None:
@@ -396,13 +408,16 @@ INSTALLATION_METRICS_ENABLED = False
 METRICS_ENABLED = False
 PLUGINS = []
 '''
-        _write_private(self.home / "nautobot_config.py", text)
+        config = self.home / "nautobot_config.py"
+        _write_private(config, text)
+        if self.nautobot_user:
+            os.chown(config, self.tools.service_user.pw_uid, self.tools.service_user.pw_gid)
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None,
                as_service_user: bool = False) -> OwnedProcess:
         with open(self.logs / f"{name}.log", "ab") as out:
             popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                     env=env if env is not None else _plain_env(), cwd=self._cwd(as_service_user),
+                                     env=env if env is not None else _plain_env(), cwd=self.dir,
                                      start_new_session=True, **self._user_args(as_service_user))
         proc = OwnedProcess.of(name, popen.pid)
         self.processes.append(proc)
@@ -416,7 +431,7 @@ PLUGINS = []
             done = subprocess.run(argv, input=stdin.encode() if stdin is not None else None,
                                   stdin=subprocess.DEVNULL if stdin is None else None, stdout=out,
                                   stderr=subprocess.STDOUT, env=env if env is not None else _plain_env(),
-                                  cwd=self._cwd(as_service_user), **self._user_args(as_service_user))
+                                  cwd=self.dir, **self._user_args(as_service_user))
         if check and done.returncode != 0:
             tail = log_file.read_text(errors="replace").strip().splitlines()[-1:] or [""]
             raise ServiceError(f"{what} failed (exit {done.returncode}): {tail[0][:200]} (log: {log_file})")
@@ -427,9 +442,6 @@ PLUGINS = []
             return {}
         user = self.tools.service_user
         return {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
-
-    def _cwd(self, as_service_user: bool) -> str:
-        return str(self.pgdata if as_service_user else self.home)
 
     def _wait_for(self, ready, name: str, timeout: float, proc: OwnedProcess | None = None,
                   fail: bool = True) -> bool:
