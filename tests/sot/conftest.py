@@ -19,7 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.nautobot_service import NautobotService, ServiceError, find_tools, start
+from tests.support.nautobot_service import (
+    STATE_PREFIX,
+    NautobotService,
+    ServiceError,
+    find_tools,
+    start,
+    stop_abandoned,
+)
 
 REQUIRE_ENV = "FABRICGEN_REQUIRE_NAUTOBOT"
 # A first run migrates an empty database (minutes on a busy 2-core machine) inside the setup of
@@ -35,9 +42,11 @@ def nautobot() -> Iterator[NautobotService]:
             pytest.fail(f"{REQUIRE_ENV}=1 but {tools}", pytrace=False)
         pytest.skip(tools)
     # under /tmp, not pytest's tmp_path: that one is 0700 root's, closed to the `postgres` user
-    state_dir = Path(tempfile.mkdtemp(prefix="fabricgen-nautobot-"))
+    temp = Path(tempfile.gettempdir())
+    stop_abandoned(temp)  # servers of earlier runs killed before their teardown
+    state_dir = Path(tempfile.mkdtemp(prefix=STATE_PREFIX, dir=temp))
     try:
-        service = start(state_dir, tools)
+        service = start(state_dir, tools, owner_pid=os.getpid())
     except ServiceError as exc:
         pytest.fail(f"live Nautobot did not start: {exc}", pytrace=False)
     try:

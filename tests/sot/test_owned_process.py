@@ -3,6 +3,7 @@ never a process that merely holds a recorded PID's number."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -46,3 +47,33 @@ def test_stop_session_ends_what_the_leader_forked():
     stop_session(proc)
     assert not orphan.alive()
     assert os.getpid() != orphan_pid
+
+
+def test_a_service_whose_test_run_died_is_stopped_and_others_are_not(tmp_path):
+    """stop_abandoned (the fixture calls it first) on records shaped as the service writes them:
+    one whose owner is gone, one whose owner (this test) lives, one left running on purpose."""
+    from tests.support.nautobot_service import stop_abandoned
+
+    owner = _spawn("echo up; exec sleep 300")
+    assert owner.stdout.readline() == "up\n"
+    owners = {"fg-dead": OwnedProcess.of("owner", owner.pid).to_json(),
+              "fg-live": OwnedProcess.of("owner", os.getpid()).to_json(), "fg-detached": None}
+    services = {}
+    for name, owner_record in owners.items():
+        server = _spawn("echo up; exec sleep 300")
+        assert server.stdout.readline() == "up\n"
+        services[name] = (server, OwnedProcess.of("nautobot", server.pid))
+        (tmp_path / name).mkdir()
+        record = {"owner": owner_record, "processes": [services[name][1].to_json()]}
+        (tmp_path / name / "service.json").write_text(json.dumps(record))
+    try:
+        assert stop_abandoned(tmp_path, "fg-") == []
+        owner.kill()
+        owner.wait(timeout=10)
+        assert stop_abandoned(tmp_path, "fg-") == [tmp_path / "fg-dead"]
+        assert not services["fg-dead"][1].alive() and not (tmp_path / "fg-dead").exists()
+        assert services["fg-live"][1].alive() and services["fg-detached"][1].alive()
+    finally:
+        for server, _ in services.values():
+            server.kill()
+            server.wait(timeout=10)

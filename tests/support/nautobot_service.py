@@ -55,6 +55,8 @@ DB_USER = "postgres"
 UWSGI_PROCESSES = 2
 UWSGI_THREADS = 2
 READY_TIMEOUT = 180.0
+# state directories under the temp dir: stop_abandoned finds those of test runs that died
+STATE_PREFIX = "fabricgen-nautobot-"
 
 
 class ServiceError(RuntimeError):
@@ -160,12 +162,15 @@ class NautobotService:
         _write_private(path, text)
 
 
-def start(state_dir: Path, tools: Tools, env: dict[str, str] | None = None, log=None) -> NautobotService:
+def start(state_dir: Path, tools: Tools, env: dict[str, str] | None = None, log=None,
+          owner_pid: int | None = None) -> NautobotService:
     """Start PostgreSQL, Redis and Nautobot in `state_dir` (new or empty) and return once the API
-    answers. On failure, what was started is stopped and the directory stays for its logs."""
+    answers. On failure, what was started is stopped and the directory stays for its logs.
+    `owner_pid`: the process (a test run) whose end abandons the service (stop_abandoned);
+    None for a service left running on purpose."""
     env = dict(os.environ if env is None else env)
     log = log or (lambda line: print(line, file=sys.stderr))
-    stack = _Stack(state_dir, tools, env, log)
+    stack = _Stack(state_dir, tools, env, log, owner_pid)
     try:
         return stack.run()
     except BaseException:
@@ -177,14 +182,32 @@ def prepare_cache(tools: Tools, env: dict[str, str] | None = None, log=None) -> 
     """Migrate into the dump cache without serving (CI's step before `make test`)."""
     env = dict(os.environ if env is None else env)
     log = log or (lambda line: print(line, file=sys.stderr))
-    state_dir = Path(tempfile.mkdtemp(prefix="fabricgen-nautobot-prepare-"))
-    stack = _Stack(state_dir, tools, env, log)
+    state_dir = Path(tempfile.mkdtemp(prefix=f"{STATE_PREFIX}prepare-"))
+    stack = _Stack(state_dir, tools, env, log, os.getpid())
     try:
         stack.databases()
         stack.database_schema()
     finally:
         stack.stop_started()
     shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def stop_abandoned(parent: Path, prefix: str = STATE_PREFIX) -> list[Path]:
+    """Stop the services under `parent`/`prefix`* whose owner (a test run killed before its
+    teardown, e.g. by SIGKILL) is gone. Only directories and records of this uid count: another
+    user could write any PID into a file under /tmp."""
+    stopped = []
+    for record in sorted(parent.glob(f"{prefix}*/service.json")):
+        try:
+            if record.parent.lstat().st_uid != os.geteuid() or record.lstat().st_uid != os.geteuid():
+                continue
+            owner = json.loads(record.read_text()).get("owner")
+        except (OSError, ValueError):
+            continue
+        if owner is not None and not OwnedProcess.from_json(owner).alive():
+            stop_service(record.parent)
+            stopped.append(record.parent)
+    return stopped
 
 
 def stop_service(state_dir: Path) -> None:
@@ -201,8 +224,9 @@ def stop_service(state_dir: Path) -> None:
 
 
 class _Stack:
-    def __init__(self, state_dir: Path, tools: Tools, env: dict[str, str], log) -> None:
+    def __init__(self, state_dir: Path, tools: Tools, env: dict[str, str], log, owner_pid: int | None) -> None:
         self.dir = state_dir
+        self.owner = OwnedProcess.of("owner", owner_pid) if owner_pid is not None else None
         self.tools = tools
         self.env = env
         self.log = log
@@ -459,8 +483,9 @@ PLUGINS = []
         return False
 
     def _record(self) -> None:
-        _write_private(self.dir / "service.json",
-                       json.dumps({"processes": [p.to_json() for p in self.processes]}, indent=1) + "\n")
+        record = {"owner": self.owner.to_json() if self.owner else None,
+                  "processes": [p.to_json() for p in self.processes]}
+        _write_private(self.dir / "service.json", json.dumps(record, indent=1) + "\n")
 
 
 def _installed_version(tools: Tools) -> str:
