@@ -431,6 +431,9 @@ ALLOWED_HOSTS = ["127.0.0.1"]
 INSTALLATION_METRICS_ENABLED = False
 METRICS_ENABLED = False
 PLUGINS = []
+# INFO logs a line per object a bulk write touches (the API's "Updating interface ..."): warnings
+# and errors are what a test reads in nautobot.log
+LOGGING["loggers"]["nautobot"]["level"] = "WARNING"
 '''
         config = self.home / "nautobot_config.py"
         _write_private(config, text)
