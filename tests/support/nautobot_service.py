@@ -184,6 +184,11 @@ def prepare_cache(tools: Tools, env: dict[str, str] | None = None, log=None) -> 
     log = log or (lambda line: print(line, file=sys.stderr))
     state_dir = Path(tempfile.mkdtemp(prefix=f"{STATE_PREFIX}prepare-"))
     stack = _Stack(state_dir, tools, env, log, os.getpid())
+    dump, why = stack.dump()
+    if dump is not None and dump.is_file():
+        log(f"nautobot: {why}: already there")
+        shutil.rmtree(state_dir, ignore_errors=True)
+        return
     try:
         stack.databases()
         stack.database_schema()
@@ -292,9 +297,7 @@ class _Stack:
         """An empty migrated database: restored from the cache, or migrated (and then cached)."""
         self._write_config()
         self._psql(f"CREATE DATABASE {DB_NAME}")
-        key = nautobot_db_cache.schema_key(CONSTRAINTS.read_bytes() if CONSTRAINTS.is_file() else b"",
-                                           self.tools.pg_major())
-        dump, why = nautobot_db_cache.dump_path(self.nautobot_version, key, self.env)
+        dump, why = self.dump()
         self.log(f"nautobot: {why}")
         began = time.monotonic()
         if dump is not None and dump.is_file():
@@ -315,6 +318,11 @@ class _Stack:
                                   "-f", str(partial), DB_NAME], env=self._pg_env())
             os.replace(partial, dump)  # atomic: a parallel run sees the whole dump or none
             nautobot_db_cache.prune_other_ci_runs(dump)
+
+    def dump(self) -> tuple[Path | None, str]:
+        key = nautobot_db_cache.schema_key(CONSTRAINTS.read_bytes() if CONSTRAINTS.is_file() else b"",
+                                           self.tools.pg_major())
+        return nautobot_db_cache.dump_path(self.nautobot_version, key, self.env)
 
     def admin_token(self) -> Path:
         """A superuser and a v1 API token (40 hex), both random, made in this run: the token goes to
