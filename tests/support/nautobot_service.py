@@ -55,6 +55,10 @@ DB_USER = "postgres"
 UWSGI_PROCESSES = 2
 UWSGI_THREADS = 2
 READY_TIMEOUT = 180.0
+# Bounds on the steps, so a fixture start cannot hang a test run: the migrate took 12 min on a
+# loaded 2-core machine; every other step takes seconds to a minute.
+MIGRATE_TIMEOUT = 2400.0
+STEP_TIMEOUT = 600.0
 # state directories under the temp dir: stop_abandoned finds those of test runs that died
 STATE_PREFIX = "fabricgen-nautobot-"
 
@@ -309,7 +313,7 @@ class _Stack:
             return
         self.log("nautobot: migrating an empty database (minutes on 2 cores; cached afterwards)")
         self._run("migrate", [str(self.tools.nautobot_server), "migrate", "--no-input"], env=self._nautobot_env(),
-                  as_service_user=self.nautobot_user)
+                  as_service_user=self.nautobot_user, timeout=MIGRATE_TIMEOUT)
         self.timings["migrate_s"] = round(time.monotonic() - began, 1)
         self.log(f"nautobot: migrated in {self.timings['migrate_s']} s")
         if dump is not None:
@@ -460,13 +464,17 @@ LOGGING["loggers"]["nautobot"]["level"] = "WARNING"
         return proc
 
     def _run(self, what: str, argv: list[str], env: dict[str, str] | None = None, stdin: str | None = None,
-             as_service_user: bool = False, check: bool = True) -> subprocess.CompletedProcess:
+             as_service_user: bool = False, check: bool = True, timeout: float = STEP_TIMEOUT
+             ) -> subprocess.CompletedProcess:
         log_file = self.logs / f"{what.replace(' ', '-')}.log"
         with open(log_file, "ab") as out:
-            done = subprocess.run(argv, input=stdin.encode() if stdin is not None else None,
-                                  stdin=subprocess.DEVNULL if stdin is None else None, stdout=out,
-                                  stderr=subprocess.STDOUT, env=env if env is not None else _plain_env(),
-                                  cwd=self.dir, **self._user_args(as_service_user))
+            try:
+                done = subprocess.run(argv, input=stdin.encode() if stdin is not None else None,
+                                      stdin=subprocess.DEVNULL if stdin is None else None, stdout=out,
+                                      stderr=subprocess.STDOUT, env=env if env is not None else _plain_env(),
+                                      cwd=self.dir, timeout=timeout, **self._user_args(as_service_user))
+            except subprocess.TimeoutExpired:
+                raise ServiceError(f"{what} took over {timeout:.0f} s and was killed (log: {log_file})") from None
         if check and done.returncode != 0:
             tail = log_file.read_text(errors="replace").strip().splitlines()[-1:] or [""]
             raise ServiceError(f"{what} failed (exit {done.returncode}): {tail[0][:200]} (log: {log_file})")
