@@ -49,6 +49,21 @@ def test_stop_session_ends_what_the_leader_forked():
     assert os.getpid() != orphan_pid
 
 
+def test_a_session_id_reused_by_a_newer_leader_is_not_swept():
+    """A recorded leader long gone, its PID now leading another session: that session's
+    processes started after the new leader, so none of them is taken for ours."""
+    newer = _spawn("sleep 300 & echo $!; wait")
+    member = OwnedProcess.of("member", int(newer.stdout.readline()))
+    try:
+        gone = OwnedProcess("old leader", newer.pid, start_ticks(newer.pid) - 100)
+        stop_session(gone, timeout=1)
+        assert member.alive()
+    finally:
+        stop(member, signal.SIGKILL)
+        newer.kill()
+        newer.wait(timeout=10)
+
+
 def test_a_service_whose_test_run_died_is_stopped_and_others_are_not(tmp_path):
     """stop_abandoned (the fixture calls it first) on records shaped as the service writes them:
     one whose owner is gone, one whose owner (this test) lives, one left running on purpose."""

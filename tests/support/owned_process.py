@@ -93,15 +93,19 @@ def stop(proc: OwnedProcess, sig: int = signal.SIGTERM, timeout: float = 30.0) -
 
 def stop_session(leader: OwnedProcess, timeout: float = 10.0) -> None:
     """Stop what a session leader we started (start_new_session) forked and left behind: its
-    session's processes, started no earlier than it (a reused session id is not ours)."""
+    session's processes started after it. Should the leader's PID now name a newer process, that
+    one may lead a session of the same id: only members older than it were ours."""
+    successor = start_ticks(leader.pid)
+    newest = successor if successor is not None and successor != leader.start_ticks else None
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == leader.pid:
             continue
         pid = int(entry.name)
         ticks = start_ticks(pid)
-        if ticks is None or ticks < leader.start_ticks or session_of(pid) != leader.pid:
+        if ticks is None or ticks < leader.start_ticks or (newest is not None and ticks >= newest):
             continue
-        stop(OwnedProcess("session member", pid, ticks), signal.SIGKILL, timeout)
+        if session_of(pid) == leader.pid:
+            stop(OwnedProcess("session member", pid, ticks), signal.SIGKILL, timeout)
 
 
 def _reap(pid: int) -> None:
