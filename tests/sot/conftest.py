@@ -13,20 +13,12 @@ under FABRICGEN_REQUIRE_NAUTOBOT=1 (.ci/run sets it), where it fails: CI never s
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
+from contextlib import ExitStack
 
 import pytest
 
-from tests.support.nautobot_service import (
-    STATE_PREFIX,
-    NautobotService,
-    ServiceError,
-    find_tools,
-    start,
-    stop_abandoned,
-)
+from tests.support.nautobot_service import NautobotService, ServiceError, find_tools, running
 
 REQUIRE_ENV = "FABRICGEN_REQUIRE_NAUTOBOT"
 
@@ -38,18 +30,13 @@ def nautobot() -> Iterator[NautobotService]:
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{REQUIRE_ENV}=1 but {tools}", pytrace=False)
         pytest.skip(tools)
-    # under /tmp, not pytest's tmp_path: that one is 0700 root's, closed to the `postgres` user
-    temp = Path(tempfile.gettempdir())
-    stop_abandoned(temp)  # servers of earlier runs killed before their teardown
-    state_dir = Path(tempfile.mkdtemp(prefix=STATE_PREFIX, dir=temp))
+    server = ExitStack()
     try:
-        service = start(state_dir, tools, owner_pid=os.getpid())
+        service = server.enter_context(running(tools))
     except ServiceError as exc:
         pytest.fail(f"live Nautobot did not start: {exc}", pytrace=False)
-    try:
+    with server:
         yield service
-    finally:
-        service.stop()
 
 
 @pytest.hookimpl(tryfirst=True)

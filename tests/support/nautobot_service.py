@@ -18,6 +18,9 @@ pg_dump (tests/support/nautobot_db_cache.py) and restored next time.
     python -m tests.support.nautobot_service start --state-dir DIR [--env-file F]  # leaves it running
     python -m tests.support.nautobot_service stop --state-dir DIR
     python -m tests.support.nautobot_service prepare   # migrate into the cache (CI, before make test)
+
+    with nautobot_service.running() as nautobot:       # a bench: nautobot.url, nautobot.token
+        ...
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,6 +185,25 @@ def start(state_dir: Path, tools: Tools, env: dict[str, str] | None = None, log=
     except BaseException:
         stack.stop_started()
         raise
+
+
+@contextmanager
+def running(tools: Tools | None = None, log=None) -> Iterator[NautobotService]:
+    """A server in a new directory under the temp dir for the length of a `with` (tests, benches),
+    owned by this process; servers of earlier runs killed before their cleanup are stopped first."""
+    if tools is None:
+        found = find_tools()
+        if isinstance(found, str):
+            raise ServiceError(found)
+        tools = found
+    # the temp dir, not pytest's tmp_path: that one is root's 0700, closed to the `postgres` user
+    temp = Path(tempfile.gettempdir())
+    stop_abandoned(temp)
+    service = start(Path(tempfile.mkdtemp(prefix=STATE_PREFIX, dir=temp)), tools, log=log, owner_pid=os.getpid())
+    try:
+        yield service
+    finally:
+        service.stop()
 
 
 def prepare_cache(tools: Tools, env: dict[str, str] | None = None, log=None) -> None:
