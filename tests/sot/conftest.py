@@ -43,7 +43,7 @@ def nautobot() -> Iterator[NautobotService]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test of the server runs in the worker holding it (the group mark, in case a module
     lacks it; tryfirst: before pytest-xdist reads the marks). A first run migrates an empty
-    database (12 min on a busy 2-core machine) in the setup of whichever test asks first: the
+    database (12-24 min on a busy 2-core machine) in the setup of whichever test asks first: the
     test's timeout counts its own body only (func_only), and the service bounds each of its steps."""
     for item in items:
         if "nautobot" not in getattr(item, "fixturenames", ()):

@@ -60,9 +60,9 @@ DB_USER = "postgres"
 UWSGI_PROCESSES = 2
 UWSGI_THREADS = 2
 READY_TIMEOUT = 180.0
-# Bounds on the steps, so a fixture start cannot hang a test run: the migrate took 12 min on a
+# Bounds on the steps, so a fixture start cannot hang a test run: the migrate took 12 to 24 min on a
 # loaded 2-core machine; every other step takes seconds to a minute.
-MIGRATE_TIMEOUT = 2400.0
+MIGRATE_TIMEOUT = 3600.0
 STEP_TIMEOUT = 600.0
 # state directories under the temp dir: stop_abandoned finds those of test runs that died
 STATE_PREFIX = "fabricgen-nautobot-"
