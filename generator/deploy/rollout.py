@@ -36,6 +36,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 
+from generator.common.json_text import config_db_text
 from generator.common.selection import matching
 from generator.deploy import rollout_plan, rollout_report
 from generator.deploy.candidate import build_candidate
@@ -278,7 +279,7 @@ def _sonic_candidate(job: Job, name: str, running_text: str) -> tuple[str, dict]
         # from 22.9 s to 21.8 s). The diff is printed from the tables, one field per line.
         job._provisioned[name] = running_text, (_compact_db(config), running)
         return job._provisioned[name][1]
-    return json.dumps(config, indent=4, sort_keys=True) + "\n", running
+    return config_db_text(config) + "\n", running
 
 
 def _compact_db(config: dict) -> str:

@@ -40,6 +40,7 @@ from napalm.base.exceptions import (
 )
 
 from generator import sonic_release
+from generator.common.json_text import config_db_text
 from generator.device_data import DeviceDataError, checked_text, parse_json
 from generator.devices import oper, sonic_show
 from generator.devices.commands import SONIC
@@ -775,7 +776,7 @@ class SonicDriver(SSHCliDriver):
 
 
 def _dump(config: dict) -> str:
-    return json.dumps(config, indent=4, sort_keys=True) + "\n"
+    return config_db_text(config) + "\n"
 
 
 def _lines(config: dict) -> list[str]:
