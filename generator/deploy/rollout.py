@@ -203,7 +203,7 @@ def _sonic_mismatch(job: Job, name: str, have: dict, want: dict | None = None) -
     switch keeps its MAC, FEATURE, AAA, ...)."""
     want = job.rendered_db(name) if want is None else want
     owned = job.sonic_for(name, want)
-    return _tables_mismatch(owned.owned(have), owned.owned(want))
+    return _tables_mismatch(owned.owned(have, shared=True), owned.owned(want, shared=True))
 
 
 def _tables_mismatch(have: dict, want: dict) -> str | None:

@@ -117,8 +117,9 @@ class SonicManaged:
                 rows.append((table, row, fields))
         return rows
 
-    def owned(self, config: dict) -> dict:
-        """The managed view of a config_db: what the post-check and drift compare."""
+    def owned(self, config: dict, *, shared: bool = False) -> dict:
+        """The managed view of a config_db: what the post-check and drift compare. `shared`: the
+        view's rows are config's own (a comparison, nothing modified), not copies."""
         out: dict = {}
         for table in self.tables:
             if config.get(table):
@@ -132,7 +133,7 @@ class SonicManaged:
                 if picked:
                     out.setdefault(table, {})[name] = picked
         # one copy of the whole view, not one per table and row: nothing of `config` is shared
-        return copy_json(out)
+        return out if shared else copy_json(out)
 
     def target(self, rendered: dict, running: dict) -> dict:
         """Day 2: the running config with every managed part taken from the rendered file.
