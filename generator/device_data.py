@@ -150,7 +150,10 @@ def parse_json(text: str, what: str) -> Any:
         raise DeviceDataError(f"{what}: not JSON: {exc.msg} at line {exc.lineno}") from None
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A JSON string: a quote, then runs of plain characters and escapes, then a quote. Written as one
+# run of plain characters after each escape ("unrolled"), not one alternative per character: the
+# same strings, matched in less than half the time (issue 32: a SONiC day 0 counts ~400 config_dbs).
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET = re.compile(r"[^][{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.common.json_text import config_db_text
 from generator.common.selection import matching
 from generator.deploy import rollout_plan, rollout_report
 from generator.deploy.candidate import build_candidate
@@ -191,9 +192,19 @@ def _config_mismatch(job: Job, running: str, rendered: str, name: str = "") -> s
     except json.JSONDecodeError as exc:
         return f"the running config is unreadable: {exc}"
     if job.sonic is not None:
-        # Only fabricgen's tables and fields: the switch keeps its MAC, FEATURE, AAA, ...
-        owned = job.sonic_for(name, want)
-        have, want = owned.owned(have), owned.owned(want)
+        return _sonic_mismatch(job, name, have, want)
+    return _tables_mismatch(have, want)
+
+
+def _sonic_mismatch(job: Job, name: str, have: dict, want: dict | None = None) -> str | None:
+    """_config_mismatch of a parsed running config_db: only fabricgen's tables and fields (the
+    switch keeps its MAC, FEATURE, AAA, ...)."""
+    want = job.rendered_db(name) if want is None else want
+    owned = job.sonic_for(name, want)
+    return _tables_mismatch(owned.owned(have, shared=True), owned.owned(want, shared=True))
+
+
+def _tables_mismatch(have: dict, want: dict) -> str | None:
     if have == want:
         return None
     tables = sorted(t for t in set(have) | set(want) if have.get(t) != want.get(t))
@@ -266,7 +277,7 @@ def _sonic_candidate(job: Job, name: str, running_text: str) -> tuple[str, dict]
         # from 22.9 s to 21.8 s). The diff is printed from the tables, one field per line.
         job._provisioned[name] = running_text, (_compact_db(config), running)
         return job._provisioned[name][1]
-    return json.dumps(config, indent=4, sort_keys=True) + "\n", running
+    return config_db_text(config) + "\n", running
 
 
 def _compact_db(config: dict) -> str:
@@ -452,8 +463,13 @@ class WaveRun:
             if not driver.has_pending_commit():
                 raise DeviceFailed("the commit is no longer pending confirmation (timer expired, or "
                                    "someone else confirmed or rolled it back)")
-            running = driver.get_config(retrieve="running")["running"]
-            mismatch = _config_mismatch(self.job, running, self.job.rendered[name], name)
+            if self.job.sonic is not None and hasattr(driver, "running_config_db"):
+                # the tables as the driver parsed them, and the render parsed once per run: 300 kB of
+                # JSON per switch not parsed twice more in the middle of its wave (issue 32)
+                mismatch = _sonic_mismatch(self.job, name, driver.running_config_db())
+            else:
+                running = driver.get_config(retrieve="running")["running"]
+                mismatch = _config_mismatch(self.job, running, self.job.rendered[name], name)
             if mismatch:
                 raise DeviceFailed(mismatch)
         except BaseException:
@@ -676,9 +692,15 @@ def _deploy_locked(loaded, plan, fabric_dir: Path, rec: Recorder, presenter: Pre
                    run_id: str | None = None, show_diff: bool = False, planned=None,
                    day0: bool = False) -> int:
     stop = stop or StopSignals()
-    from generator.render.output import render_files, write_tree
+    from generator.render.output import render_files, switch_files, write_tree
 
-    files = planned.files if planned is not None else render_files(plan, loaded.text)
+    if planned is not None:
+        files = planned.files
+    elif only == "switches":
+        # the switch configs only: no plan.json, cabling, inventory or host files to render and hash
+        files = dict(switch_files(plan))
+    else:
+        files = render_files(plan, loaded.text)
     names = sorted(matching((sw.name for sw in plan.switches), limit), key=natural_key)
     backup_dir = rec.backup_dir = _new_backup_dir(fabric_dir)
     status = 0

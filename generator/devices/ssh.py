@@ -14,6 +14,7 @@ CommandFailed with the command (secrets scrubbed) and the first lines of what it
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
@@ -32,8 +33,9 @@ from napalm.base.exceptions import (
     ConnectionException,
     ConnectTimeoutError,
 )
-from netmiko import ConnectHandler
 from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
+from netmiko.linux.linux_ssh import LinuxSSH
+from netmiko.ssh_dispatcher import CLASS_MAPPER
 
 from generator.devices.commands import SHA256SUM
 
@@ -149,7 +151,7 @@ class SSHCliDriver(NetworkDriver):
         # Strict checking reads only this switch's entries (a new key is recorded into the whole file).
         entry = None if self.accept_new_host_keys else _known_host_entry(self.known_hosts, self.hostname, self.port)
         try:
-            self.device = ConnectHandler(
+            self.device = _connection_class(self.netmiko_device_type)(
                 device_type=self.netmiko_device_type, host=self.hostname, port=self.port,
                 username=self.username, password=self._password,
                 use_keys=bool(self.key_file), key_file=self.key_file, allow_agent=False,
@@ -378,6 +380,32 @@ def _known_host_entry(path: str, host: str, port: int) -> str | None:
     with os.fdopen(fd, "w") as fh:
         fh.writelines(f"{name} {keytype} {key.get_base64()}\n" for keytype, key in found.items())
     return entry
+
+
+@functools.cache
+def _connection_class(device_type: str) -> type:
+    """netmiko's class for `device_type` (what ConnectHandler would make), without the fixed 0.1 s
+    sleep its login starts with: _try_session_preparation writes a newline and sleeps "so that
+    there is data", then session_preparation, which on a Linux shell reads until the prompt anyway
+    (LinuxSSH: _test_channel_read(pattern=prompt), then find_prompt; our _sync reads the shell empty
+    after that). A SONiC wave logs in again after its `config reload`, and the wave of 32 waits for
+    the last of those logins (issue 32). Other classes are netmiko's own."""
+    base = CLASS_MAPPER[device_type]
+    if not issubclass(base, LinuxSSH) or base.session_preparation is not LinuxSSH.session_preparation:
+        return base
+
+    class Connection(base):
+        def _try_session_preparation(self, force_data: bool = True) -> None:
+            try:
+                if force_data:
+                    self.write_channel(self.RETURN)
+                self.session_preparation()
+            except Exception:
+                self.disconnect()          # as netmiko does: no thread or socket left behind
+                raise
+
+    Connection.__name__ = Connection.__qualname__ = base.__name__
+    return Connection
 
 
 def _skip_ansi_scan_without_escape(connection) -> None:

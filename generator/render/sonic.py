@@ -25,7 +25,6 @@ the plan speaks Cumulus (swp1, swp1s0); SONiC names are derived from platform.js
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from generator.common.json_text import config_db_text
 from generator.plan.model import ROLE_LEAF, FabricPlan, Port, Switch
 from generator.plan.qos import NVUE_DEFAULT_DSCP_RANGES
 from generator.plan.sonic_catalog import (  # noqa: F401  (re-exported: generator.render.sonic API)
@@ -488,7 +488,7 @@ def render_config_db(plan: FabricPlan, sw: Switch) -> str:
         from generator.render.extra import merge_sonic
 
         merge_sonic(config, plan, sw)          # the intent's `extra:`, merged last
-    return json.dumps(config, indent=4, sort_keys=True) + "\n"
+    return config_db_text(config) + "\n"
 
 
 __all__ = ["SonicDataError", "classification", "lossless_profile_name", "render_config_db", "sonic_models",

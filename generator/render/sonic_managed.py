@@ -35,10 +35,10 @@ Ownership, by config_db table:
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 from generator.common.errors import FabricgenError
+from generator.common.json_text import copy_json
 
 OWNED_TABLES: tuple[str, ...] = (
     "BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF",
@@ -117,29 +117,31 @@ class SonicManaged:
                 rows.append((table, row, fields))
         return rows
 
-    def owned(self, config: dict) -> dict:
-        """The managed view of a config_db: what the post-check and drift compare."""
+    def owned(self, config: dict, *, shared: bool = False) -> dict:
+        """The managed view of a config_db: what the post-check and drift compare. `shared`: the
+        view's rows are config's own (a comparison, nothing modified), not copies."""
         out: dict = {}
         for table in self.tables:
             if config.get(table):
-                out[table] = copy.deepcopy(config[table])
+                out[table] = dict(config[table])      # the rows below may be set in it
         for table, row, fields in self._rows():
             rows = config.get(table) or {}
             for name in (rows if row == "*" else [row] if row in rows else []):
                 if not isinstance(rows[name], dict):
                     continue
-                picked = {f: copy.deepcopy(v) for f, v in rows[name].items() if fields is ALL_FIELDS or f in fields}
+                picked = {f: v for f, v in rows[name].items() if fields is ALL_FIELDS or f in fields}
                 if picked:
                     out.setdefault(table, {})[name] = picked
-        return out
+        # one copy of the whole view, not one per table and row: nothing of `config` is shared
+        return out if shared else copy_json(out)
 
     def target(self, rendered: dict, running: dict) -> dict:
         """Day 2: the running config with every managed part taken from the rendered file.
         The patch from running to this target touches nothing fabricgen does not own."""
-        target = copy.deepcopy(running)
+        target = copy_json(running)
         for table in self.tables:
             if rendered.get(table):
-                target[table] = copy.deepcopy(rendered[table])
+                target[table] = copy_json(rendered[table])
             else:
                 target.pop(table, None)
         for table, row, fields in self._rows():
@@ -154,8 +156,8 @@ class SonicManaged:
                 rows = {k: v for k, v in have.items() if k != row}
             for name in names:
                 kept = {f: v for f, v in (have.get(name) or {}).items() if fields is not ALL_FIELDS and f not in fields}
-                mine = {f: copy.deepcopy(v) for f, v in (want.get(name) or {}).items()
-                        if fields is ALL_FIELDS or f in fields}
+                mine = copy_json({f: v for f, v in (want.get(name) or {}).items()
+                                  if fields is ALL_FIELDS or f in fields})
                 if kept or mine:
                     rows[name] = {**kept, **mine}
             if rows:
@@ -179,7 +181,7 @@ def provision_config(rendered: dict, device: dict, *, management: bool) -> tuple
     if not have_meta.get("mac"):
         raise ProvisionError("the switch's DEVICE_METADATA has no base MAC (sonic-cfggen -d -v "
                              "DEVICE_METADATA.localhost.mac is empty); finish its first boot, then provision")
-    config = copy.deepcopy(rendered)
+    config = copy_json(rendered)
     notes: list[str] = []
     meta = config.setdefault(META, {}).setdefault(LOCALHOST, {})
     for field in DEVICE_METADATA_KEPT:
@@ -188,21 +190,21 @@ def provision_config(rendered: dict, device: dict, *, management: bool) -> tuple
         meta.setdefault(field, value)             # e.g. synchronous_mode: the image's own
     for table in DEVICE_TABLES_KEPT:
         if device.get(table):
-            config[table] = copy.deepcopy(device[table])
+            config[table] = copy_json(device[table])
     for table in DEVICE_ROWS_WIN:
         rows = device.get(table) or {}
         if rows:
-            config[table] = {**config.get(table, {}), **copy.deepcopy(rows)}
+            config[table] = {**config.get(table, {}), **copy_json(rows)}
             notes.append(f"kept the switch's {table} rows")
     owned = SonicManaged(management).tables + MGMT_PORT_TABLES + ("PORT", META)
     # init_cfg-seeded rows (NTP global, BANNER_MESSAGE global): the switch's fields under ours
     for table, row, _fields in SEEDED:
         have = (device.get(table) or {}).get(row)
         if table != META and isinstance(have, dict) and row in (config.get(table) or {}):
-            config[table][row] = {**copy.deepcopy(have), **config[table][row]}
+            config[table][row] = {**copy_json(have), **config[table][row]}
     extra = sorted(t for t in device if t not in config and t not in owned and device[t])
     for table in extra:
-        config[table] = copy.deepcopy(device[table])
+        config[table] = copy_json(device[table])
     if extra:
         notes.append(f"kept the switch's own {', '.join(extra)}")
     config = {t: rows for t, rows in config.items() if rows}

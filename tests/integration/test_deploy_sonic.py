@@ -443,9 +443,9 @@ def test_day0_builds_each_file_once_unless_the_switch_changed_before_its_wave(fa
     from generator.devices import sonic
 
     built, diffed = [], []
-    real_build, real_diff = rollout.provision_config, sonic.difflib.unified_diff
+    real_build, real_diff = rollout.provision_config, sonic.config_db_diff
     monkeypatch.setattr(rollout, "provision_config", lambda *a, **k: built.append(1) or real_build(*a, **k))
-    monkeypatch.setattr(sonic.difflib, "unified_diff", lambda *a, **k: diffed.append(1) or real_diff(*a, **k))
+    monkeypatch.setattr(sonic, "config_db_diff", lambda *a, **k: diffed.append(1) or real_diff(*a, **k))
     code, out, err = fabric.deploy(capsys, provision=True, day0=True)
     assert code == 0, out + err
     assert (len(built), len(diffed)) == (1, 1), "one build and one diff for the phase and the wave"

@@ -94,6 +94,27 @@ def test_config_db_is_read_without_bgpraw(lab_switch, factory, CONFIG_DB):
     lab_switch.discard_config()
 
 
+def test_reads_and_the_day0_diff_follow_the_switch(lab_switch, factory, CONFIG_DB, SECOND):
+    # the driver keeps its last read and its last day-0 diff (a wave reuses them, issue 32): a
+    # changed switch or a changed file must never get the old ones
+    assert lab_switch.running_config_db() == factory
+    commit(lab_switch, CONFIG_DB)
+    base = lab_switch.running_config_db()
+    assert base == CONFIG_DB
+    lab_switch.load_provision_candidate(config=json.dumps(SECOND), running=base)
+    first = lab_switch.compare_config()
+    assert '-            "mtu": "9216",' in first and '+            "mtu": "9100",' in first
+    lab_switch.discard_config()
+    lab_switch.load_provision_candidate(config=json.dumps(SECOND), running=base)
+    assert lab_switch.compare_config() == first
+    lab_switch.discard_config()
+    lab_switch.load_provision_candidate(config=json.dumps(CONFIG_DB), running=base)
+    assert lab_switch.compare_config() == ""
+    lab_switch.discard_config()
+    lab_switch.load_provision_candidate(config=json.dumps(SECOND), running=json.loads(json.dumps(SECOND)))
+    assert lab_switch.compare_config() == ""
+
+
 def test_merge_candidate(lab_switch, CONFIG_DB):
     commit(lab_switch, CONFIG_DB)
     lab_switch.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet0": {"mtu": "9100"}}}))

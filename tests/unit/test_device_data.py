@@ -49,6 +49,17 @@ def test_deep_json_is_refused(depth):
         parse_json("[" * depth + "]" * depth, "show runningconfiguration all")
 
 
+@pytest.mark.parametrize(("text", "depth"), [
+    ('{"a": "[[[{{{", "b": ["]]]"]}', 2),                         # brackets inside strings do not count
+    ('{"a": "say \\"[[[\\" twice", "b": {"c": "\\\\"}}', 2),       # an escaped quote does not end the string
+    ('{"a": "\\\\", "b": [[["x"]]]}', 4),                          # an escaped backslash does not escape the quote
+    ('["\\u005b", {"k": "]}"}]', 2),
+])
+def test_json_depth_counts_brackets_outside_strings(text, depth):
+    json.loads(text)                     # each is real JSON
+    assert device_data._json_depth(text) == depth
+
+
 def test_oversized_answer_is_refused(monkeypatch):
     monkeypatch.setattr(device_data, "MAX_DEVICE_BYTES", 1000)
     with pytest.raises(DeviceDataError, match="above the 1,000"):

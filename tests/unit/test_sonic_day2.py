@@ -105,6 +105,20 @@ def test_a_node_added_is_a_patch_of_fabricgen_tables_only(tmp_path):
         assert patched[table] == running[table], table
 
 
+def test_the_owned_view_is_a_copy_unless_shared(tmp_path):
+    config = provisioned(rendered(tmp_path))
+    managed = SonicManaged.of(config, True)
+    before = copy.deepcopy(config)
+    view, shared = managed.owned(config), managed.owned(config, shared=True)
+    assert view == shared and "PORT" in view and "BGP_GLOBALS" in view
+    port = next(iter(view["PORT"]))
+    view["PORT"][port]["mtu"] = "1"
+    view["BGP_GLOBALS"].clear()
+    assert config == before, "the post-check's and drift's view is theirs to change"
+    assert shared["BGP_GLOBALS"]["default"] is config["BGP_GLOBALS"]["default"]     # shared: no copy made for a comparison
+    assert config == before
+
+
 def test_nothing_to_do_is_an_empty_patch(tmp_path):
     config = rendered(tmp_path)
     assert day2_ops(provisioned(config), config) == []
