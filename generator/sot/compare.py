@@ -61,7 +61,7 @@ def key_text(kind: str, key: Any) -> str:
     return str(key)
 
 
-_NOUN = {"device": "device", "interface": "interface", "prefix": "prefix", "ip": "IP address", "cable": "cable"}
+_NOUN = {"context": "config context", "device": "device", "interface": "interface", "prefix": "prefix", "ip": "IP address", "cable": "cable"}
 
 
 def _conflict(kind: str, key: Any, fabric_tag: str) -> str:

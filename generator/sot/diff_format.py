@@ -12,7 +12,7 @@ from generator.gitops.review import abbreviate
 from generator.sot.compare import ADDED, CHANGED, REMOVE, Comparison, key_text
 from generator.sot.objects import OWNED_KINDS
 
-_PLURAL = {"device": "devices", "interface": "interfaces", "prefix": "prefixes", "ip": "IP addresses",
+_PLURAL = {"context": "config contexts", "device": "devices", "interface": "interfaces", "prefix": "prefixes", "ip": "IP addresses",
            "cable": "cables"}
 _SIGN = {ADDED: "+", CHANGED: "~", REMOVE: "-"}
 NAMES_SHOWN = 12
@@ -74,14 +74,12 @@ def counts(result: Comparison) -> dict[str, dict[str, int]]:
 def _group_line(kind: str, op: str, what: str, owners: list[str], count: int) -> str:
     noun = _PLURAL[kind] if count != 1 else kind.replace("ip", "IP address")
     where = f"{len(owners)} device{'s' if len(owners) != 1 else ''} {_names(owners)}"
-    if kind == "device":
-        where = _names(owners)
-    elif kind == "prefix":
+    if kind in ("device", "prefix", "context"):
         where = _names(owners)
     head = f"{_SIGN[op]} {count} {noun}"
     if what:
         return f"{head}: {what}  x {where}"
-    return f"{head}: {where}" if kind in ("device", "prefix") else f"{head} x {where}"
+    return f"{head}: {where}" if kind in ("device", "prefix", "context") else f"{head} x {where}"
 
 
 def summary_line(result: Comparison) -> str:

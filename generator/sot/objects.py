@@ -44,7 +44,7 @@ ACTIVE, PLANNED = "Active", "Planned"
 CONNECTED = "Connected"
 # the kinds a push writes, in the order it writes them (a cable needs its interfaces, an
 # address its interface, a device's primary IPv4 its address)
-OWNED_KINDS = ("device", "interface", "prefix", "ip", "cable")
+OWNED_KINDS = ("context", "device", "interface", "prefix", "ip", "cable")
 
 # Nautobot's InterfaceTypeChoices (nautobot/dcim/choices.py): the pluggable each speed ships in on
 # Spectrum switches and ConnectX NICs (OSFP at 400/800G, QSFP56 at 200G, QSFP28 at 100G)
@@ -201,12 +201,14 @@ def desired_objects(plan: FabricPlan, build_out: FabricPlan | None = None) -> De
 
     roles = tuple(sorted({sw.role for sw in full.switches} | ({HOST_ROLE} if full.hosts else set())))
     manufacturers = tuple(sorted({t.manufacturer for t in types.values()}))
-    return Desired(
+    desired = Desired(
         fabric=plan.fabric, tag=tag, location=plan.fabric, namespace=plan.fabric,
         manufacturers=manufacturers, device_types=dict(sorted(types.items())), platforms=(platform,),
         roles=roles,
         objects={"device": devices, "interface": interfaces, "prefix": prefixes, "ip": ips, "cable": cables},
         config_context=roce_context(plan.qos))
+    desired.objects["context"] = {desired.config_context_name: {"data": desired.config_context}}
+    return desired
 
 
 __all__ = ["ACTIVE", "ASN_FIELD", "CONNECTED", "DeviceType", "Desired", "LOCATION_TYPE", "OWNED_KINDS", "PLANNED",
