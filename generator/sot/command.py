@@ -18,10 +18,11 @@ from typing import Annotated
 
 import typer
 
-from generator.cli_options import CONTEXT, format_option
 from generator.common.errors import FabricgenError
 
-sot_app = typer.Typer(no_args_is_help=True, context_settings=CONTEXT,
+# cli_options.CONTEXT and format_option, restated: cli_options reaches into generator.devices, a layer
+# above this one (pyproject.toml [tool.importlinter])
+sot_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
                       help="Nautobot as the DCIM source of truth: diff, push the plan, pull serials and MACs.")
 
 TOKEN_ENV = "NAUTOBOT_TOKEN"
@@ -116,13 +117,17 @@ def diff_command(
     url: UrlOpt = None,
     token_env: TokenEnvOpt = TOKEN_ENV,
     token_file: TokenFileOpt = None,
-    fmt: Annotated[str, format_option("table", "json", "markdown")] = "table",
+    fmt: Annotated[str, typer.Option("--format", help="table | json | markdown (table for people, json for "
+                                     "machines, markdown for a pull-request comment)")] = "table",
 ) -> None:
     """What a push would change in Nautobot: exit 0 none, 3 changes, 1 conflicts."""
     from generator.sot.compare import compare
     from generator.sot.diff_format import FORMATS
     from generator.sot.objects import desired_objects
 
+    fmt = "table" if fmt == "text" else fmt
+    if fmt not in FORMATS:
+        raise SotUsage(f"--format {fmt!r}: use table, json or markdown")
     plan, build_out = _plans(intent)
     nb = _session(url, token_env, token_file)
     desired = desired_objects(plan, build_out)
