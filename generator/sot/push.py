@@ -242,4 +242,21 @@ def _prune(nb, state: State, result: Comparison, mode: str, out: PushResult) -> 
             out.written[f"{kind} marked {status}"] += len(rows)
 
 
-__all__ = ["PRUNE_MODES", "PushResult", "push"]
+
+
+
+def remove_fabric(nb: Nautobot, desired: Desired) -> int:
+    """Delete every object tagged for DESIRED's fabric, then its location and namespace (tests and
+    the bench start from nothing); the shared vocabulary stays. The number of write requests."""
+    start = nb.writes
+    state = nb.read_state(desired)
+    for kind in ("context", "cable", "ip", "prefix", "device"):
+        doomed = [a.id for a in state.objects.get(kind, {}).values() if a.tagged and a.id]
+        if doomed:
+            nb.delete(_PATHS[kind], doomed)
+    for path in ("/api/ipam/namespaces/", "/api/dcim/locations/"):
+        found = nb.list(path, name=desired.location if "locations" in path else desired.namespace)
+        if found:
+            nb.delete(path, [f["id"] for f in found])
+    return nb.writes - start
+__all__ = ["PRUNE_MODES", "PushResult", "push", "remove_fabric"]
