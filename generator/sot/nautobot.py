@@ -168,21 +168,19 @@ class Nautobot:
         ids: dict[str, str] = {}
         ids["tag"] = self._ensure("/api/extras/tags/", {"name": desired.tag}, {
             "name": desired.tag, "content_types": [
-                "dcim.device", "dcim.cable", "dcim.location", "ipam.prefix", "ipam.ipaddress",
-                "ipam.namespace", "extras.configcontext"],
+                "dcim.device", "dcim.cable", "dcim.location", "ipam.prefix", "ipam.ipaddress"],
             "description": f"owned by fabricgen for fabric {desired.fabric}"})
         from generator.sot.objects import LOCATION_TYPE
 
         ltype = self._ensure("/api/dcim/location-types/", {"name": LOCATION_TYPE}, {
-            "name": LOCATION_TYPE, "content_types": ["dcim.device", "ipam.prefix", "ipam.namespace"]})
+            "name": LOCATION_TYPE, "content_types": ["dcim.device", "ipam.prefix"]})
         active = self.status_id_for("Active", ["dcim.location", "dcim.device", "dcim.interface", "ipam.prefix",
                                                "ipam.ipaddress"])
         ids["location"] = self._ensure("/api/dcim/locations/", {"name": desired.location}, {
             "name": desired.location, "location_type": ltype, "status": active,
             "tags": [ids["tag"]], "description": f"fabricgen fabric {desired.fabric}"})
         ids["namespace"] = self._ensure("/api/ipam/namespaces/", {"name": desired.namespace}, {
-            "name": desired.namespace, "location": ids["location"],
-            "description": f"addresses of fabricgen fabric {desired.fabric}"})
+            "name": desired.namespace, "description": f"addresses of fabricgen fabric {desired.fabric}"})
         self._ensure("/api/extras/custom-fields/", {"key": ASN_FIELD}, {
             "key": ASN_FIELD, "label": "BGP ASN", "type": "integer", "content_types": ["dcim.device"],
             "description": "the device's BGP AS number (fabricgen; without nautobot-bgp-models)"})
