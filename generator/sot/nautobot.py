@@ -219,7 +219,11 @@ class Nautobot:
         state = State()
         tag = desired.tag
         loc, ns = [desired.location], [desired.namespace]
-        data = self.graphql(_Q_DEVICES, {"loc": loc})
+        # a filter naming a location or namespace that does not exist is an error in Nautobot's
+        # GraphQL, not an empty answer: a fabric never pushed reads as nothing
+        location_id = self._one_id("/api/dcim/locations/", desired.location)
+        namespace_id = self._one_id("/api/ipam/namespaces/", desired.namespace)
+        data = self.graphql(_Q_DEVICES, {"loc": loc}) if location_id else {"devices": []}
         devices: dict[Any, Actual] = {}
         for d in data["devices"]:
             name = d["name"]
@@ -235,7 +239,7 @@ class Nautobot:
         owned = {n for n, a in devices.items() if a.tagged}
         interfaces: dict[Any, Actual] = {}
         by_id: dict[str, tuple[str, str]] = {}
-        for i in self.graphql(_Q_INTERFACES, {"loc": loc})["interfaces"]:
+        for i in (self.graphql(_Q_INTERFACES, {"loc": loc})["interfaces"] if location_id else []):
             key = (i["device"]["name"], i["name"])
             by_id[i["id"]] = key
             state.interface_ids[key] = i["id"]
@@ -245,11 +249,11 @@ class Nautobot:
                                       "description": i["description"]}, key[0] in owned, i["id"])
         state.objects["interface"] = interfaces
         prefixes: dict[Any, Actual] = {}
-        for p in self.graphql(_Q_PREFIXES, {"ns": ns})["prefixes"]:
+        for p in (self.graphql(_Q_PREFIXES, {"ns": ns})["prefixes"] if namespace_id else []):
             prefixes[p["prefix"]] = Actual({"status": _name(p["status"])}, tag in _names(p["tags"]), p["id"])
         state.objects["prefix"] = prefixes
         ips: dict[Any, Actual] = {}
-        for a in self.graphql(_Q_IPS, {"ns": ns})["ip_addresses"]:
+        for a in (self.graphql(_Q_IPS, {"ns": ns})["ip_addresses"] if namespace_id else []):
             address = a["address"]
             state.ip_ids[address] = a["id"]
             rows = a.get("interface_assignments") or []
@@ -259,7 +263,7 @@ class Nautobot:
             ips[address] = Actual({"device": device, "interface": iface, "status": _name(a["status"])}, tag in _names(a["tags"]), a["id"])
         state.objects["ip"] = ips
         cables: dict[Any, Actual] = {}
-        for c in self.list("/api/dcim/cables/", location_id=self._location_id(desired), exclude_m2m="false"):
+        for c in (self.list("/api/dcim/cables/", location_id=location_id, exclude_m2m="false") if location_id else []):
             ends = c.get("terminations") or {}
             a_end, b_end = by_id.get(_end_id(ends.get("a1"))), by_id.get(_end_id(ends.get("b1")))
             if a_end is None:
@@ -279,9 +283,9 @@ class Nautobot:
         state.objects["context"] = context
         return state
 
-    def _location_id(self, desired: Desired) -> str:
-        found = self._request("GET", "/api/dcim/locations/", params={"name": desired.location, "limit": 2})["results"]
-        return found[0]["id"] if found else "00000000-0000-0000-0000-000000000000"
+    def _one_id(self, path: str, name: str) -> str | None:
+        found = self._request("GET", path, params={"name": name, "limit": 2})["results"]
+        return found[0]["id"] if found else None
 
 
 def _end_id(end: Any) -> str | None:

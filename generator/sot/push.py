@@ -212,7 +212,7 @@ def _cables(nb, desired, state: State, result: Comparison, ids, out: PushResult)
 def _context(nb, desired, state: State, result: Comparison, ids, out: PushResult) -> None:
     for c in _changes(result, "context", ADDED):
         nb.create("/api/extras/config-contexts/", [{
-            "name": c.key, "data": c.fields["data"], "locations": [ids["location"]], "tags": [ids["tag"]],
+            "name": c.key, "data": c.fields["data"], "locations": [ids["location"]],
             "weight": 1000, "description": "read-only: fabricgen renders this contract; edit the intent"}])
         out.written["context added"] += 1
     for c in _changes(result, "context", CHANGED):
