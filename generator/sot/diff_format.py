@@ -93,7 +93,9 @@ def format_text(result: Comparison) -> str:
     lines = [line for line in result.conflicts]
     for kind, op, what, owners, count in _groups(result):
         lines.append(_group_line(kind, op, what, owners, count))
-    lines.append(summary_line(result) + ("" if result.has_changes else " - Nautobot matches the plan"))
+    verdict = f" - {len(result.conflicts)} conflict(s)" if result.conflicts else (
+        "" if result.has_changes else " - Nautobot matches the plan")
+    lines.append(summary_line(result) + verdict)
     return "\n".join(lines) + "\n"
 
 

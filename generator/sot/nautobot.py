@@ -21,7 +21,8 @@ from generator.sot.compare import Actual
 from generator.sot.objects import ASN_FIELD, Desired
 
 BATCH = 250          # objects per bulk request: Nautobot validates each in one transaction
-TIMEOUT = 300.0      # seconds for one request: a bulk POST of 250 interfaces takes a few seconds
+TIMEOUT = 300.0
+READ_ATTEMPTS = 3    # a read on a keep-alive connection the server reset is sent again      # seconds for one request: a bulk POST of 250 interfaces takes a few seconds
 
 
 class SotError(FabricgenError):
@@ -80,13 +81,27 @@ class Nautobot:
         import requests
 
         where = f"{self.url}{path}"
-        try:
-            response = self.session.request(method, where, timeout=self.timeout, **kwargs)
-        except requests.exceptions.SSLError as exc:
-            raise SotError(f"{self.url}: TLS failed ({type(exc).__name__}); check the certificate or the URL") from None
-        except requests.exceptions.RequestException as exc:
-            raise SotError(f"{self.url}: cannot reach Nautobot ({type(exc).__name__}); check --url and that "
-                           "the server is up") from None
+        for attempt in range(1 if write else READ_ATTEMPTS):
+            try:
+                if write:
+                    # a write goes on a connection of its own: a server that resets idle keep-alive
+                    # connections (uWSGI does) would otherwise leave the client unsure whether a
+                    # POST landed; a read is simply sent again
+                    with requests.Session() as fresh:
+                        fresh.headers.update(self.session.headers)
+                        response = fresh.request(method, where, timeout=self.timeout, **kwargs)
+                else:
+                    response = self.session.request(method, where, timeout=self.timeout, **kwargs)
+                break
+            except requests.exceptions.SSLError as exc:
+                raise SotError(f"{self.url}: TLS failed ({type(exc).__name__}); check the certificate or the URL") from None
+            except requests.exceptions.ConnectionError as exc:
+                if write or attempt + 1 == READ_ATTEMPTS:
+                    raise SotError(f"{self.url}: cannot reach Nautobot ({type(exc).__name__}); check --url and "
+                                   "that the server is up") from None
+            except requests.exceptions.RequestException as exc:
+                raise SotError(f"{self.url}: cannot reach Nautobot ({type(exc).__name__}); check --url and that "
+                               "the server is up") from None
         if write:
             self.writes += 1
         if response.status_code in (401, 403):
@@ -181,9 +196,11 @@ class Nautobot:
             "tags": [ids["tag"]], "description": f"fabricgen fabric {desired.fabric}"})
         ids["namespace"] = self._ensure("/api/ipam/namespaces/", {"name": desired.namespace}, {
             "name": desired.namespace, "description": f"addresses of fabricgen fabric {desired.fabric}"})
-        self._ensure("/api/extras/custom-fields/", {"key": ASN_FIELD}, {
+        # custom fields filter by label, not key: look the key up among the search's answers
+        if not any(f.get("key") == ASN_FIELD for f in self.list("/api/extras/custom-fields/", q=ASN_FIELD)):
+            self.create("/api/extras/custom-fields/", [{
             "key": ASN_FIELD, "label": "BGP ASN", "type": "integer", "content_types": ["dcim.device"],
-            "description": "the device's BGP AS number (fabricgen; without nautobot-bgp-models)"})
+            "description": "the device's BGP AS number (fabricgen; without nautobot-bgp-models)"}])
         for role in desired.roles:
             ids[f"role:{role}"] = self._ensure("/api/extras/roles/", {"name": role}, {
                 "name": role, "content_types": ["dcim.device"]})
@@ -233,7 +250,7 @@ class Nautobot:
             devices[name] = Actual({
                 "role": _name(d["role"]), "device_type": _name(d["device_type"], "model"),
                 "platform": _name(d["platform"]), "status": _name(d["status"]),
-                "asn": d.get(f"cf_{ASN_FIELD}"), "primary_ip4": _name(d["primary_ip4"], "address")},
+                "asn": _custom_field(d, ASN_FIELD), "primary_ip4": _name(d["primary_ip4"], "address")},
                 tag in _names(d["tags"]), d["id"])
         state.objects["device"] = devices
         owned = {n for n, a in devices.items() if a.tagged}
@@ -263,17 +280,18 @@ class Nautobot:
             ips[address] = Actual({"device": device, "interface": iface, "status": _name(a["status"])}, tag in _names(a["tags"]), a["id"])
         state.objects["ip"] = ips
         cables: dict[Any, Actual] = {}
-        for c in (self.list("/api/dcim/cables/", location_id=location_id, exclude_m2m="false") if location_id else []):
-            ends = c.get("terminations") or {}
-            a_end, b_end = by_id.get(_end_id(ends.get("a1"))), by_id.get(_end_id(ends.get("b1")))
+        for c in (self.graphql(_Q_CABLES, {"loc": loc})["cables"] if location_id else []):
+            ends = {(t["cable_end"], t.get("connector")): (t.get("interface") or {}).get("id") for t in c["terminations"]}
+            a_end = by_id.get(ends.get(("A", 1)) or "")
+            b_end = by_id.get(ends.get(("B", 1)) or "")
             if a_end is None:
                 continue            # its A end is on a device outside the fabric
             state.cable_ids[a_end] = c["id"]
             cables[a_end] = Actual({
                 "b_device": b_end[0] if b_end else None, "b_port": b_end[1] if b_end else None,
-                "type": c.get("type") or "", "length": c.get("length"), "length_unit": _value(c.get("length_unit")),
-                "status": _value(c.get("status"), "name"), "label": c.get("label", "")},
-                tag in [t.get("name") for t in c.get("tags") or ()], c["id"])
+                "type": _choice(c["type"]) or "", "length": c["length"], "length_unit": _choice(c["length_unit"]) or "",
+                "status": _name(c["status"]), "label": c["label"]},
+                tag in _names(c["tags"]), c["id"])
         state.objects["cable"] = cables
         contexts = self._request("GET", "/api/extras/config-contexts/", params={"name": desired.config_context_name})
         context: dict[Any, Actual] = {}
@@ -288,24 +306,25 @@ class Nautobot:
         return found[0]["id"] if found else None
 
 
-def _end_id(end: Any) -> str | None:
-    if isinstance(end, dict):
-        return end.get("id") or (end.get("termination") or {}).get("id")
-    return None
+def _custom_field(row: dict, key: str) -> Any:
+    """A custom field's value from `_custom_field_data`: Nautobot builds its GraphQL schema when
+    the server starts, so a `cf_<key>` field made since (by a first push) is not queryable yet."""
+    data = row.get("_custom_field_data") or {}
+    if isinstance(data, str):
+        import json
 
-
-def _value(item: Any, key: str = "value") -> Any:
-    if isinstance(item, dict):
-        return item.get(key)
-    return item or ""
+        data = json.loads(data)
+    return data.get(key)
 
 
 _Q_DEVICES = """query($loc: [String]) { devices(location: $loc) {
   id name serial status { name } role { name } device_type { model } platform { name } tags { name }
-  cf_ASN primary_ip4 { address } } }""".replace("cf_ASN", f"cf_{ASN_FIELD}")
+  _custom_field_data primary_ip4 { address } } }"""
 _Q_INTERFACES = """query($loc: [String]) { interfaces(location: $loc) {
   id name type mtu mgmt_only description mac_address device { name } } }"""
 _Q_PREFIXES = """query($ns: [String]) { prefixes(namespace: $ns) { id prefix status { name } tags { name } } }"""
+_Q_CABLES = """query($loc: [String]) { cables(location: $loc) {
+  id type length length_unit label status { name } tags { name } terminations { cable_end connector interface { id } } } }"""
 _Q_IPS = """query($ns: [String]) { ip_addresses(namespace: $ns) {
   id address status { name } tags { name } interface_assignments { id interface { name device { name } } } } }"""
 

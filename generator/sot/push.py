@@ -202,7 +202,10 @@ def _cables(nb, desired, state: State, result: Comparison, ids, out: PushResult)
         nb.delete("/api/dcim/cables/", moved)
         out.written["cable moved"] += len(moved)
     if new:
-        nb.create("/api/dcim/cables/", new)
+        made = nb.create("/api/dcim/cables/", new)
+        # Nautobot 3.2.7's CableSerializer applies the terminations itself on create and drops the
+        # `tags` of the request (measured: a created cable has none); a PATCH sets them
+        nb.update("/api/dcim/cables/", [{"id": row["id"], "tags": [ids["tag"]]} for row in made])
         out.written["cable added"] += len(new) - len(moved)
     if patch:
         nb.update("/api/dcim/cables/", patch)
