@@ -196,8 +196,8 @@ class Nautobot:
             "tags": [ids["tag"]], "description": f"fabricgen fabric {desired.fabric}"})
         ids["namespace"] = self._ensure("/api/ipam/namespaces/", {"name": desired.namespace}, {
             "name": desired.namespace, "description": f"addresses of fabricgen fabric {desired.fabric}"})
-        # custom fields filter by label, not key: look the key up among the search's answers
-        if not any(f.get("key") == ASN_FIELD for f in self.list("/api/extras/custom-fields/", q=ASN_FIELD)):
+        # custom fields filter by label, not key: look the key up among the device ones
+        if not any(f.get("key") == ASN_FIELD for f in self.list("/api/extras/custom-fields/", content_types="dcim.device")):
             self.create("/api/extras/custom-fields/", [{
             "key": ASN_FIELD, "label": "BGP ASN", "type": "integer", "content_types": ["dcim.device"],
             "description": "the device's BGP AS number (fabricgen; without nautobot-bgp-models)"}])
