@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # upstream release cannot change what `make setup` installs on a bastion overnight.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup lock render test test-quick test-under-load test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd bench-sot deploy drift report clean
+.PHONY: setup setup-nautobot lock lock-nautobot nautobot-db render test test-quick test-under-load test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd bench-sot deploy drift report clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,35 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# The real Nautobot of the sot tests (tests/support/nautobot_service.py): a server fabricgen talks
+# to over HTTP, so its own venv, pinned by constraints-nautobot.txt (its Django stack clashes with
+# constraints.txt). The tests skip without it, or fail under FABRICGEN_REQUIRE_NAUTOBOT=1 (CI).
+NAUTOBOT_VERSION := 3.2.7
+NAUTOBOT_VENV    := .venv-nautobot
+NAUTOBOT_STAMP   := $(NAUTOBOT_VENV)/.installed
+NAUTOBOT_PINS    := constraints-nautobot.txt
+
+$(NAUTOBOT_STAMP): $(NAUTOBOT_PINS)
+	$(PYTHON) -m venv $(NAUTOBOT_VENV)
+	$(NAUTOBOT_VENV)/bin/pip install --quiet -r $(NAUTOBOT_PINS)
+	touch $(NAUTOBOT_STAMP)
+
+setup-nautobot: $(NAUTOBOT_STAMP)
+
+# Repin constraints-nautobot.txt: nautobot==$(NAUTOBOT_VERSION) into a scratch venv, then its freeze.
+lock-nautobot:
+	rm -rf build/lock-nautobot
+	$(PYTHON) -m venv build/lock-nautobot
+	build/lock-nautobot/bin/pip install --quiet nautobot==$(NAUTOBOT_VERSION)
+	{ sed -n '/^#/p' $(NAUTOBOT_PINS); build/lock-nautobot/bin/pip freeze; } > $(NAUTOBOT_PINS).new
+	mv $(NAUTOBOT_PINS).new $(NAUTOBOT_PINS)
+	rm -rf build/lock-nautobot
+
+# Migrate an empty Nautobot database into the dump cache (/var/tmp/fabricgen-nautobot-cache), so
+# the first sot test restores it in seconds; CI runs it before `make test`.
+nautobot-db: setup setup-nautobot
+	$(BIN)/python -m tests.support.nautobot_service prepare
 
 # Recompile constraints.txt from pyproject.toml. Existing pins are kept where they still fit;
 # `make lock UPGRADE=1` moves every package to its newest allowed release.

@@ -1,0 +1,1 @@
+"""Tests against a live Nautobot (tests/sot/conftest.py: the `nautobot` fixture)."""
