@@ -1,13 +1,13 @@
 """`fabricgen sot` against a live Nautobot (issue 37, the done-when list): no mocked HTTP.
 
-Each test pushes a fabric of its own name, so they share the server; each removes its fabric
+The server is tests/sot/conftest.py's `nautobot` (one per run). Each test pushes a fabric of its
+own name (nautobot.fresh_fabric), so they share the server; each removes its fabric
 afterwards. Writes are counted by the adapter (every POST/PATCH/DELETE request), objects by
 asking Nautobot's REST API directly, not through the code under test."""
 
 from __future__ import annotations
 
 import re
-import uuid
 from pathlib import Path
 
 import pytest
@@ -20,10 +20,8 @@ from generator.sot.objects import desired_objects
 from generator.sot.push import push, remove_fabric
 from tests.cli_runner import run_cli
 
-pytest_plugins = ["tests.integration.sot_server"]     # the nautobot_server fixture
-
 # one worker holds the Nautobot tests: they share its uWSGI workers (make test: --dist loadgroup)
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("nautobot")]
+pytestmark = pytest.mark.xdist_group("nautobot")
 
 MEDIUM = Path("inventories/medium/fabric.yaml")
 
@@ -32,10 +30,6 @@ def _named(tmp_path: Path, text: str, name: str, file: str = "fabric.yaml") -> P
     path = tmp_path / file
     path.write_text(re.sub(r"(?m)^  name: \S+$", f"  name: {name}", text, count=1))
     return path
-
-
-def _fabric(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
 
 def _desired(intent: Path):
@@ -51,9 +45,9 @@ def _count(nb: Nautobot, path: str, **params) -> int:
 
 
 @pytest.fixture
-def fabrics(nautobot_server):
+def fabrics(nautobot):
     """Removes every fabric a test pushed, whatever the outcome."""
-    nb = Nautobot(nautobot_server.url, nautobot_server.token)
+    nb = Nautobot(nautobot.url, nautobot.token)
     pushed = []
     yield nb, pushed
     for desired in pushed:
@@ -66,14 +60,14 @@ def _env(server) -> dict:
     return {**os.environ, "NAUTOBOT_TOKEN": server.token}
 
 
-def test_medium_push_creates_the_plan_then_writes_nothing(nautobot_server, fabrics, tmp_path):
+def test_medium_push_creates_the_plan_then_writes_nothing(nautobot, fabrics, tmp_path):
     nb, pushed = fabrics
-    name = _fabric("sotmed")
+    name = nautobot.fresh_fabric("sotmed")
     intent = _named(tmp_path, MEDIUM.read_text(), name)
     plan, desired = _desired(intent)
     pushed.append(desired)
-    env = _env(nautobot_server)
-    first = run_cli("sot", "push", str(intent), "--url", nautobot_server.url, env=env)
+    env = _env(nautobot)
+    first = run_cli("sot", "push", str(intent), "--url", nautobot.url, env=env)
     assert first.returncode == 0, first.stderr
     # counted by Nautobot: the plan's 44 devices, every interface of them, 320 cables, its pools
     # and addresses, each switch's ASN
@@ -91,7 +85,7 @@ def test_medium_push_creates_the_plan_then_writes_nothing(nautobot_server, fabri
     before = nb.writes
     again = push(nb, desired)
     assert nb.writes == before and again.writes == 0 and not again.written
-    diff = run_cli("sot", "diff", str(intent), "--url", nautobot_server.url, env=env)
+    diff = run_cli("sot", "diff", str(intent), "--url", nautobot.url, env=env)
     assert diff.returncode == 0, diff.stdout + diff.stderr
     assert "Nautobot matches the plan" in diff.stdout
 
@@ -123,9 +117,9 @@ def _small(tmp_path: Path, name: str, nodes: int) -> Path:
     return path
 
 
-def test_untagged_colliding_device_is_a_conflict_nothing_written(nautobot_server, fabrics, tmp_path):
+def test_untagged_colliding_device_is_a_conflict_nothing_written(nautobot, fabrics, tmp_path):
     nb, pushed = fabrics
-    name = _fabric("sotcon")
+    name = nautobot.fresh_fabric("sotcon")
     intent = _small(tmp_path, name, 4)
     plan, desired = _desired(intent)
     pushed.append(desired)
@@ -139,7 +133,7 @@ def test_untagged_colliding_device_is_a_conflict_nothing_written(nautobot_server
         result = push(nb, desired)
         assert nb.writes == before, "a conflict must stop the push before any write"
         assert result.conflicts and victim in result.conflicts[0]
-        cli = run_cli("sot", "push", str(intent), "--url", nautobot_server.url, env=_env(nautobot_server))
+        cli = run_cli("sot", "push", str(intent), "--url", nautobot.url, env=_env(nautobot))
         assert cli.returncode == 1
         assert f"device {victim} exists in Nautobot without the tag {desired.tag}" in cli.stderr
         assert "nothing written" in cli.stderr
@@ -149,9 +143,9 @@ def test_untagged_colliding_device_is_a_conflict_nothing_written(nautobot_server
         nb.delete("/api/dcim/devices/", [other["id"]])
 
 
-def test_growth_planned_devices_become_active_and_no_cable_changes(nautobot_server, fabrics, tmp_path):
+def test_growth_planned_devices_become_active_and_no_cable_changes(nautobot, fabrics, tmp_path):
     nb, pushed = fabrics
-    name = _fabric("sotgrow")
+    name = nautobot.fresh_fabric("sotgrow")
     phase1 = _small(tmp_path, name, 4)
     plan1, desired1 = _desired(phase1)
     pushed.append(desired1)
@@ -162,7 +156,7 @@ def test_growth_planned_devices_become_active_and_no_cable_changes(nautobot_serv
     assert len(cables) == len(plan1.links)
     phase2 = _small(tmp_path, name, 8)
     plan2, desired2 = _desired(phase2)
-    diff = run_cli("sot", "diff", str(phase2), "--url", nautobot_server.url, env=_env(nautobot_server))
+    diff = run_cli("sot", "diff", str(phase2), "--url", nautobot.url, env=_env(nautobot))
     assert diff.returncode == 3
     assert "status: Planned -> Active" in diff.stdout
     assert push(nb, desired2).writes > 0
@@ -174,9 +168,9 @@ def test_growth_planned_devices_become_active_and_no_cable_changes(nautobot_serv
     assert push(nb, desired2).writes == 0
 
 
-def test_pulled_inventory_gives_the_same_day0_kit_as_a_hand_written_one(nautobot_server, fabrics, tmp_path):
+def test_pulled_inventory_gives_the_same_day0_kit_as_a_hand_written_one(nautobot, fabrics, tmp_path):
     nb, pushed = fabrics
-    name = _fabric("sotpull")
+    name = nautobot.fresh_fabric("sotpull")
     intent = _small(tmp_path, name, 8)
     plan, desired = _desired(intent)
     pushed.append(desired)
@@ -191,8 +185,8 @@ def test_pulled_inventory_gives_the_same_day0_kit_as_a_hand_written_one(nautobot
     hand = tmp_path / "hand.csv"
     hand.write_text("name,serial,mac\n" + "\n".join(rows) + "\n")
     pulled = tmp_path / "pulled.csv"
-    env = _env(nautobot_server)
-    out = run_cli("sot", "pull", str(intent), "--url", nautobot_server.url, "-o", str(pulled), env=env)
+    env = _env(nautobot)
+    out = run_cli("sot", "pull", str(intent), "--url", nautobot.url, "-o", str(pulled), env=env)
     assert out.returncode == 0, out.stderr
     kits = []
     for csv_file in (hand, pulled):
@@ -205,6 +199,6 @@ def test_pulled_inventory_gives_the_same_day0_kit_as_a_hand_written_one(nautobot
     assert any(b"9c:05:91:00:00:00" in data for data in kits[0].values())
     # a serial changed in Nautobot since this pull is reported
     nb.update("/api/dcim/devices/", [{"id": state.device_ids[plan.switches[0].name], "serial": "MT2NEW"}])
-    again = run_cli("sot", "pull", str(intent), "--url", nautobot_server.url, "-o", str(pulled), env=env)
+    again = run_cli("sot", "pull", str(intent), "--url", nautobot.url, "-o", str(pulled), env=env)
     assert again.returncode == 0
     assert f"changed: {plan.switches[0].name} serial MT200000X -> MT2NEW" in again.stderr
