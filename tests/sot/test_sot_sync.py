@@ -74,7 +74,7 @@ def test_medium_push_creates_the_plan_then_writes_nothing(nautobot, fabrics, tmp
     assert _count(nb, "/api/dcim/devices/", location=name) == len(plan.switches) + len(plan.hosts) == 44
     want_ifaces = len(plan.switches) * 2 + len(plan.ports) + sum(1 + len(h.nics) for h in plan.hosts)
     assert _count(nb, "/api/dcim/interfaces/", location=name) == want_ifaces == 696
-    assert _count(nb, "/api/dcim/cables/", tag=desired.tag) == len(plan.links) == 320
+    assert _count(nb, "/api/dcim/cables/", tags=desired.tag) == len(plan.links) == 320
     assert _count(nb, "/api/ipam/prefixes/", namespace=name) == 3
     assert _count(nb, "/api/ipam/ip-addresses/", namespace=name) == 312
     leaf = nb._request("GET", "/api/dcim/devices/", params={"name": f"{name}-leaf-g1-r0", "location": name})["results"][0]
@@ -138,7 +138,7 @@ def test_untagged_colliding_device_is_a_conflict_nothing_written(nautobot, fabri
         assert f"device {victim} exists in Nautobot without the tag {desired.tag}" in cli.stderr
         assert "nothing written" in cli.stderr
         assert _count(nb, "/api/dcim/devices/", location=name) == 1          # only the foreign one
-        assert _count(nb, "/api/dcim/cables/", tag=desired.tag) == 0
+        assert _count(nb, "/api/dcim/cables/", tags=desired.tag) == 0
     finally:
         nb.delete("/api/dcim/devices/", [other["id"]])
 
@@ -152,7 +152,7 @@ def test_growth_planned_devices_become_active_and_no_cable_changes(nautobot, fab
     assert push(nb, desired1).writes > 0
     planned = {n for n, f in desired1.objects["device"].items() if f["status"] == "Planned"}
     assert planned, "the build-out must hold devices not installed yet"
-    cables = {c["id"]: c["last_updated"] for c in nb.list("/api/dcim/cables/", tag=desired1.tag)}
+    cables = {c["id"]: c["last_updated"] for c in nb.list("/api/dcim/cables/", tags=desired1.tag)}
     assert len(cables) == len(plan1.links)
     phase2 = _small(tmp_path, name, 8)
     plan2, desired2 = _desired(phase2)
@@ -162,7 +162,7 @@ def test_growth_planned_devices_become_active_and_no_cable_changes(nautobot, fab
     assert push(nb, desired2).writes > 0
     devices = {d["name"]: d["status"] for d in nb.list("/api/dcim/devices/", location=name, depth=1)}
     assert all(devices[n]["name"] == "Active" for n in planned)
-    after = {c["id"]: c["last_updated"] for c in nb.list("/api/dcim/cables/", tag=desired1.tag)}
+    after = {c["id"]: c["last_updated"] for c in nb.list("/api/dcim/cables/", tags=desired1.tag)}
     assert {k: after[k] for k in cables} == cables, "an existing cable object changed"
     assert len(after) == len(plan2.links) > len(cables)
     assert push(nb, desired2).writes == 0
