@@ -14,6 +14,8 @@ from generator.sot.objects import OWNED_KINDS
 
 _PLURAL = {"context": "config contexts", "device": "devices", "interface": "interfaces", "prefix": "prefixes", "ip": "IP addresses",
            "cable": "cables"}
+_SINGULAR = {"context": "config context", "device": "device", "interface": "interface", "prefix": "prefix",
+             "ip": "IP address", "cable": "cable"}
 _SIGN = {ADDED: "+", CHANGED: "~", REMOVE: "-"}
 NAMES_SHOWN = 12
 
@@ -72,7 +74,7 @@ def counts(result: Comparison) -> dict[str, dict[str, int]]:
 
 
 def _group_line(kind: str, op: str, what: str, owners: list[str], count: int) -> str:
-    noun = _PLURAL[kind] if count != 1 else kind.replace("ip", "IP address")
+    noun = _PLURAL[kind] if count != 1 else _SINGULAR[kind]
     where = f"{len(owners)} device{'s' if len(owners) != 1 else ''} {_names(owners)}"
     if kind in ("device", "prefix", "context"):
         where = _names(owners)
