@@ -108,6 +108,12 @@ addressing:
   rails: 172.16.0.0/24
   management: 192.168.0.0/24
   asn: {spine: 65000, leaf_base: 65100}
+deploy: {user: cumulus}
+management:                   # the kit sets the deploy account's password from this hash (the lab's)
+  users:
+    - name: cumulus
+      role: system-admin
+      hashed_password: "$6$fabricgenlab$OqKu8s1.iwmcF01KT9u5xm4I.NCIbdtaGpsXRepyozGYW04mGmSCSYv//RyMxZLJ98uk9N.Iv8BlED6PdN2T/0"
 """
 
 
