@@ -21,8 +21,11 @@ from generator.sot.compare import Actual
 from generator.sot.objects import ASN_FIELD, Desired
 
 BATCH = 250          # objects per bulk request: Nautobot validates each in one transaction
-TIMEOUT = 300.0
-READ_ATTEMPTS = 3    # a read on a keep-alive connection the server reset is sent again      # seconds for one request: a bulk POST of 250 interfaces takes a few seconds
+# a cable costs Nautobot far more than other objects (it traces the cable path of both ends):
+# 250 of them took over 300 s on a busy 2-core machine, measured
+CABLE_BATCH = 50
+TIMEOUT = 900.0      # seconds for one request
+READ_ATTEMPTS = 3    # a read on a keep-alive connection the server reset is sent again
 
 
 class SotError(FabricgenError):
@@ -95,6 +98,10 @@ class Nautobot:
                 break
             except requests.exceptions.SSLError as exc:
                 raise SotError(f"{self.url}: TLS failed ({type(exc).__name__}); check the certificate or the URL") from None
+            except requests.exceptions.Timeout:
+                raise SotError(f"{self.url}: no answer to {method} {path} within {self.timeout:.0f} s"
+                               + ("; Nautobot may still complete it: run the same push again, it resumes"
+                                  if write else "; is the server overloaded?")) from None
             except requests.exceptions.ConnectionError as exc:
                 if write or attempt + 1 == READ_ATTEMPTS:
                     raise SotError(f"{self.url}: cannot reach Nautobot ({type(exc).__name__}); check --url and "
@@ -145,19 +152,25 @@ class Nautobot:
             params = {}
         return out
 
+    def _batch(self, path: str) -> int:
+        return min(self.batch, CABLE_BATCH) if "/cables/" in path else self.batch
+
     def create(self, path: str, objects: list[dict]) -> list[dict]:
         out: list[dict] = []
-        for i in range(0, len(objects), self.batch):
-            out += self._request("POST", path, json=objects[i:i + self.batch], write=True)
+        n = self._batch(path)
+        for i in range(0, len(objects), n):
+            out += self._request("POST", path, json=objects[i:i + n], write=True)
         return out
 
     def update(self, path: str, objects: list[dict]) -> None:
-        for i in range(0, len(objects), self.batch):
-            self._request("PATCH", path, json=objects[i:i + self.batch], write=True)
+        n = self._batch(path)
+        for i in range(0, len(objects), n):
+            self._request("PATCH", path, json=objects[i:i + n], write=True)
 
     def delete(self, path: str, ids: list[str]) -> None:
-        for i in range(0, len(ids), self.batch):
-            self._request("DELETE", path, json=[{"id": x} for x in ids[i:i + self.batch]], write=True)
+        n = self._batch(path)
+        for i in range(0, len(ids), n):
+            self._request("DELETE", path, json=[{"id": x} for x in ids[i:i + n]], write=True)
 
     # --- shared vocabulary: created when missing, never changed -------------------------------
     def _ensure(self, path: str, lookup: dict[str, str], body: dict[str, Any]) -> str:
