@@ -208,3 +208,30 @@ def test_pulled_inventory_gives_the_same_day0_kit_as_a_hand_written_one(nautobot
     again = run_cli("sot", "pull", str(intent), "--url", nautobot.url, "-o", str(pulled), env=env)
     assert again.returncode == 0
     assert f"changed: {plan.switches[0].name} serial MT200000X -> MT2NEW" in again.stderr
+
+
+def test_prune_reports_marks_and_deletes_only_with_yes(nautobot, fabrics, tmp_path):
+    nb, pushed = fabrics
+    name = nautobot.fresh_fabric("sotprune")
+    big, small = _small(tmp_path, name, 4), _small(tmp_path, name, 2)
+    plan4, desired4 = _desired(big)
+    plan2, _ = _desired(small)
+    pushed.append(desired4)
+    push(nb, desired4)
+    gone = len(plan4.links) - len(plan2.links)
+    assert gone > 0
+    env, url = _env(nautobot), nautobot.url
+    diff = run_cli("sot", "diff", str(small), "--url", url, env=env)
+    assert diff.returncode == 3 and f"- {gone} cables" in diff.stdout
+    kept = run_cli("sot", "push", str(small), "--url", url, env=env)         # default: report only
+    assert kept.returncode == 0 and _count(nb, "/api/dcim/cables/", tags=desired4.tag) == len(plan4.links)
+    marked = run_cli("sot", "push", str(small), "--url", url, "--prune", "mark", env=env)
+    assert marked.returncode == 0, marked.stderr
+    assert _count(nb, "/api/dcim/cables/", tags=desired4.tag, status="Decommissioning") == gone
+    refused = run_cli("sot", "push", str(small), "--url", url, "--prune", "delete", env=env)
+    assert refused.returncode == 1 and "add --yes" in refused.stderr
+    assert _count(nb, "/api/dcim/cables/", tags=desired4.tag) == len(plan4.links)
+    deleted = run_cli("sot", "push", str(small), "--url", url, "--prune", "delete", "--yes", env=env)
+    assert deleted.returncode == 0, deleted.stderr
+    assert _count(nb, "/api/dcim/cables/", tags=desired4.tag) == len(plan2.links)
+    assert run_cli("sot", "diff", str(small), "--url", url, env=env).returncode == 0
