@@ -176,3 +176,36 @@ def test_token_from_env_or_a_private_file(tmp_path, monkeypatch):
     assert "s3cret" not in str(info.value)
     os.chmod(f, 0o600)
     assert read_token("NB_T", str(f)) == "s3cret"
+
+
+def test_cli_bad_input_is_one_line_before_any_request(tmp_path):
+    from tests.cli_runner import run_cli
+
+    intent = "inventories/medium/fabric.yaml"
+    env = {**os.environ, "NAUTOBOT_TOKEN": "t0ken-not-printed"}
+    no_url = run_cli("sot", "diff", intent, env=env)
+    assert no_url.returncode == 2 and "give --url" in no_url.stderr
+    bad_url = run_cli("sot", "push", intent, "--url", "ftp://x", env=env)
+    assert bad_url.returncode == 2 and "not an http(s) URL" in bad_url.stderr
+    bad_prune = run_cli("sot", "push", intent, "--url", "http://127.0.0.1:9", "--prune", "all", env=env)
+    assert bad_prune.returncode == 2 and "--prune 'all'" in bad_prune.stderr
+    no_token = run_cli("sot", "diff", intent, "--url", "http://127.0.0.1:9",
+                       env={k: v for k, v in env.items() if k != "NAUTOBOT_TOKEN"})
+    assert no_token.returncode == 1 and "$NAUTOBOT_TOKEN is not set" in no_token.stderr
+    # nothing listens on the discard port of loopback: refused, one line, the token never shown
+    down = run_cli("sot", "pull", intent, "--url", "http://127.0.0.1:9", "-o", str(tmp_path / "inv.csv"), env=env)
+    assert down.returncode == 1 and "cannot reach Nautobot" in down.stderr
+    assert "t0ken-not-printed" not in down.stderr + down.stdout
+    assert not (tmp_path / "inv.csv").exists()
+
+
+def test_url_from_fabricgen_toml(tmp_path):
+    from tests.cli_runner import run_cli
+
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(open("inventories/medium/fabric.yaml").read())
+    toml = tmp_path / "fabricgen.toml"
+    toml.write_text('[defaults.sot.diff]\nurl = "http://127.0.0.1:9"\n')
+    os.chmod(toml, 0o600)
+    out = run_cli("sot", "diff", str(intent), env={**os.environ, "NAUTOBOT_TOKEN": "x"})
+    assert out.returncode == 1 and "http://127.0.0.1:9: cannot reach Nautobot" in out.stderr
