@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # upstream release cannot change what `make setup` installs on a bastion overnight.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup setup-nautobot lock lock-nautobot nautobot-db render test test-quick test-under-load test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd deploy drift report clean
+.PHONY: setup setup-nautobot lock lock-nautobot nautobot-db render test test-quick test-under-load test-unit lint golden bench bench-deploy bench-drift bench-verify bench-pyavd bench-sot deploy drift report clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -109,6 +109,11 @@ bench-drift: setup
 # NOS=sonic for the SONiC fabric (also for bench-deploy and bench-drift).
 bench-verify: setup
 	$(BIN)/python bench/verify_scale.py $(if $(NOS),--nos $(NOS),)
+
+# `fabricgen sot` against a live Nautobot ($$NAUTOBOT_URL, token in $$NAUTOBOT_TOKEN): first push,
+# second push (must write nothing) and diff of inventories/medium and a ~1,000-device fabric
+bench-sot: setup
+	$(BIN)/python bench/sot_scale.py $(if $(SIZES),--sizes $(SIZES),)
 
 # fabricgen and pyavd side by side in one run (issue 14); pyavd goes into its own venv,
 # bench/.venv-pyavd, made on first use: never a dependency of fabricgen. GPUS=2048 for 112 switches.

@@ -26,6 +26,7 @@ from generator.cli_options import (
     renamed,
     word_types,
 )
+from generator.sot.command import sot_app
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, context_settings=CONTEXT)
 lab_app = typer.Typer(no_args_is_help=True, help="Simulated switches on loopback for tests and demos.")
@@ -34,6 +35,7 @@ lock_app = typer.Typer(no_args_is_help=True, help="The fabric's deploy lock (gen
 app.add_typer(lock_app, name="lock")
 hosts_app = typer.Typer(no_args_is_help=True, help="GPU servers: what they have (playbooks/discover.yml).")
 app.add_typer(hosts_app, name="hosts")
+app.add_typer(sot_app, name="sot")
 
 IntentArg = Annotated[str, typer.Argument(help="path of the intent (fabric.yaml)", show_default=False)]
 
