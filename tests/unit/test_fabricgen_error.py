@@ -66,6 +66,7 @@ def test_anything_else_is_not_swallowed(tmp_path, monkeypatch):
 INTERNAL = {
     "generator.acceptance.nccl_log._NotAMeasure",      # a log line that is not a measurement: skipped
     "generator.common.bounded_yaml.TooDeep",           # becomes the loader's one-line refusal
+    "generator.common.json_text._OtherShape",          # not a config_db shape: the json module prints it
     "generator.device_data._TooDeep",
     "generator.deploy.interrupt.Interrupted",          # SIGINT/SIGTERM: BaseException so nothing swallows it
     "generator.deploy.rollout.DeviceFailed",           # one switch's post-check: that switch rolls back
