@@ -25,6 +25,8 @@ setup: $(STAMP)
 # to over HTTP, so its own venv, pinned by constraints-nautobot.txt (its Django stack clashes with
 # constraints.txt). The tests skip without it, or fail under FABRICGEN_REQUIRE_NAUTOBOT=1 (CI).
 NAUTOBOT_VERSION := 3.2.7
+# the app whose ASN objects `sot push` writes when a server has it (tests/sot/test_sot_bgp_models.py)
+NAUTOBOT_BGP_MODELS_VERSION := 3.2.0
 NAUTOBOT_VENV    := .venv-nautobot
 NAUTOBOT_STAMP   := $(NAUTOBOT_VENV)/.installed
 NAUTOBOT_PINS    := constraints-nautobot.txt
@@ -40,7 +42,7 @@ setup-nautobot: $(NAUTOBOT_STAMP)
 lock-nautobot:
 	rm -rf build/lock-nautobot
 	$(PYTHON) -m venv build/lock-nautobot
-	build/lock-nautobot/bin/pip install --quiet nautobot==$(NAUTOBOT_VERSION)
+	build/lock-nautobot/bin/pip install --quiet nautobot==$(NAUTOBOT_VERSION) nautobot-bgp-models==$(NAUTOBOT_BGP_MODELS_VERSION)
 	{ sed -n '/^#/p' $(NAUTOBOT_PINS); build/lock-nautobot/bin/pip freeze; } > $(NAUTOBOT_PINS).new
 	mv $(NAUTOBOT_PINS).new $(NAUTOBOT_PINS)
 	rm -rf build/lock-nautobot

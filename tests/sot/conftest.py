@@ -23,8 +23,7 @@ from tests.support.nautobot_service import NautobotService, ServiceError, find_t
 REQUIRE_ENV = "FABRICGEN_REQUIRE_NAUTOBOT"
 
 
-@pytest.fixture(scope="session")
-def nautobot() -> Iterator[NautobotService]:
+def _serve(apps: tuple[str, ...] = ()) -> Iterator[NautobotService]:
     tools = find_tools()
     if isinstance(tools, str):
         if os.environ.get(REQUIRE_ENV) == "1":
@@ -32,11 +31,22 @@ def nautobot() -> Iterator[NautobotService]:
         pytest.skip(tools)
     server = ExitStack()
     try:
-        service = server.enter_context(running(tools))
+        service = server.enter_context(running(tools, apps=apps))
     except ServiceError as exc:
         pytest.fail(f"live Nautobot did not start: {exc}", pytrace=False)
     with server:
         yield service
+
+
+@pytest.fixture(scope="session")
+def nautobot() -> Iterator[NautobotService]:
+    yield from _serve()
+
+
+@pytest.fixture(scope="session")
+def nautobot_bgp() -> Iterator[NautobotService]:
+    """A second server on the same migrated database, serving the nautobot-bgp-models app."""
+    yield from _serve(("nautobot_bgp_models",))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -46,7 +56,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     database (12-24 min on a busy 2-core machine) in the setup of whichever test asks first: the
     test's timeout counts its own body only (func_only), and the service bounds each of its steps."""
     for item in items:
-        if "nautobot" not in getattr(item, "fixturenames", ()):
+        if not {"nautobot", "nautobot_bgp"} & set(getattr(item, "fixturenames", ())):
             continue
         if not any(m.args[:1] == ("nautobot",) for m in item.iter_markers("xdist_group")):
             item.add_marker(pytest.mark.xdist_group("nautobot"))

@@ -24,7 +24,7 @@ DEFAULT_CACHE_DIR = Path("/var/tmp/fabricgen-nautobot-cache")
 CI_RUN_ENV = "FABRICGEN_CI_RUN_ID"
 
 # Bump when the generated nautobot_config.py changes anything migrate depends on (PLUGINS, apps).
-CONFIG_SCHEMA_REVISION = "1"
+CONFIG_SCHEMA_REVISION = "2"      # 2: migrates nautobot_bgp_models too
 
 
 def schema_key(constraints: bytes, pg_major: str) -> str:

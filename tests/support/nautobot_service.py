@@ -68,6 +68,13 @@ STEP_TIMEOUT = 600.0
 STATE_PREFIX = "fabricgen-nautobot-"
 
 
+# Every Nautobot app a test server may serve, migrated into the one cached database: a server started
+# without one of them ignores its tables (nautobot-bgp-models: issue 37, ASNs as objects of their own
+# when the app is installed; tests/sot/test_sot_bgp_models.py)
+MIGRATED_APPS = ("nautobot_bgp_models",)
+APPS_ENV = "FABRICGEN_NAUTOBOT_APPS"
+
+
 class ServiceError(RuntimeError):
     """A step of the service failed; the message names it and the log to read."""
 
@@ -172,14 +179,17 @@ class NautobotService:
 
 
 def start(state_dir: Path, tools: Tools, env: dict[str, str] | None = None, log=None,
-          owner_pid: int | None = None) -> NautobotService:
+          owner_pid: int | None = None, apps: tuple[str, ...] = ()) -> NautobotService:
     """Start PostgreSQL, Redis and Nautobot in `state_dir` (new or empty) and return once the API
     answers. On failure, what was started is stopped and the directory stays for its logs.
     `owner_pid`: the process (a test run) whose end abandons the service (stop_abandoned);
-    None for a service left running on purpose."""
+    None for a service left running on purpose. `apps`: the Nautobot apps it serves (of MIGRATED_APPS)."""
+    unknown = sorted(set(apps) - set(MIGRATED_APPS))
+    if unknown:
+        raise ServiceError(f"apps {unknown} are not migrated into the test database: add them to MIGRATED_APPS")
     env = dict(os.environ if env is None else env)
     log = log or (lambda line: print(line, file=sys.stderr))
-    stack = _Stack(state_dir, tools, env, log, owner_pid)
+    stack = _Stack(state_dir, tools, env, log, owner_pid, apps)
     try:
         return stack.run()
     except BaseException:
@@ -188,7 +198,7 @@ def start(state_dir: Path, tools: Tools, env: dict[str, str] | None = None, log=
 
 
 @contextmanager
-def running(tools: Tools | None = None, log=None) -> Iterator[NautobotService]:
+def running(tools: Tools | None = None, log=None, apps: tuple[str, ...] = ()) -> Iterator[NautobotService]:
     """A server in a new directory under the temp dir for the length of a `with` (tests, benches),
     owned by this process; servers of earlier runs killed before their cleanup are stopped first."""
     if tools is None:
@@ -199,7 +209,8 @@ def running(tools: Tools | None = None, log=None) -> Iterator[NautobotService]:
     # the temp dir, not pytest's tmp_path: that one is root's 0700, closed to the `postgres` user
     temp = Path(tempfile.gettempdir())
     stop_abandoned(temp)
-    service = start(Path(tempfile.mkdtemp(prefix=STATE_PREFIX, dir=temp)), tools, log=log, owner_pid=os.getpid())
+    service = start(Path(tempfile.mkdtemp(prefix=STATE_PREFIX, dir=temp)), tools, log=log, owner_pid=os.getpid(),
+                    apps=apps)
     try:
         yield service
     finally:
@@ -257,8 +268,10 @@ def stop_service(state_dir: Path) -> None:
 
 
 class _Stack:
-    def __init__(self, state_dir: Path, tools: Tools, env: dict[str, str], log, owner_pid: int | None) -> None:
+    def __init__(self, state_dir: Path, tools: Tools, env: dict[str, str], log, owner_pid: int | None,
+                 apps: tuple[str, ...] = ()) -> None:
         self.dir = state_dir
+        self.apps = apps
         self.owner = OwnedProcess.of("owner", owner_pid) if owner_pid is not None else None
         self.tools = tools
         self.env = env
@@ -336,7 +349,7 @@ class _Stack:
             self.log(f"nautobot: restored the migrated database in {self.timings['restore_s']} s")
             return
         self.log("nautobot: migrating an empty database (minutes on 2 cores; cached afterwards)")
-        self._run("migrate", [str(self.tools.nautobot_server), "migrate", "--no-input"], env=self._nautobot_env(),
+        self._run("migrate", [str(self.tools.nautobot_server), "migrate", "--no-input"], env=self._nautobot_env(MIGRATED_APPS),
                   as_service_user=self.nautobot_user, timeout=MIGRATE_TIMEOUT)
         self.timings["migrate_s"] = round(time.monotonic() - began, 1)
         self.log(f"nautobot: migrated in {self.timings['migrate_s']} s")
@@ -443,11 +456,13 @@ class _Stack:
         return self._run("psql", [self.tools.pg("psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(self.sockets),
                                   "-U", DB_USER, "-d", "postgres", "-c", sql], env=self._pg_env(), check=check)
 
-    def _nautobot_env(self) -> dict[str, str]:
+    def _nautobot_env(self, apps: tuple[str, ...] | None = None) -> dict[str, str]:
         # only what Nautobot needs: NAUTOBOT_* of the caller's shell would override the generated config
-        env = {k: v for k, v in self.env.items() if not k.startswith(("NAUTOBOT_", "DJANGO_", "OTEL_"))}
+        env = {k: v for k, v in self.env.items() if not k.startswith(("NAUTOBOT_", "DJANGO_", "OTEL_", APPS_ENV))}
         env.update(NAUTOBOT_ROOT=str(self.home), NAUTOBOT_CONFIG=str(self.home / "nautobot_config.py"),
                    HOME=str(self.home))
+        # the config's PLUGINS: every app for the migrate, the served ones for the server
+        env[APPS_ENV] = ",".join(self.apps if apps is None else apps)
         return env
 
     def _write_config(self) -> None:
@@ -470,7 +485,8 @@ SECRET_KEY = {settings["secret_key"]!r}
 ALLOWED_HOSTS = ["127.0.0.1"]
 INSTALLATION_METRICS_ENABLED = False
 METRICS_ENABLED = False
-PLUGINS = []
+# the apps this process serves (every migrated one for `migrate`): nautobot_service.py sets the list
+PLUGINS = [app for app in __import__("os").environ.get({APPS_ENV!r}, "").split(",") if app]
 # INFO logs a line per object a bulk write touches (the API's "Updating interface ..."): warnings
 # and errors are what a test reads in nautobot.log
 LOGGING["loggers"]["nautobot"]["level"] = "WARNING"
@@ -579,6 +595,8 @@ def main(argv: list[str] | None = None) -> int:
     start_cmd = sub.add_parser("start", help="start a service and leave it running")
     start_cmd.add_argument("--state-dir", type=Path, required=True, help="a new or empty directory")
     start_cmd.add_argument("--env-file", type=Path, help="write NAUTOBOT_URL/NAUTOBOT_TOKEN_FILE/NAUTOBOT_PIDS here (0600)")
+    start_cmd.add_argument("--app", action="append", default=[], choices=MIGRATED_APPS,
+                           help="serve this Nautobot app too (repeatable)")
     stop_cmd = sub.add_parser("stop", help="stop the service of a state directory and remove it")
     stop_cmd.add_argument("--state-dir", type=Path, required=True)
     sub.add_parser("prepare", help="migrate an empty database into the dump cache")
@@ -598,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "prepare":
             prepare_cache(tools)
             return 0
-        service = start(args.state_dir.resolve(), tools)
+        service = start(args.state_dir.resolve(), tools, apps=tuple(args.app))
     except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
