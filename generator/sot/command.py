@@ -130,8 +130,9 @@ def diff_command(
         raise SotUsage(f"--format {fmt!r}: use table, json or markdown")
     plan, build_out = _plans(intent)
     nb = _session(url, token_env, token_file)
-    desired = desired_objects(plan, build_out)
-    result = compare(desired, nb.read_state(desired).objects)
+    desired = nb.fit(desired_objects(plan, build_out))
+    state = nb.read_state(desired)
+    result = compare(desired, state.objects, state.held)
     typer.echo(FORMATS[fmt](result), nl=False)
     raise typer.Exit(1 if result.conflicts else 3 if result.has_changes else 0)
 

@@ -13,16 +13,16 @@ from generator.sot.compare import ADDED, CHANGED, REMOVE, Comparison, key_text
 from generator.sot.objects import OWNED_KINDS
 
 _PLURAL = {"context": "config contexts", "device": "devices", "interface": "interfaces", "prefix": "prefixes", "ip": "IP addresses",
-           "cable": "cables"}
+           "bgp": "BGP routing instances", "cable": "cables"}
 _SINGULAR = {"context": "config context", "device": "device", "interface": "interface", "prefix": "prefix",
-             "ip": "IP address", "cable": "cable"}
+             "ip": "IP address", "bgp": "BGP routing instance", "cable": "cable"}
 _SIGN = {ADDED: "+", CHANGED: "~", REMOVE: "-"}
 NAMES_SHOWN = 12
 
 
 def _device_of(kind: str, key: Any, fields: dict[str, Any]) -> str:
     """The device an object belongs to, for the `x N devices` ranges."""
-    if kind in ("device",):
+    if kind in ("device", "bgp"):
         return str(key)
     if kind in ("interface", "cable"):
         return str(key[0])
@@ -67,7 +67,7 @@ def counts(result: Comparison) -> dict[str, dict[str, int]]:
     by: dict[tuple[str, str], int] = defaultdict(int)
     for c in result.changes:
         by[(c.kind, c.op)] += 1
-    for kind in OWNED_KINDS:
+    for kind in result.kinds:
         table[kind] = {"added": by[(kind, ADDED)], "changed": by[(kind, CHANGED)],
                        "unchanged": result.unchanged.get(kind, 0), "would_remove": by[(kind, REMOVE)]}
     return table
@@ -91,8 +91,15 @@ def summary_line(result: Comparison) -> str:
             f"{total['would_remove']} would be removed")
 
 
+def replaced_lines(result: Comparison) -> list[str]:
+    """The removals a push makes whatever --prune says: this fabric's cables on an end the plan
+    now cables from another A end (compare._cable_ends)."""
+    return [f"cable {key_text('cable', old)} is replaced by {key_text('cable', new)}: a push deletes it first"
+            for old, new in sorted(result.replaced.items(), key=lambda kv: key_text("cable", kv[0]))]
+
+
 def format_text(result: Comparison) -> str:
-    lines = [line for line in result.conflicts]
+    lines = [line for line in result.conflicts] + replaced_lines(result)
     for kind, op, what, owners, count in _groups(result):
         lines.append(_group_line(kind, op, what, owners, count))
     verdict = f" - {len(result.conflicts)} conflict(s)" if result.conflicts else (
@@ -111,6 +118,8 @@ def format_json(result: Comparison) -> str:
             entry["fields"] = dict(sorted(c.fields.items()))
         changes.append(entry)
     doc = {"fabric": result.fabric, "counts": counts(result), "conflicts": result.conflicts, "changes": changes}
+    if result.replaced:
+        doc["replaced"] = {key_text("cable", old): key_text("cable", new) for old, new in sorted(result.replaced.items())}
     return json.dumps(doc, indent=1, sort_keys=False) + "\n"
 
 
@@ -120,10 +129,10 @@ def format_markdown(result: Comparison) -> str:
     t = counts(result)
     lines = [f"### fabricgen sot diff: {markdown_text(result.fabric)}", "",
              "| object | added | changed | unchanged | would remove |", "|---|---:|---:|---:|---:|"]
-    for kind in OWNED_KINDS:
+    for kind in result.kinds:
         row = t[kind]
         lines.append(f"| {_PLURAL[kind]} | {row['added']} | {row['changed']} | {row['unchanged']} | {row['would_remove']} |")
-    body = result.conflicts + [_group_line(*g) for g in _groups(result)]
+    body = result.conflicts + replaced_lines(result) + [_group_line(*g) for g in _groups(result)]
     if body:
         lines += ["", "```"] + [ln.replace("```", "'''") for ln in body] + ["```"]
     return "\n".join(lines) + "\n"

@@ -18,7 +18,7 @@ from typing import Any
 
 from generator.common.errors import FabricgenError
 from generator.sot.compare import Actual
-from generator.sot.objects import ASN_FIELD, Desired
+from generator.sot.objects import ASN_FIELD, BGP_MODELS_APP, Desired, with_bgp_models
 
 BATCH = 250          # objects per bulk request: Nautobot validates each in one transaction
 # a cable costs Nautobot far more than other objects (it traces the cable path of both ends):
@@ -43,6 +43,8 @@ class State:
     # address -> the ids of its IPAddressToInterface rows (an address may sit on several interfaces)
     assignment_ids: dict[str, list[str]] = field(default_factory=dict)
     cable_ids: dict[tuple[str, str], str] = field(default_factory=dict)
+    # (device, interface) -> the id of the cable on it, whoever owns the cable (compare._cable_ends)
+    held: dict[tuple[str, str], str] = field(default_factory=dict)
     context_id: str | None = None
     # serials and MACs for `sot pull`: device -> serial, (device, interface) -> MAC
     serials: dict[str, str] = field(default_factory=dict)
@@ -78,6 +80,7 @@ class Nautobot:
         self.session.headers.update({"Authorization": f"Token {token}", "Accept": "application/json",
                                      "Content-Type": "application/json"})
         self._ids: dict[tuple[str, str], str] = {}
+        self._apps: frozenset[str] | None = None
 
     # --- HTTP ---------------------------------------------------------------------------------
     def _request(self, method: str, path: str, *, write: bool = False, **kwargs) -> Any:
@@ -133,6 +136,37 @@ class Nautobot:
         if not version:
             raise SotError(f"{self.url}: /api/status/ is not Nautobot's; give the Nautobot server's base URL")
         return str(version)
+
+    def apps(self) -> frozenset[str]:
+        """The Nautobot apps the server runs: /api/status/ lists them as "nautobot-apps" (Nautobot 2
+        and 3; "plugins" before), app name -> version."""
+        if self._apps is None:
+            doc = self._request("GET", "/api/status/")
+            found = (doc.get("nautobot-apps") or doc.get("plugins") or {}) if isinstance(doc, dict) else {}
+            self._apps = frozenset(found) if isinstance(found, dict) else frozenset()
+        return self._apps
+
+    def fit(self, desired: Desired) -> Desired:
+        """DESIRED as this server can hold it: ASNs as BGP routing instances where the
+        nautobot-bgp-models app runs, else the device custom field (objects.py)."""
+        if BGP_MODELS_APP in self.apps() and "bgp" not in desired.objects:
+            return with_bgp_models(desired)
+        return desired
+
+    def asn_ids(self, asns: set[int]) -> dict[int, str]:
+        """The app's AutonomousSystem object of each ASN, created (Active) when missing: shared
+        vocabulary, never changed or removed (private ASNs repeat across fabrics)."""
+        ids: dict[int, str] = {}
+        wanted = sorted(asns)
+        for i in range(0, len(wanted), 100):
+            for row in self.list(_BGP_ASNS, asn=wanted[i:i + 100]):
+                ids[int(row["asn"])] = row["id"]
+        missing = [a for a in wanted if a not in ids]
+        if missing:
+            active = self.status_id("Active")
+            for row in self.create(_BGP_ASNS, [{"asn": a, "status": active, "description": "fabricgen"} for a in missing]):
+                ids[int(row["asn"])] = row["id"]
+        return ids
 
     def graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         doc = self._request("POST", "/api/graphql/", json={"query": query, "variables": variables})
@@ -275,6 +309,8 @@ class Nautobot:
             state.interface_ids[key] = i["id"]
             if i.get("mac_address"):
                 state.macs[key] = i["mac_address"].lower()
+            if i.get("cable"):
+                state.held[key] = i["cable"]["id"]
             interfaces[key] = Actual({"type": _choice(i["type"]), "mtu": i["mtu"], "mgmt_only": i["mgmt_only"],
                                       "description": i["description"]}, key[0] in owned, i["id"])
         state.objects["interface"] = interfaces
@@ -312,7 +348,26 @@ class Nautobot:
             state.context_id = c["id"]
             context[c["name"]] = Actual({"data": c["data"]}, True, c["id"])
         state.objects["context"] = context
+        if "bgp" in desired.objects:
+            state.objects["bgp"] = self._read_bgp(state, owned)
         return state
+
+    def _read_bgp(self, state: State, owned: set[str]) -> dict[Any, Actual]:
+        """The routing instances of the fabric's devices (nautobot-bgp-models): keyed by device,
+        owned through it. A device with two (two ASNs) is read as its first by ASN; the push
+        changes that one."""
+        found: dict[Any, Actual] = {}
+        names = sorted(state.device_ids)
+        for i in range(0, len(names), 500):
+            rows = self.graphql(_Q_BGP, {"dev": names[i:i + 500]})["bgp_routing_instances"] if names else []
+            for r in sorted(rows, key=lambda r: (r["device"]["name"], r["autonomous_system"]["asn"])):
+                name = r["device"]["name"]
+                if name in found:
+                    continue
+                found[name] = Actual({"asn": int(r["autonomous_system"]["asn"]),
+                                      "router_id": _name(r["router_id"], "address"), "status": _name(r["status"])},
+                                     name in owned, r["id"])
+        return found
 
     def _one_id(self, path: str, name: str) -> str | None:
         found = self._request("GET", path, params={"name": name, "limit": 2})["results"]
@@ -334,10 +389,13 @@ _Q_DEVICES = """query($loc: [String]) { devices(location: $loc) {
   id name serial status { name } role { name } device_type { model } platform { name } tags { name }
   _custom_field_data primary_ip4 { address } } }"""
 _Q_INTERFACES = """query($loc: [String]) { interfaces(location: $loc) {
-  id name type mtu mgmt_only description mac_address device { name } } }"""
+  id name type mtu mgmt_only description mac_address cable { id } device { name } } }"""
 _Q_PREFIXES = """query($ns: [String]) { prefixes(namespace: $ns) { id prefix status { name } tags { name } } }"""
 _Q_CABLES = """query($loc: [String]) { cables(location: $loc) {
   id type length length_unit label status { name } tags { name } terminations { cable_end connector interface { id } } } }"""
+_Q_BGP = """query($dev: [String]) { bgp_routing_instances(device: $dev) {
+  id device { name } autonomous_system { asn } router_id { address } status { name } } }"""
+_BGP_ASNS = "/api/plugins/bgp/autonomous-systems/"
 _Q_IPS = """query($ns: [String]) { ip_addresses(namespace: $ns) {
   id address status { name } tags { name } interface_assignments { id interface { name device { name } } } } }"""
 

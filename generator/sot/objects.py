@@ -15,8 +15,10 @@ What goes where, and why:
 - the shared vocabulary (manufacturers, device types with their interface templates,
   platforms, roles, the location type, the ASN custom field) is created when missing and never
   changed or removed: another fabric may use it.
-- the BGP ASN of each switch is the device custom field `bgp_asn` (the nautobot-bgp-models app
-  is not assumed; with it an ASN would be an object of its own);
+- the BGP ASN of each switch: where the server runs the nautobot-bgp-models app, a BGP routing
+  instance per switch (its device, the AutonomousSystem, the loopback as router ID; owned through
+  the device like its interfaces; the AutonomousSystem objects are shared vocabulary, as private
+  ASNs repeat across fabrics); elsewhere the device custom field `bgp_asn` (with_bgp_models);
 - the RoCE contract is a config context on the Location, data only: Nautobot shows it, the
   switches get it from fabricgen's render, not from Nautobot.
 """
@@ -27,7 +29,7 @@ import hashlib
 import ipaddress
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generator.plan.model import FabricPlan, QosPlan
@@ -44,7 +46,8 @@ ACTIVE, PLANNED = "Active", "Planned"
 CONNECTED = "Connected"
 # the kinds a push writes, in the order it writes them (a cable needs its interfaces, an
 # address its interface, a device's primary IPv4 its address)
-OWNED_KINDS = ("context", "device", "interface", "prefix", "ip", "cable")
+OWNED_KINDS = ("context", "device", "interface", "prefix", "ip", "bgp", "cable")
+BGP_MODELS_APP = "nautobot_bgp_models"
 
 # Nautobot's InterfaceTypeChoices (nautobot/dcim/choices.py): the pluggable each speed ships in on
 # Spectrum switches and ConnectX NICs (OSFP at 400/800G, QSFP56 at 200G, QSFP28 at 100G)
@@ -211,5 +214,19 @@ def desired_objects(plan: FabricPlan, build_out: FabricPlan | None = None) -> De
     return desired
 
 
-__all__ = ["ACTIVE", "ASN_FIELD", "CONNECTED", "DeviceType", "Desired", "LOCATION_TYPE", "OWNED_KINDS", "PLANNED",
-           "TAG_PREFIX", "desired_objects", "fabric_tag", "interface_type", "roce_context"]
+def with_bgp_models(desired: Desired) -> Desired:
+    """DESIRED for a server with the nautobot-bgp-models app: each switch's ASN leaves the device
+    custom field for a routing instance `bgp[device] = {asn, router_id, status}` (the router ID is
+    the loopback the plan gives the switch, the status the device's)."""
+    devices, bgp = {}, {}
+    loopbacks = {f["device"]: ip for ip, f in desired.objects["ip"].items()
+                 if f["interface"] == LOOPBACK and ip.endswith("/32")}
+    for name, f in desired.objects["device"].items():
+        devices[name] = {k: v for k, v in f.items() if k != "asn"}
+        if f.get("asn") is not None:
+            bgp[name] = {"asn": f["asn"], "router_id": loopbacks.get(name), "status": f["status"]}
+    return replace(desired, objects={**desired.objects, "device": devices, "bgp": bgp})
+
+
+__all__ = ["ACTIVE", "ASN_FIELD", "BGP_MODELS_APP", "CONNECTED", "DeviceType", "Desired", "LOCATION_TYPE", "OWNED_KINDS", "PLANNED",
+           "TAG_PREFIX", "desired_objects", "fabric_tag", "interface_type", "roce_context", "with_bgp_models"]

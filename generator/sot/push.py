@@ -40,8 +40,9 @@ def _changes(result: Comparison, kind: str, op: str):
 
 
 def push(nb: Nautobot, desired: Desired, *, prune: str = "never", yes: bool = False) -> PushResult:
+    desired = nb.fit(desired)
     state = nb.read_state(desired)
-    first = compare(desired, state.objects)
+    first = compare(desired, state.objects, state.held)
     result = PushResult(first)
     if first.conflicts:
         return result
@@ -57,7 +58,7 @@ def push(nb: Nautobot, desired: Desired, *, prune: str = "never", yes: bool = Fa
     _devices(nb, desired, state, first, ids, result)
     if result.written:
         state = nb.read_state(desired)          # the interfaces Nautobot made from the templates
-    now = compare(desired, state.objects)
+    now = compare(desired, state.objects, state.held)
     if now.conflicts:
         result.comparison = now
         return result
@@ -65,6 +66,7 @@ def push(nb: Nautobot, desired: Desired, *, prune: str = "never", yes: bool = Fa
     _prefixes(nb, desired, now, ids, result)
     _ips(nb, desired, state, now, ids, result)
     _primary(nb, desired, state, result)
+    _bgp(nb, state, now, result)
     _cables(nb, desired, state, now, ids, result)
     _context(nb, desired, state, now, ids, result)
     if prune != "never":
@@ -176,6 +178,34 @@ def _primary(nb, desired, state: State, out: PushResult) -> None:
         out.written["device primary IPv4"] += len(patch)
 
 
+def _bgp(nb, state: State, result: Comparison, out: PushResult) -> None:
+    """The nautobot-bgp-models routing instance of each switch (after the addresses: its router ID
+    is one), its AutonomousSystem made when missing."""
+    added, changed = _changes(result, "bgp", ADDED), _changes(result, "bgp", CHANGED)
+    if not added and not changed:
+        return
+    asns = {c.fields["asn"] for c in added} | {c.fields["asn"][1] for c in changed if "asn" in c.fields}
+    as_ids = nb.asn_ids(asns) if asns else {}
+
+    def body(fields: dict[str, Any]) -> dict[str, Any]:
+        out_fields: dict[str, Any] = {}
+        if "asn" in fields:
+            out_fields["autonomous_system"] = as_ids[fields["asn"]]
+        if "router_id" in fields:
+            out_fields["router_id"] = state.ip_ids[fields["router_id"]] if fields["router_id"] else None
+        if "status" in fields:
+            out_fields["status"] = nb.status_id(fields["status"])
+        return out_fields
+
+    if added:
+        nb.create(_PATHS["bgp"], [{"device": state.device_ids[c.key], **body(c.fields)} for c in added])
+        out.written["BGP routing instance added"] += len(added)
+    if changed:
+        nb.update(_PATHS["bgp"], [{"id": state.objects["bgp"][c.key].id, **body({k: new for k, (_, new) in c.fields.items()})}
+                                  for c in changed])
+        out.written["BGP routing instance changed"] += len(changed)
+
+
 def _cable_body(desired, state: State, key, f, nb, ids) -> dict:
     return {"termination_a_type": "dcim.interface", "termination_a_id": state.interface_ids[key],
             "termination_b_type": "dcim.interface", "termination_b_id": state.interface_ids[(f["b_device"], f["b_port"])],
@@ -198,6 +228,11 @@ def _cables(nb, desired, state: State, result: Comparison, ids, out: PushResult)
             if "status" in body:
                 body["status"] = nb.status_id(body["status"])
             patch.append({"id": state.cable_ids[c.key], **body})
+    # ours, no longer planned, on an end a new cable needs (compare._cable_ends): off before it goes on
+    replaced = [state.cable_ids[key] for key in sorted(result.replaced, key=str)]
+    if replaced:
+        nb.delete("/api/dcim/cables/", replaced)
+        out.written["cable replaced"] += len(replaced)
     if moved:
         nb.delete("/api/dcim/cables/", moved)
         out.written["cable moved"] += len(moved)
@@ -224,13 +259,15 @@ def _context(nb, desired, state: State, result: Comparison, ids, out: PushResult
 
 
 _PATHS = {"context": "/api/extras/config-contexts/", "cable": "/api/dcim/cables/", "ip": "/api/ipam/ip-addresses/",
+          "bgp": "/api/plugins/bgp/routing-instances/",
           "prefix": "/api/ipam/prefixes/", "interface": "/api/dcim/interfaces/", "device": "/api/dcim/devices/"}
 
 
 def _prune(nb, state: State, result: Comparison, mode: str, out: PushResult) -> None:
-    gone = [c for c in result.changes if c.op == REMOVE]
+    gone = [c for c in result.changes if c.op == REMOVE and not (c.kind == "cable" and c.key in result.replaced)]
     if mode == "delete":
-        for kind in ("context", "cable", "ip", "prefix", "interface", "device"):
+        # a routing instance PROTECTs its device and router-ID address: it goes first
+        for kind in ("context", "cable", "bgp", "ip", "prefix", "interface", "device"):
             doomed = [state.objects[kind][c.key].id for c in gone if c.kind == kind]
             if doomed:
                 nb.delete(_PATHS[kind], doomed)
@@ -252,8 +289,9 @@ def remove_fabric(nb: Nautobot, desired: Desired) -> int:
     """Delete every object tagged for DESIRED's fabric, then its location and namespace (tests and
     the bench start from nothing); the shared vocabulary stays. The number of write requests."""
     start = nb.writes
+    desired = nb.fit(desired)
     state = nb.read_state(desired)
-    for kind in ("context", "cable", "ip", "prefix", "device"):
+    for kind in ("context", "cable", "bgp", "ip", "prefix", "device"):
         doomed = [a.id for a in state.objects.get(kind, {}).values() if a.tagged and a.id]
         if doomed:
             nb.delete(_PATHS[kind], doomed)

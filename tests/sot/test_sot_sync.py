@@ -8,6 +8,7 @@ asking Nautobot's REST API directly, not through the code under test."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,73 @@ def test_prune_reports_marks_and_deletes_only_with_yes(nautobot, fabrics, tmp_pa
     assert deleted.returncode == 0, deleted.stderr
     assert _count(nb, "/api/dcim/cables/", tags=desired4.tag) == len(plan2.links)
     assert run_cli("sot", "diff", str(small), "--url", url, env=env).returncode == 0
+
+
+def _free_ports(desired) -> list[tuple[str, str]]:
+    """Front-panel ports no planned cable uses (the spines' ports kept for the build-out's leaves)."""
+    used = {end for key, f in desired.objects["cable"].items() for end in (key, (f["b_device"], f["b_port"]))}
+    return [(d, i) for d, i in sorted(desired.objects["interface"], key=lambda k: (k[0], len(k[1]), k[1]))
+            if i.startswith("swp") and (d, i) not in used]
+
+
+def _cable_ends(nb: Nautobot, cable_id: str, names: dict[str, tuple[str, str]]) -> tuple:
+    """(A end, B end) of a cable as Nautobot's REST API gives them, by interface id."""
+    row = nb._request("GET", f"/api/dcim/cables/{cable_id}/", params={"depth": 0})
+    return names.get(row["termination_a_id"]), names.get(row["termination_b_id"])
+
+
+def test_moved_cables_are_updated_on_their_key_and_a_foreign_cable_stops_the_push(nautobot, fabrics, tmp_path):
+    """Issue 37 rule 3: a cable the plan moves keeps its key (its A end) or replaces ours on the
+    old one; a cable fabricgen does not own on a planned end is a conflict before any write,
+    not a refusal in the middle of the push."""
+    import copy
+
+    nb, pushed = fabrics
+    name = nautobot.fresh_fabric("sotmove")
+    plan, desired = _desired(_small(tmp_path, name, 4))
+    pushed.append(desired)
+    assert push(nb, desired).writes > 0
+    state = nb.read_state(desired)
+    names = {iid: key for key, iid in state.interface_ids.items()}
+    free = _free_ports(desired)
+    spines = {d for d, _ in free}
+    # k1: a cable whose far end (a spine) has a free port; k2: another one
+    (k1, f1) = next((k, f) for k, f in sorted(desired.objects["cable"].items()) if f["b_device"] in spines)
+    (k2, f2) = next((k, f) for k, f in sorted(desired.objects["cable"].items()) if k != k1 and k[0] != k1[0])
+
+    # 1. the plan moves k1's B end to a free port of the same spine: the same cable key, re-terminated
+    moved = copy.deepcopy(desired)
+    new_b = next(p for p in free if p[0] == f1["b_device"])
+    moved.objects["cable"][k1] = {**f1, "b_device": new_b[0], "b_port": new_b[1]}
+    result = push(nb, moved)
+    assert not result.conflicts and +result.written == Counter({"cable moved": 1}), dict(result.written)
+    after = nb.read_state(moved)
+    assert _cable_ends(nb, after.cable_ids[k1], names) == (k1, new_b)
+    assert push(nb, moved).writes == 0
+
+    # 2. the plan moves k2 to another A end (a new key) on the same B end: ours on the old key is
+    #    replaced, whatever --prune says
+    rekeyed = copy.deepcopy(moved)
+    new_a = next(p for p in _free_ports(moved) if p[0] != f2["b_device"])
+    rekeyed.objects["cable"][new_a] = rekeyed.objects["cable"].pop(k2)
+    result = push(nb, rekeyed)
+    assert not result.conflicts
+    assert +result.written == Counter({"cable replaced": 1, "cable added": 1}), dict(result.written)
+    after = nb.read_state(rekeyed)
+    assert k2 not in after.cable_ids
+    assert _cable_ends(nb, after.cable_ids[new_a], names) == (new_a, (f2["b_device"], f2["b_port"]))
+    assert push(nb, rekeyed).writes == 0
+
+    # 3. someone else's cable (no tag) on k1's planned B end, while the plan wants k1 back there:
+    #    named up front, nothing written
+    nb.delete("/api/dcim/cables/", [after.cable_ids[k1]])
+    foreign = nb.create("/api/dcim/cables/", [{
+        "termination_a_type": "dcim.interface", "termination_a_id": after.interface_ids[
+            next(p for p in reversed(_free_ports(rekeyed)) if p[0] != new_b[0])],
+        "termination_b_type": "dcim.interface", "termination_b_id": after.interface_ids[new_b],
+        "status": nb.status_id("Connected")}])[0]
+    before = nb.writes
+    result = push(nb, rekeyed)
+    assert nb.writes == before, "a conflict must stop the push before any write"
+    assert len(result.conflicts) == 1 and f"holds {new_b[0]}:{new_b[1]}" in result.conflicts[0]
+    nb.delete("/api/dcim/cables/", [foreign["id"]])

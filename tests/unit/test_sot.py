@@ -209,3 +209,85 @@ def test_url_from_fabricgen_toml(tmp_path):
     os.chmod(toml, 0o600)
     out = run_cli("sot", "diff", str(intent), env={**os.environ, "NAUTOBOT_TOKEN": "x"})
     assert out.returncode == 1 and "http://127.0.0.1:9: cannot reach Nautobot" in out.stderr
+
+
+def _held(actual) -> dict:
+    """Every end of every cable in ACTUAL, as Nautobot's interfaces report the cable on them."""
+    held = {}
+    for key, got in actual["cable"].items():
+        held[key] = got.id
+        held[(got.fields["b_device"], got.fields["b_port"])] = got.id
+    return held
+
+
+def test_a_planned_cable_end_held_by_a_cable_not_ours_is_a_conflict_up_front(medium):
+    d = desired_objects(medium)
+    actual = _actual(d)
+    (k1, f1), (k2, f2) = list(d.objects["cable"].items())[:2]
+    # k1 is not in Nautobot yet; someone else's cable, on another A end, holds k1's B end
+    del actual["cable"][k1]
+    actual["cable"][("leaf-z", "swp1")] = Actual({"b_device": f1["b_device"], "b_port": f1["b_port"]}, False, "theirs")
+    held = _held(actual)
+    # k2 is missing too and its A end holds a cable from a device outside the fabric's location
+    k2_id = actual["cable"].pop(k2).id
+    held = {end: cid for end, cid in held.items() if cid != k2_id}
+    held[k2] = "from-outside"
+    result = compare(d, actual, held)
+    assert result.conflicts == [
+        f"conflict: cable leaf-z:swp1 (without the tag {d.tag}) holds {f1['b_device']}:{f1['b_port']}, which the plan "
+        f"cables as {k1[0]}:{k1[1]} -> {f1['b_device']}:{f1['b_port']}: fabricgen does not change cables it does not "
+        "own; remove that cable in Nautobot, or add the tag if it is this fabric's",
+        f"conflict: a cable whose A end is outside the fabric's location holds {k2[0]}:{k2[1]}, which the plan cables "
+        f"as {k2[0]}:{k2[1]} -> {f2['b_device']}:{f2['b_port']}: fabricgen does not change cables it does not own; "
+        "remove that cable in Nautobot, or add the tag if it is this fabric's"]
+    # without the interfaces' cables read, nothing is checked (the earlier callers' contract)
+    assert not compare(d, actual).conflicts
+
+
+def test_a_cable_the_plan_moved_to_another_a_end_is_replaced_not_a_conflict(medium):
+    d = desired_objects(medium)
+    actual = _actual(d)
+    key, f = next(iter(d.objects["cable"].items()))
+    old = actual["cable"].pop(key)
+    # Nautobot holds this fabric's cable from the old A end port to the same B end
+    moved_from = (key[0], "swp99")
+    actual["cable"][moved_from] = Actual({**old.fields}, True, old.id)
+    result = compare(d, actual, _held(actual))
+    assert not result.conflicts
+    assert result.replaced == {moved_from: key}
+    assert (("cable", ADDED, key) in {(c.kind, c.op, c.key) for c in result.changes}
+            and ("cable", REMOVE, moved_from) in {(c.kind, c.op, c.key) for c in result.changes})
+    assert f"cable {moved_from[0]}:swp99 is replaced by {key[0]}:{key[1]}: a push deletes it first" in format_text(result)
+    assert json.loads(format_json(result))["replaced"] == {f"{moved_from[0]}:swp99": f"{key[0]}:{key[1]}"}
+
+
+def test_two_of_our_cables_swapping_b_ends_move_on_their_keys(medium):
+    d = desired_objects(medium)
+    actual = _actual(d)
+    (k1, f1), (k2, f2) = list(d.objects["cable"].items())[:2]
+    a1, a2 = actual["cable"][k1], actual["cable"][k2]
+    actual["cable"][k1] = Actual({**a1.fields, "b_device": f2["b_device"], "b_port": f2["b_port"]}, True, a1.id)
+    actual["cable"][k2] = Actual({**a2.fields, "b_device": f1["b_device"], "b_port": f1["b_port"]}, True, a2.id)
+    result = compare(d, actual, _held(actual))
+    assert not result.conflicts and not result.replaced
+    assert {c.key for c in result.changes if c.op == CHANGED} == {k1, k2}
+
+
+def test_with_the_bgp_models_app_each_switch_asn_is_a_routing_instance(medium):
+    from generator.sot.objects import with_bgp_models
+
+    d = desired_objects(medium)
+    b = with_bgp_models(d)
+    switches = {sw.name: sw for sw in medium.switches}
+    assert set(b.objects["bgp"]) == {n for n, sw in switches.items() if sw.asn is not None} and b.objects["bgp"]
+    for name, f in b.objects["bgp"].items():
+        assert f == {"asn": switches[name].asn, "router_id": f"{switches[name].loopback}/32", "status": ACTIVE}
+    assert all("asn" not in f for f in b.objects["device"].values())
+    assert d.objects["device"]["medium-leaf-g1-r0"]["asn"] == 65101          # the input is not changed
+    # compared and reported as their own kind; a server without the app gets no such row
+    actual = _actual(b)
+    del actual["bgp"]["medium-leaf-g1-r0"]
+    result = compare(b, actual)
+    assert [(c.kind, c.op, c.key) for c in result.changes] == [("bgp", ADDED, "medium-leaf-g1-r0")]
+    assert "| BGP routing instances | 1 | 0 |" in format_markdown(result)
+    assert "BGP routing" not in format_markdown(compare(d, _actual(d)))
