@@ -22,6 +22,8 @@ from tests.conftest import EXAMPLES, SHARED, example
 NVUE = SHARED / "reference" / "nvue"
 _ENUM = re.compile(r"^[a-z][a-z-]*(\|[a-z0-9][a-z0-9-]*)+$")
 _OLD, _NEW = (5, 14), (5, 15)
+# BaseLoader (every scalar a string, as the switch reads on/off), parsed by libyaml where PyYAML has it
+_BASE_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 # Paths the management plane needs that nvue_set_paths*.tsv lack (they cover the pages listed in
 # NOTES.md; System-Security, User-Account, API, SSH-Server and Syslog were not read). Each row:
@@ -108,13 +110,63 @@ def documented(new_syntax: bool, version: tuple[int, ...] | None = None) -> dict
     return out
 
 
+def _is_argument(token: str) -> bool:
+    return token.startswith("<") and token.endswith(">")
+
+
+class _Node:
+    __slots__ = ("exact", "arguments", "path")
+
+    def __init__(self) -> None:
+        self.exact: dict[str, _Node] = {}
+        self.arguments: dict[str, _Node] = {}     # `<...>` tokens: match any one token
+        self.path: tuple[int, tuple[str, ...]] | None = None
+
+
+class _PathIndex:
+    """The documented paths of one table as a token trie, so a rendered path is matched by walking
+    its tokens instead of comparing it with every documented path (a large fabric has ~10^5 leaves
+    against ~10^4 paths). Where several documented paths match, the first in table order wins."""
+
+    def __init__(self, table) -> None:
+        self.table = table          # kept alive: the index is found by id(table)
+        self.root = _Node()
+        for order, path in enumerate(table):
+            node = self.root
+            for token in path:
+                children = node.arguments if _is_argument(token) else node.exact
+                node = children.setdefault(token, _Node())
+            if node.path is None:
+                node.path = (order, path)
+        self.found: dict[tuple[str, ...], tuple[str, ...] | None] = {}
+
+    def match(self, key: tuple[str, ...]) -> tuple[str, ...] | None:
+        if key not in self.found:
+            hits = list(self._walk(self.root, key, 0))
+            self.found[key] = min(hits)[1] if hits else None
+        return self.found[key]
+
+    def _walk(self, node: _Node, key: tuple[str, ...], depth: int):
+        if depth == len(key):
+            if node.path is not None:
+                yield node.path
+            return
+        exact = node.exact.get(key[depth])
+        if exact is not None:
+            yield from self._walk(exact, key, depth + 1)
+        for child in node.arguments.values():
+            yield from self._walk(child, key, depth + 1)
+
+
+_INDEXES: dict[int, _PathIndex] = {}
+
+
 def _match(key: tuple[str, ...], table) -> tuple[str, ...] | None:
     """Find the documented path matching concrete tokens; `<...>` tokens match anything."""
-    candidates = [p for p in table if len(p) == len(key)]
-    for p in candidates:
-        if all(a == b or (a.startswith("<") and a.endswith(">")) for a, b in zip(p, key, strict=True)):
-            return p
-    return None
+    index = _INDEXES.get(id(table))
+    if index is None or index.table is not table:
+        index = _INDEXES[id(table)] = _PathIndex(table)
+    return index.match(key)
 
 
 def walk(tree, prefix=()):
@@ -165,7 +217,7 @@ def test_rendered_paths_are_documented(name: str, version: str) -> None:
     table = documented(new_syntax=_version(version) >= (5, 15), version=_version(version))
     for sw in plan.switches:
         # BaseLoader: NVUE's on/off are strings, as the switch reads them
-        doc = yaml.load(render_switch(plan, sw), Loader=yaml.BaseLoader)
+        doc = yaml.load(render_switch(plan, sw), Loader=_BASE_LOADER)
         assert undocumented(doc, table) == [], sw.name
 
 
@@ -200,7 +252,7 @@ def test_generated_variants_are_documented(name: str, version: str) -> None:
     table = documented(new_syntax=_version(version) >= (5, 15), version=_version(version))
     # one switch per role: switches of a role differ only in names and addresses
     for sw in {sw.role: sw for sw in reversed(plan.switches)}.values():
-        doc = yaml.load(render_switch(plan, sw), Loader=yaml.BaseLoader)
+        doc = yaml.load(render_switch(plan, sw), Loader=_BASE_LOADER)
         assert undocumented(doc, table) == [], sw.name
         tree = doc[1]["set"]
         # the walk saw the optional features: they were rendered
