@@ -17,13 +17,14 @@ block, `#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]`, on
 
 from __future__ import annotations
 
-import functools
 import hashlib
+import operator
 import random
 
 from generator.lab.world import Flow, World
 
 JITTER = 0.005
+_RATE = operator.attrgetter("rate")
 
 
 def _unit(*parts: object) -> float:
@@ -32,12 +33,9 @@ def _unit(*parts: object) -> float:
     return int.from_bytes(digest, "big") / 2**64
 
 
-@functools.lru_cache(maxsize=256)
-def _uplinks(world: World, leaf: str, hosts: frozenset[str]) -> list:
+def _uplinks(world: World, leaf: str, hosts: set[str]) -> list:
     """LEAF's cables toward switches (not hosts), in a stable order."""
-    return sorted((c for c in world.cables if leaf in (c.a_device, c.b_device)
-                   and c.far(leaf, c.a_port if c.a_device == leaf else c.b_port)[0] not in hosts),
-                  key=lambda c: (c.a_device, c.a_port))
+    return [c for c, far in world.cables_of(leaf) if far not in hosts]
 
 
 def qp_paths(world: World, hosts: set[str], client: tuple[str, str], server: tuple[str, str], qps: int):
@@ -49,22 +47,28 @@ def qp_paths(world: World, hosts: set[str], client: tuple[str, str], server: tup
     dst = last.far(*server)[0]
     if src == dst:
         return [[first, last] for _ in range(qps)]
-    ups = [c for c in _uplinks(world, src, frozenset(hosts)) if c.state == "up"]
+    ups = [c for c in _uplinks(world, src, hosts) if c.state == "up"]
     down_of: dict[str, list] = {}
-    for c in _uplinks(world, dst, frozenset(hosts)):
+    for c in _uplinks(world, dst, hosts):
         if c.state == "up":
             down_of.setdefault(c.b_device if c.a_device == dst else c.a_device, []).append(c)
     usable = [c for c in ups if (c.b_device if c.a_device == src else c.a_device) in down_of]
     if not usable:
         return [None] * qps
+    downs_of = [down_of[up.b_device if up.a_device == src else up.a_device] for up in usable]
     # one digest a pair seeds the per-QP draws: stable, and cheap at hundreds of QPs a pair
     draw = random.Random(int(_unit(client, server, "ecmp") * 2**53)).random
     paths = []
     for _q in range(qps):
-        up = usable[int(draw() * len(usable))]
-        downs = down_of[up.b_device if up.a_device == src else up.a_device]
-        paths.append([first, up, downs[int(draw() * len(downs))], last])
+        i = int(draw() * len(usable))
+        downs = downs_of[i]
+        paths.append([first, usable[i], downs[int(draw() * len(downs))], last])
     return paths
+
+
+def _connects(paths: list) -> bool:
+    """Every QP has a path and every cable on it is up (else perftest cannot connect)."""
+    return all(p is not None for p in paths) and {c.state for p in paths for c in p} <= {"up"}
 
 
 def ib_write_bw_output(world: World, hosts: set[str], *, client: tuple[str, str], server: tuple[str, str],
@@ -79,11 +83,11 @@ def ib_write_bw_output(world: World, hosts: set[str], *, client: tuple[str, str]
             " Link type       : Ethernet\n"
             "---------------------------------------------------------------------------------------\n")
     paths = qp_paths(world, hosts, client, server, qps)
-    if any(p is None or any(c.state != "up" for c in p) for p in paths):
+    if not _connects(paths):
         # perftest's client cannot exchange its QP data with a server it cannot reach
         return head + " Couldn't connect to the server\n Unable to init the socket connection\n"
     share = nic_gbps * efficiency / qps
-    average = sum(share * min(c.rate for c in p) for p in paths)
+    average = sum(share * min(map(_RATE, p)) for p in paths)
     average *= 1 + JITTER * (2 * _unit(seed, client, server) - 1)
     peak = average * (1 + JITTER / 2)
     rate_mpps = average * 1e9 / 8 / size / 1e6
@@ -100,7 +104,7 @@ def pair_flows(world: World, hosts: set[str], *, client: tuple[str, str], server
     switches' counters move (world.Fabric counts what a degraded cable corrupts). A pair with no
     path sends nothing. Flows of one port are summed: one Flow per (switch, port)."""
     paths = qp_paths(world, hosts, client, server, qps)
-    if any(p is None or any(c.state != "up" for c in p) for p in paths):
+    if not _connects(paths):
         return []
     per_qp = nic_gbps * efficiency / qps
     tx: dict[tuple[str, str], float] = {}

@@ -129,6 +129,9 @@ class World:
     flows: tuple[Flow, ...] = ()
     _index: dict = field(default_factory=dict, compare=False, repr=False)
     _macs: dict = field(default_factory=dict, compare=False, repr=False)
+    # per device, its cables and their far devices (cables_of): kept on the instance, since a key
+    # holding the World would hash and compare every cable (1,024 at fleet size) on each lookup
+    _by_device: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def __post_init__(self):
         for cable in self.cables:
@@ -139,6 +142,16 @@ class World:
 
     def cable_at(self, device: str, port: str) -> Cable | None:
         return self._index.get((device, port))
+
+    def cables_of(self, device: str) -> list[tuple[Cable, str]]:
+        """(cable, far device) of every cable at DEVICE, ordered by (a_device, a_port)."""
+        found = self._by_device.get(device)
+        if found is None:
+            found = sorted(((c, c.far(device, c.a_port if c.a_device == device else c.b_port)[0])
+                            for c in self.cables if device in (c.a_device, c.b_device)),
+                           key=lambda pair: (pair[0].a_device, pair[0].a_port))
+            self._by_device[device] = found
+        return found
 
     def host_mac(self, host: str, netdev: str) -> str:
         """The MAC of a host NIC: the known one, else the lab's stable made-up one."""

@@ -145,12 +145,12 @@ def round_counters(plan, doc: dict, world: World, rnd: dict) -> tuple[dict, dict
         per_qp = plan.nic_speed_g * 1e9 / 8 * doc["nic_efficiency"] / p["qps"] * doc["duration_s"]
         for path in qp_paths(world, hosts, client, server, p["qps"]):
             here = client
-            for cable in path:                       # walk client -> server: each cable's far end receives
+            for i, cable in enumerate(path):         # walk client -> server: each cable's far end receives
                 device, port = cable.far(*here)
                 if cable.rate < 1 and device not in hosts:
                     after[device][port]["rx_errors"] += int(per_qp * (1 - cable.rate) / FRAME)
                 # the next cable of the path leaves this switch on another port
-                nxt = path[path.index(cable) + 1] if path.index(cable) + 1 < len(path) else None
+                nxt = path[i + 1] if i + 1 < len(path) else None
                 if nxt is not None:
                     here = (device, nxt.a_port if nxt.a_device == device else nxt.b_port)
     return before, after
