@@ -17,6 +17,7 @@ import pytest
 from generator.acceptance.command import _prepare, run_results
 from generator.acceptance.compare import compare, not_run
 from generator.acceptance.nccl_log import MAX_LOG_BYTES, LogError, parse_log, parse_text
+from tests.cli_runner import run_cli
 from tests.conftest import example
 from tests.unit.test_acceptance_expected import host_names
 from tests.unit.test_acceptance_log import OLD_LOG, nccl_log
@@ -30,6 +31,11 @@ SMALL_HOSTS, MEDIUM_HOSTS = host_names("small"), host_names("medium")
 def fabricgen(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "generator.cli", "acceptance", *args], capture_output=True,
                           text=True, timeout=timeout)
+
+
+def acceptance(*args: str) -> subprocess.CompletedProcess:
+    """`fabricgen acceptance ARGS` in this process: for a refusal judged by its output alone."""
+    return run_cli("acceptance", *args)
 
 
 # --- what is read ---------------------------------------------------------------------------
@@ -121,7 +127,7 @@ def test_inf_busbw_through_the_cli_writes_nothing(tmp_path: Path) -> None:
     lines[41] = "  ".join(first) + "\n"
     log = tmp_path / "fabric.log"
     log.write_text("".join(lines))
-    r = fabricgen(SMALL, "--results", str(log))
+    r = acceptance(SMALL, "--results", str(log))
     assert r.returncode == 1 and r.stderr.count("\n") == 1
     assert r.stderr.startswith(f"error: {log}:42: data row busbw 'inf' is not a finite number of 0 or more")
     assert not (tmp_path / "measured.json").exists()
@@ -152,7 +158,7 @@ def test_measured_json_into_an_unwritable_place_is_one_line(tmp_path: Path) -> N
     log.write_text(nccl_log(SMALL_HOSTS, 8, 0.93 * SMALL_BOUND))
     blocker = tmp_path / "file"
     blocker.write_text("")
-    r = fabricgen(SMALL, "--results", str(log), "--measured", str(blocker / "m.json"))
+    r = acceptance(SMALL, "--results", str(log), "--measured", str(blocker / "m.json"))
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "cannot write the measured points" in r.stderr
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from generator.acceptance.command import run_write
+from tests.cli_runner import run_cli
 from tests.conftest import EXAMPLES, example
 from tests.unit.test_acceptance_expected import intent_of, planned_runs
 
@@ -33,8 +33,7 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
 def rendered_nccl_conf(intent: Path, tmp: Path) -> dict[str, str]:
     """KEY=VALUE of hosts/<host>/nccl.conf as `fabricgen render` writes it."""
     out = tmp / "render"
-    r = subprocess.run([sys.executable, "-m", "generator.cli", "render", str(intent),
-                        "-o", str(out)], capture_output=True, text=True, timeout=300)
+    r = run_cli("render", str(intent), "-o", str(out))
     assert r.returncode == 0, r.stderr
     confs = {p.read_text() for p in out.glob("hosts/*/nccl.conf")}
     assert len(confs) == 1                 # the same file on every host

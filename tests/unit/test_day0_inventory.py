@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from generator.day0.inventory import InventoryError, load_inventory, missing_switches, missing_warning
+from tests.cli_runner import run_cli
 from tests.conftest import example
 from tests.day0_support import URL, compiled, inventory, inventory_text
-
-FABRICGEN = [sys.executable, "-m", "generator.cli"]
 
 
 def _plan():
@@ -95,8 +93,7 @@ def test_missing_switches_are_one_warning_line() -> None:
 
 
 def _day0(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*FABRICGEN, "day0", str(example("medium")), "-o", str(tmp_path / "kit"),
-                           "--url", URL, *args], capture_output=True, text=True, timeout=120)
+    return run_cli("day0", str(example("medium")), "-o", str(tmp_path / "kit"), "--url", URL, *args)
 
 
 def test_cli_bad_inventory_writes_nothing(tmp_path: Path) -> None:

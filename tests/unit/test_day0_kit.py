@@ -13,6 +13,7 @@ import pytest
 
 from generator.day0.kit import KitError, build_kit, write_kit
 from generator.render.output import render_files
+from tests.cli_runner import run_cli
 from tests.conftest import example
 from tests.day0_support import URL, compiled, inventory, write_inventory
 
@@ -139,6 +140,7 @@ def test_bad_urls_are_one_line(url: str) -> None:
 
 
 def test_two_runs_are_byte_identical(tmp_path: Path) -> None:
+    # two processes: each has its own string-hash seed, so set or dict order leaking into a file shows
     for name in ("medium", "medium-sonic"):
         text, plan = compiled(name)
         inv = write_inventory(tmp_path / f"{name}.csv", plan, switches=7, hosts=1)
@@ -157,19 +159,19 @@ def test_cli_writes_and_replaces_a_kit(tmp_path: Path) -> None:
     text, plan = compiled("medium")
     inv = write_inventory(tmp_path / "inv.csv", plan, switches=10)
     out = tmp_path / "kit"
-    args = [*FABRICGEN, "day0", str(example("medium")), "-o", str(out), "--url", URL, "--inventory", str(inv)]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    args = ["day0", str(example("medium")), "-o", str(out), "--url", URL, "--inventory", str(inv)]
+    r = run_cli(*args)
     assert r.returncode == 0, r.stderr
     assert "10 DHCP reservation(s)" in r.stdout
     warnings = [line for line in r.stderr.splitlines() if "no DHCP reservation" in line]
     assert len(warnings) == 1 and plan.switches[10].name in warnings[0] and plan.switches[11].name in warnings[0]
     assert (out / "http/ztp/cumulus-ztp.sh").stat().st_mode & 0o111
     # a second run replaces the kit (its manifest.json lists every file)
-    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    r = run_cli(*args)
     assert r.returncode == 0, r.stderr
     # someone's file in the kit stops the replace: nothing written
     (out / "http" / "notes.txt").write_text("mine")
-    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    r = run_cli(*args)
     assert r.returncode == 1 and "notes.txt is not part of the fabricgen output" in r.stderr
     assert (out / "http" / "notes.txt").read_text() == "mine"
 
@@ -177,8 +179,7 @@ def test_cli_writes_and_replaces_a_kit(tmp_path: Path) -> None:
 def test_cli_intent_errors_write_nothing(tmp_path: Path) -> None:
     bad = tmp_path / "fabric.yaml"
     bad.write_text(example("medium").read_text().replace("nodes: 32", "nodes: -1"))
-    r = subprocess.run([*FABRICGEN, "day0", str(bad), "-o", str(tmp_path / "kit"), "--url", URL],
-                       capture_output=True, text=True, timeout=120)
+    r = run_cli("day0", str(bad), "-o", str(tmp_path / "kit"), "--url", URL)
     assert r.returncode == 1 and "error" in r.stderr
     assert not (tmp_path / "kit").exists()
 
@@ -222,8 +223,7 @@ def test_probe_urls_are_refused_with_the_reason(url: str, reason: str) -> None:
 
 def test_cli_url_with_a_password_writes_nothing_and_never_echoes_it(tmp_path: Path) -> None:
     out = tmp_path / "kit"
-    r = subprocess.run([*FABRICGEN, "day0", str(example("medium")), "-o", str(out),
-                        "--url", "http://ztp:s3cret-pw@192.168.0.2:8080"], capture_output=True, text=True, timeout=120)
+    r = run_cli("day0", str(example("medium")), "-o", str(out), "--url", "http://ztp:s3cret-pw@192.168.0.2:8080")
     assert r.returncode != 0 and "without authentication" in r.stderr
     assert "s3cret-pw" not in r.stderr + r.stdout
     assert not out.exists()

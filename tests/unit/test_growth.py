@@ -22,7 +22,7 @@ from generator.plan.compile import compile_plan
 from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE, TIER_HOST_LEAF
 from generator.plan.topology import CompileError
 from generator.render.output import render_files
-from tests.unit.test_rules_cli import fabricgen
+from tests.cli_runner import run_cli
 
 # libyaml when PyYAML has it: these tests parse thousands of rendered files
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -273,7 +273,7 @@ def test_more_nodes_than_build_out_is_one_error_and_nothing_written(tmp_path) ->
     path = tmp_path / "fabric.yaml"
     path.write_text(yaml.safe_dump(intent_data("rail-optimized", 65, 64), sort_keys=False))
     out = tmp_path / "out"
-    r = fabricgen("render", str(path), "-o", str(out))
+    r = run_cli("render", str(path), "-o", str(out))
     assert r.returncode == 1, r.stdout + r.stderr
     errors = [ln for ln in (r.stdout + r.stderr).splitlines() if " error FG" in ln]
     assert len(errors) == 1 and "FG112 topology.build_out.nodes" in errors[0], errors
@@ -318,5 +318,5 @@ def test_no_fg113_when_the_next_node_only_adds() -> None:
 
 
 def test_fg113_explain_says_how_to_set_build_out() -> None:
-    r = fabricgen("validate", "--explain", "FG113")
+    r = run_cli("validate", "--explain", "FG113")
     assert r.returncode == 0 and "build_out: {nodes: N}" in r.stdout

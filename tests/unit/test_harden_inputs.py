@@ -17,15 +17,29 @@ import pytest
 import yaml
 
 from generator.intent.loader import MAX_DEPTH, MAX_INTENT_BYTES_ENV, IntentError, load_intent, parse_yaml
+from tests.cli_runner import run_cli
 from tests.conftest import example
 
 FABRICGEN = str(Path(sys.executable).parent / "fabricgen")
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 120):
+def _env(env: dict[str, str] | None) -> dict[str, str]:
     full = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
     full.pop(MAX_INTENT_BYTES_ENV, None) if env is None or MAX_INTENT_BYTES_ENV not in env else None
-    return subprocess.run([FABRICGEN, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full)
+    return full
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 120):
+    """The installed `fabricgen` in a process of its own: for inputs that could block, recurse or
+    exhaust memory, where the timeout and a fresh interpreter are part of what is tested."""
+    return subprocess.run([FABRICGEN, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=_env(env))
+
+
+def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """The same command in this process (tests/cli_runner.py): for a refusal judged by its output
+    and exit code alone."""
+    return run_cli(*args, cwd=cwd, env=_env(None))
 
 
 def _one_error(r, must: tuple[str, ...]) -> str:
@@ -132,10 +146,11 @@ def test_intent_that_is_not_a_regular_file_never_blocks(tmp_path, kind):
 
 # --- finding 6: password_file; finding 7: endpoint port ------------------------------------------
 
-def _deploy(tmp_path: Path, endpoints: str) -> subprocess.CompletedProcess:
+def _deploy(tmp_path: Path, endpoints: str, *, own_process: bool = False) -> subprocess.CompletedProcess:
     (tmp_path / "fabric.yaml").write_text(example("small").read_text())
     (tmp_path / "endpoints.yml").write_text(endpoints)
-    return _run(["deploy", "fabric.yaml", "--endpoints", "endpoints.yml", "--yes", "--dry-run"], tmp_path, timeout=60)
+    args = ["deploy", "fabric.yaml", "--endpoints", "endpoints.yml", "--yes", "--dry-run"]
+    return _run(args, tmp_path, timeout=60) if own_process else _cli(args, tmp_path)
 
 
 def test_endpoint_port_with_a_fraction_is_refused_not_truncated(tmp_path):
@@ -151,13 +166,15 @@ def test_endpoint_ports_outside_1_65535_are_refused(tmp_path, port):
 
 
 def test_password_file_dev_zero_is_refused_without_reading(tmp_path):
-    r = _deploy(tmp_path, "switches:\n  small-leaf-1: {host: 127.0.0.1, port: 2222}\npassword_file: /dev/zero\n")
+    r = _deploy(tmp_path, "switches:\n  small-leaf-1: {host: 127.0.0.1, port: 2222}\npassword_file: /dev/zero\n",
+                own_process=True)
     assert "not a regular file" in _one_error(r, ("password_file /dev/zero",))
 
 
 def test_password_file_fifo_never_blocks(tmp_path):
     os.mkfifo(tmp_path / "pw")
-    r = _deploy(tmp_path, "switches:\n  small-leaf-1: {host: 127.0.0.1, port: 2222}\npassword_file: pw\n")
+    r = _deploy(tmp_path, "switches:\n  small-leaf-1: {host: 127.0.0.1, port: 2222}\npassword_file: pw\n",
+                own_process=True)
     assert "not a regular file" in _one_error(r, ("password_file",))
 
 
@@ -188,14 +205,14 @@ def test_colliding_host_names_are_an_error(tmp_path):
     """The original: hosts.name "gpu{n!s:.1}" with 12 nodes validated ok and merged hosts."""
     path = _medium(tmp_path, 'name: "gpu{n:03d}"', 'name: "gpu{n!s:.1}"')
     assert yaml.safe_load(path.read_text())["topology"]["nodes"] >= 10
-    r = _run(["validate", "fabric.yaml"], tmp_path)
+    r = _cli(["validate", "fabric.yaml"], tmp_path)
     line = _one_error(r, ("FG407", "hosts.name"))
     assert "fabric.yaml:" in line and "'gpu1'" in line
 
 
 def test_colliding_host_names_are_not_rendered(tmp_path):
     _medium(tmp_path, 'name: "gpu{n:03d}"', 'name: "gpu{n!s:.1}"')
-    r = _run(["render", "fabric.yaml", "-o", "out"], tmp_path)
+    r = _cli(["render", "fabric.yaml", "-o", "out"], tmp_path)
     _one_error(r, ("FG407",))
     assert not (tmp_path / "out").exists()
 
@@ -211,13 +228,13 @@ def test_colliding_host_names_are_not_rendered(tmp_path):
 def test_names_are_whole_string_labels(tmp_path, old, new, path):
     """`$` matched before a trailing newline; "-" gave switches named --leaf-1."""
     _medium(tmp_path, old, new)
-    r = _run(["validate", "fabric.yaml"], tmp_path)
+    r = _cli(["validate", "fabric.yaml"], tmp_path)
     assert "fabric.yaml:" in _one_error(r, (path,))
 
 
 def test_ecn_threshold_beyond_the_buffer_is_an_error(tmp_path):
     _medium(tmp_path, "max_threshold: 1500KB", f"max_threshold: {10**38}")
-    r = _run(["validate", "fabric.yaml"], tmp_path)
+    r = _cli(["validate", "fabric.yaml"], tmp_path)
     line = _one_error(r, ("FG214", "roce.ecn.max_threshold"))
     assert line.split(": ", 1)[1].startswith("error")
 
@@ -225,7 +242,7 @@ def test_ecn_threshold_beyond_the_buffer_is_an_error(tmp_path):
 def test_non_finite_model_params_fail_capacity_cleanly(tmp_path):
     """The original: `fabricgen capacity` with workload.model_params: .inf printed a traceback."""
     _medium(tmp_path, "model_params: 70e9", "model_params: .inf")
-    r = _run(["capacity", "fabric.yaml"], tmp_path)
+    r = _cli(["capacity", "fabric.yaml"], tmp_path)
     assert "not a finite number" in _one_error(r, ("fabric.yaml:", "workload.model_params"))
 
 
@@ -246,7 +263,7 @@ def test_netdev_names_that_look_like_numbers_stay_strings(tmp_path):
     text = example("small").read_text().replace("netdev: ens1f0np0", 'netdev: "0x10"')
     text = text.replace("netdev: ens2f0np0", 'netdev: "1.5"')
     (tmp_path / "fabric.yaml").write_text(text)
-    r = _run(["render", "fabric.yaml", "-o", "out"], tmp_path)
+    r = _cli(["render", "fabric.yaml", "-o", "out"], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     netplan = yaml.safe_load((tmp_path / "out/hosts/gpu01/netplan.yaml").read_text())
     assert list(netplan["network"]["ethernets"]) == ["0x10", "1.5"]
@@ -257,7 +274,7 @@ def test_netdev_names_that_look_like_numbers_stay_strings(tmp_path):
 
 def _nccl(tmp_path: Path, key: str, value: str) -> subprocess.CompletedProcess:
     _medium(tmp_path, "  settings: {}\n", f"  settings:\n    {key}: {value}\n")
-    return _run(["validate", "fabric.yaml"], tmp_path)
+    return _cli(["validate", "fabric.yaml"], tmp_path)
 
 
 def test_nul_in_an_nccl_value_is_refused(tmp_path):

@@ -9,22 +9,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli_runner import run_cli
 from tests.conftest import example
 
-FABRICGEN = [sys.executable, "-m", "generator.cli"]
 NOBODY = 65534
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another owner needs root")
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`fabricgen ARGS` in this process (tests/cli_runner.py), in an environment without FABRICGEN_*."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("FABRICGEN_")} | (env or {})
-    return subprocess.run([*FABRICGEN, *args], capture_output=True, text=True, timeout=300, env=full)
+    return run_cli(*args, env=full)
 
 
 def _shared_dir(tmp_path: Path, name: str = "medium") -> Path:

@@ -11,15 +11,25 @@ from pathlib import Path
 import pytest
 
 from generator.common.bounded_read import ReadRefused, read_bounded
+from tests.cli_runner import run_cli
 from tests.conftest import example
 
 FABRICGEN = [sys.executable, "-m", "generator.cli"]
 SMALL = str(example("small"))
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRICGEN_")}
-    return subprocess.run([*FABRICGEN, *args], capture_output=True, text=True, timeout=timeout, env=env)
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("FABRICGEN_")}
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    """`fabricgen ARGS` in this process (tests/cli_runner.py): judged by exit code, output and files."""
+    return run_cli(*args, env=_env())
+
+
+def run_process(*args: str, timeout: float) -> subprocess.CompletedProcess:
+    """In a process of its own, under a timeout: for a read that used to hang or exhaust memory."""
+    return subprocess.run([*FABRICGEN, *args], capture_output=True, text=True, timeout=timeout, env=_env())
 
 
 def _render(tmp_path: Path) -> Path:
@@ -48,7 +58,7 @@ def test_a_fifo_at_a_listed_path_is_refused_at_once(tmp_path):
     listed = out / "plan.json"
     listed.unlink()
     os.mkfifo(listed)
-    done = run("plan", SMALL, "--against", str(out), timeout=60)     # hung forever before
+    done = run_process("plan", SMALL, "--against", str(out), timeout=60)     # hung forever before
     assert done.returncode == 1 and "cannot read plan.json: not a regular file" in done.stderr
 
 
@@ -58,7 +68,7 @@ def test_a_huge_sparse_file_is_refused_by_its_size_unread(tmp_path):
     listed.unlink()
     with open(listed, "wb") as fh:
         fh.truncate(3 << 30)          # 3 GB of hole: MemoryError traceback before
-    done = run("plan", SMALL, "--against", str(out), timeout=60)
+    done = run_process("plan", SMALL, "--against", str(out), timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"cannot read plan.json: {3 << 30} bytes, more than the" in done.stderr
 

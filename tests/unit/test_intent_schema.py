@@ -4,8 +4,6 @@ user-facing defaults, a description on every key, and the README's key table mad
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -15,6 +13,7 @@ from generator.intent.key_reference import BEGIN, END, key_table
 from generator.intent.loader import validate_data
 from generator.intent.model import Intent
 from generator.intent.schema import intent_schema
+from tests.cli_runner import run_cli
 from tests.conftest import REPO
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -25,8 +24,7 @@ INVENTORIES = sorted(REPO.glob("inventories/*/fabric.yaml"))
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
     """What `fabricgen schema` prints, as an editor reads it."""
-    r = subprocess.run([sys.executable, "-m", "generator.cli", "schema"], capture_output=True, text=True,
-                       timeout=120, cwd=REPO)
+    r = run_cli("schema", cwd=REPO)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 

@@ -8,7 +8,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from generator.intent.loader import load_intent
 from generator.plan.compile import compile_plan
 from generator.render.output import render_files, write_render, write_tree
+from tests.cli_runner import run_cli
 from tests.conftest import example
 
 
@@ -97,15 +97,13 @@ def _umask() -> int:
 
 
 def _plan(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "generator.cli", "plan", *args], capture_output=True, text=True,
-                          timeout=120)
+    return run_cli("plan", *args)
 
 
 def test_plan_against_a_directory_shows_a_same_size_hand_edit(tmp_path) -> None:
     intent = str(example("medium"))
     out = tmp_path / "out"
-    assert subprocess.run([sys.executable, "-m", "generator.cli", "render", intent, "-o", str(out)],
-                          capture_output=True).returncode == 0
+    assert run_cli("render", intent, "-o", str(out)).returncode == 0
     assert _plan(intent, "--against", str(out)).returncode == 0
     switch = sorted((out / "switches").iterdir())[0]
     config = switch / "startup.yaml"

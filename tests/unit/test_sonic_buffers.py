@@ -18,7 +18,6 @@ import json
 import posixpath
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -52,11 +51,11 @@ from generator.plan.sonic_catalog import (
 from generator.render import sonic_yang
 from generator.render.sonic import render_config_db
 from generator.render.sonic_check import config_findings
+from tests.cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 YANG_DIR = (REPO / ".." / "shared" / "sonic-yang").resolve()
 MEDIUM_SONIC = REPO / "inventories" / "medium-sonic" / "fabric.yaml"
-FABRICGEN = Path(sys.executable).with_name("fabricgen")
 BUFFERS_YAML = REPO / "generator" / "data" / "sonic_buffers.yaml"
 UPSTREAM = Path("/work/.mirror/sonic-net+sonic-buildimage/repo")
 UPSTREAM_COMMIT = "086b03bd70f9e211aaaf5f6aefe0790b508d2a94"
@@ -387,8 +386,7 @@ def test_cli_refuses_a_cable_without_a_row_and_writes_nothing(tmp_path):
     intent = tmp_path / "fabric.yaml"
     intent.write_text(text.replace("global: 50 ", "global: 500 "))
     out = tmp_path / "out"
-    result = subprocess.run([str(FABRICGEN), "render", str(intent), "-o", str(out)], capture_output=True, text=True,
-                            cwd=REPO, timeout=300)
+    result = run_cli("render", str(intent), "-o", str(out), cwd=REPO)
     assert result.returncode != 0
     lines = [line for line in (result.stdout + result.stderr).splitlines() if "FG254" in line]
     assert len(lines) == 1 and "topology.cables.global" in lines[0], result.stdout + result.stderr

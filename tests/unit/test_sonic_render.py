@@ -6,7 +6,6 @@ import ipaddress
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,12 +29,12 @@ from generator.render.sonic import (
     switch_layout,
 )
 from generator.render.sonic_check import config_findings, yang_findings
+from tests.cli_runner import run_cli
 from tests.golden.examples import golden_dir
 
 REPO = Path(__file__).resolve().parents[2]
 YANG_DIR = (REPO / ".." / "shared" / "sonic-yang").resolve()
 MEDIUM_SONIC = REPO / "inventories" / "medium-sonic" / "fabric.yaml"
-FABRICGEN = Path(sys.executable).with_name("fabricgen")
 
 
 def _skip_reason() -> str | None:
@@ -419,7 +418,8 @@ def test_yang_findings_without_models_is_one_actionable_line(tmp_path):
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(FABRICGEN), *args], capture_output=True, text=True, cwd=REPO, timeout=300)
+    """`fabricgen ARGS` from the checkout, in this process (tests/cli_runner.py)."""
+    return run_cli(*args, cwd=REPO)
 
 
 def _variant(tmp_path: Path, old: str, new: str) -> Path:
