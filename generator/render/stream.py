@@ -199,8 +199,13 @@ def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[st
     if workers <= 1 or not hasattr(os, "fork") or len(jobs) < 2 * workers:
         return fabric_wide() + _run_jobs(jobs, root, stats, previous)
     _warm(plan)
-    gc.collect()
-    gc.freeze()                             # the plan moves to the permanent generation: no GC walks it
+    # The plan moves to the permanent generation: no collection in a worker walks (and so copies)
+    # its pages. No gc.collect() first: the gc docs (gc.freeze) advise against it before a fork
+    # ("avoiding creation of freed 'holes' in memory pages in the parent process"), and in a process
+    # holding much more than the plan (a test session, a service) it cost a full walk per render.
+    # Objects someone else froze stay frozen: unfreeze only what this call froze.
+    ours = gc.get_freeze_count() == 0
+    gc.freeze()
     children: list[tuple[int, int]] = []
     parent, prctl = os.getpid(), _prctl()
     try:
@@ -237,7 +242,8 @@ def write_devices(plan: FabricPlan, root: Path, also: Callable[[], list[tuple[st
                 os.close(rfd)
             except OSError:
                 pass
-        gc.unfreeze()
+        if ours:
+            gc.unfreeze()
 
 
 # <linux/prctl.h>: deliver a signal to this process when its parent dies
