@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from generator.common.bounded_read import ReadRefused, read_bounded_text
-from generator.common.bounded_yaml import MAX_DEPTH, MAX_NODES, BoundedLoader, TooDeep
+from generator.common.bounded_yaml import MAX_DEPTH, MAX_NODES, BoundedLoader, Expansion, TooDeep
 from generator.common.errors import FabricgenError
 from generator.intent.model import Intent
 from generator.intent.spelling import choices_at, did_you_mean, keys_at
@@ -115,9 +115,17 @@ _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
 def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Problem], file: str,
-          active: set[int] | None = None, budget: list[int] | None = None) -> None:
+          active: set[int] | None = None, budget: list[int] | None = None, depth: int = 0,
+          doomed: Expansion | None = None) -> None:
+    """Key path -> line (LINES) and duplicate keys (PROBLEMS) of NODE, every alias expanded, within
+    MAX_NODES nodes and MAX_DEPTH levels. DOOMED: the expansion of a tree that is sure to be
+    refused (parse_yaml); a subtree that cannot be where that happens is skipped at its size, so
+    the refusal names the same line and path as a full walk, at the cost of the text."""
     active = set() if active is None else active
     budget = [MAX_NODES] if budget is None else budget
+    if doomed is not None and doomed.clean(node, depth, budget[0]):
+        budget[0] -= doomed.size[id(node)]
+        return
     budget[0] -= 1
     if budget[0] < 0:
         raise IntentError([Problem(file, node.start_mark.line + 1, path,
@@ -126,6 +134,12 @@ def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Prob
     if id(node) in active:
         raise IntentError([Problem(file, node.start_mark.line + 1, path,
                                    "recursive YAML alias: an anchor may not contain an alias to itself")])
+    if depth > MAX_DEPTH:
+        # an alias chain (&a1 [*a0], &a2 [*a1], ...) nests as deep as the file has anchors, which
+        # the composer's depth limit does not see: 3,000 of them in 48 KB ended in a RecursionError
+        raise IntentError([Problem(file, node.start_mark.line + 1, path, (
+            f"mappings and lists nest more than {MAX_DEPTH} levels deep once YAML aliases are expanded: "
+            "an intent needs at most 5; write the intent out plainly"))])
     if isinstance(node, yaml.MappingNode):
         active.add(id(node))
         seen: dict[str, int] = {}
@@ -144,14 +158,14 @@ def _walk(node: yaml.Node, path: str, lines: dict[str, int], problems: list[Prob
                 problems.append(Problem(file, line, child, f"duplicate key (first at line {seen[key]}): remove one"))
             seen[key] = line
             lines.setdefault(child, line)
-            _walk(value_node, child, lines, problems, file, active, budget)
+            _walk(value_node, child, lines, problems, file, active, budget, depth + 1, doomed)
         active.discard(id(node))
     elif isinstance(node, yaml.SequenceNode):
         active.add(id(node))
         for i, item in enumerate(node.value):
             child = f"{path}[{i}]"
             lines.setdefault(child, item.start_mark.line + 1)
-            _walk(item, child, lines, problems, file, active, budget)
+            _walk(item, child, lines, problems, file, active, budget, depth + 1, doomed)
         active.discard(id(node))
     elif node.style is None and node.tag in _NUMBER_TAGS and isinstance(lines, KeyLines):
         lines.numbers[path] = node.value
@@ -168,7 +182,9 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
             raise IntentError([Problem(file, 1, "", "the file is empty: an intent needs at least fabric: and topology:")])
         lines = KeyLines()
         problems: list[Problem] = []
-        _walk(node, "", lines, problems, file)
+        expansion = Expansion(node, MAX_NODES + 1, keys_whole=False)
+        doomed = None if expansion.clean(node, 0, MAX_NODES) else expansion
+        _walk(node, "", lines, problems, file, doomed=doomed)
         if problems:
             raise IntentError(problems)
         data = loader.construct_document(node)
