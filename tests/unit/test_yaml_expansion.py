@@ -228,3 +228,15 @@ def test_a_billion_laughs_and_an_alias_chain_are_refused_without_the_walk(monkey
         assert "levels deep once YAML aliases are expanded" in problem.message, problem.message
     else:
         raise AssertionError("an alias chain 3,000 levels deep was read")
+
+
+def test_validate_refuses_an_alias_chain_in_one_line(tmp_path):
+    from tests.cli_runner import run_cli
+
+    chain = "fabric: {name: x}\ntopology: [&a0 [x], " + ", ".join(f"&a{i} [*a{i - 1}]" for i in range(1, 3000)) + "]\n"
+    (tmp_path / "fabric.yaml").write_text(chain)
+    done = run_cli("validate", "fabric.yaml", cwd=tmp_path)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in said, said[-2000:]
+    [line] = [line for line in said.splitlines() if line.strip()]
+    assert line.startswith("error: fabric.yaml:2: topology[") and "levels deep once YAML aliases" in line, line
