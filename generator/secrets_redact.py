@@ -17,6 +17,7 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 # NVUE (Cumulus Linux 5.x), paths as in `nv set`:
@@ -106,37 +107,50 @@ def _index(os_name: str | None, which: int) -> tuple[tuple[int, dict[str, tuple]
     return tuple((k, {name: tuple(rules) for name, rules in named.items()}) for k, named in sorted(by_distance.items()))
 
 
-def _matches(os_name: str | None, which: int, parts: tuple[str, ...]) -> bool:
-    for distance, named in _index(os_name, which):
-        if len(parts) >= distance:
-            rules = named.get(parts[-distance])
-            if rules and any(_ends_with(parts, r) for r in rules):
-                return True
-    return False
+@functools.cache
+def _matcher(os_name: str | None, which: int) -> Callable[[tuple[str, ...]], bool]:
+    """Whether a key path matches one rule of a list, as one closure per list: `plan` on a grown
+    fabric asks it for every key of every changed file (~470,000 paths for 97 added nodes), and
+    the index lookup and two calls around each question were a third of the redaction's time."""
+    index = _index(os_name, which)
+
+    def matches(parts: tuple[str, ...]) -> bool:
+        for distance, named in index:
+            if len(parts) >= distance:
+                rules = named.get(parts[-distance])
+                if rules and any(_ends_with(parts, r) for r in rules):
+                    return True
+        return False
+
+    return matches
 
 
 def value_secret(os_name: str | None, parts: tuple[str, ...]) -> bool:
-    return _matches(os_name, 0, parts)
+    return _matcher(os_name, 0)(parts)
 
 
 def key_secret(os_name: str | None, parts: tuple[str, ...]) -> bool:
-    return _matches(os_name, 1, parts)
+    return _matcher(os_name, 1)(parts)
 
 
 def redact_tree(os_name: str | None, tree: Any, path: tuple[str, ...] = ()) -> Any:
     """A copy of a config tree with every secret value (and secret key) replaced by its marker."""
-    if path and value_secret(os_name, path):
-        return marker(tree)
-    if isinstance(tree, dict):
-        out = {}
-        for key, value in tree.items():
-            child = (*path, str(key))
-            new_key = marker(str(key)) if key_secret(os_name, child) else key
-            out[new_key] = redact_tree(os_name, value, child)
-        return out
-    if isinstance(tree, list):
-        return [redact_tree(os_name, v, path) for v in tree]
-    return tree
+    value_rule, key_rule = _matcher(os_name, 0), _matcher(os_name, 1)
+
+    def walk(tree: Any, path: tuple[str, ...]) -> Any:
+        if path and value_rule(path):
+            return marker(tree)
+        if isinstance(tree, dict):
+            out = {}
+            for key, value in tree.items():
+                child = (*path, str(key))
+                out[marker(str(key)) if key_rule(child) else key] = walk(value, child)
+            return out
+        if isinstance(tree, list):
+            return [walk(v, path) for v in tree]
+        return tree
+
+    return walk(tree, path)
 
 
 # --- dotted paths as generator/common/structured_diff.join_path writes them -----------------------
@@ -235,7 +249,7 @@ def redact_text(os_name: str | None, text: str) -> str:
         return text
     lines = text.split("\n")
     unified = any(ln.startswith("@@") for ln in lines)
-    stack: list[tuple[int, str]] = []
+    stack: list[_Open] = []
     out = []
     for line in lines:
         mark, body = "", line
@@ -252,7 +266,13 @@ def redact_text(os_name: str | None, text: str) -> str:
     return "\n".join(out)
 
 
-def _redact_line(os_name: str | None, body: str, stack: list[tuple[int, str]]) -> str:
+# One open key of the text: its indent, its key path, and whether a value rule matched that path
+# or one above it (everything below a secret is secret). Carried down the stack, so a line asks one
+# rule question instead of one per level above it.
+_Open = tuple[int, tuple[str, ...], bool]
+
+
+def _redact_line(os_name: str | None, body: str, stack: list[_Open]) -> str:
     m = _KEY_LINE.match(body)
     if m:
         indent = len(m.group("lead"))
@@ -260,26 +280,22 @@ def _redact_line(os_name: str | None, body: str, stack: list[tuple[int, str]]) -
             stack.pop()
         raw = m.group("key")
         key = _unquote(raw)
-        parts = (*(k for _, k in stack), key)
+        parts = (*stack[-1][1], key) if stack else (key,)
         if key_secret(os_name, parts):
             raw = _quote_like(raw, marker(key))
         val = m.group("val") or ""
-        secret = any(value_secret(os_name, parts[:i + 1]) for i in range(len(parts)))
-        if val not in _OPENERS:
-            if secret:
-                quoted = val.startswith('"')
-                val = _quote_like(val, marker(_unquote(val) if quoted or val.startswith("'") else val))
-            stack.append((indent, key))   # a scalar: no children, but its siblings pop it
-        else:
-            stack.append((indent, key))
+        secret = (stack and stack[-1][2]) or value_secret(os_name, parts)
+        if val not in _OPENERS and secret:
+            quoted = val.startswith('"')
+            val = _quote_like(val, marker(_unquote(val) if quoted or val.startswith("'") else val))
+        stack.append((indent, parts, secret))   # a scalar has no children, but its siblings pop it
         return f"{m.group('lead')}{raw}:{m.group('sp') or (' ' if val else '')}{val}{m.group('comma')}"
     item = _ITEM_LINE.match(body)
     if item and stack:
         indent = len(item.group("lead"))
         while stack and stack[-1][0] >= indent:
             stack.pop()
-        parts = tuple(k for _, k in stack)
-        if parts and any(value_secret(os_name, parts[:i + 1]) for i in range(len(parts))):
+        if stack and stack[-1][2]:
             val = item.group("val")
             return f"{item.group('lead')}{_quote_like(val, marker(_unquote(val)))}{item.group('comma')}"
         return body
@@ -288,11 +304,9 @@ def _redact_line(os_name: str | None, body: str, stack: list[tuple[int, str]]) -
         indent = len(body) - len(body.lstrip())
         while stack and stack[-1][0] >= indent:
             stack.pop()
-    elif stripped and stripped[0] in '"\'' and stack:
+    elif stripped and stripped[0] in '"\'' and stack and stack[-1][2]:
         # a JSON list item under a secret key
-        parts = tuple(k for _, k in stack)
-        if any(value_secret(os_name, parts[:i + 1]) for i in range(len(parts))):
-            comma = "," if stripped.endswith(",") else ""
-            lead = body[:len(body) - len(body.lstrip())]
-            return f'{lead}"{marker(_unquote(stripped.rstrip(",")))}"{comma}'
+        comma = "," if stripped.endswith(",") else ""
+        lead = body[:len(body) - len(body.lstrip())]
+        return f'{lead}"{marker(_unquote(stripped.rstrip(",")))}"{comma}'
     return body
