@@ -8,8 +8,8 @@ from pathlib import Path
 
 from tests.cli_runner import run_cli
 from tests.conftest import example
+from tests.nccl_tests_log import nccl_log
 from tests.unit.test_acceptance_expected import host_names
-from tests.unit.test_acceptance_log import nccl_log
 
 SMALL = str(example("small"))
 NIC_BOUND = 2 * 400 / 8 * 0.94          # small: 2 rails x 400G, single switch

@@ -1,7 +1,7 @@
 """Collectives with attribution (issue 39 item 3): each collective's busbw bound from the capacity
 model with nccl-tests' busbw factors, and the generated script's bisection run for real (sh) with
 an `mpirun` stand-in on PATH that writes what nccl-tests prints (the printf layout of
-tests/unit/test_acceptance_log.nccl_log): a slow node in an all_gather run is named, a slow rail
+tests/nccl_tests_log.nccl_log): a slow node in an all_gather run is named, a slow rail
 is named, and a fabric that meets every bound runs no bisection."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ MPIRUN = """#!{python}
 # run's NICs (NCCL_IB_HCA: the rendered list, or the one rail of a rail run) include the slow rail's.
 import json, os, sys
 sys.path.insert(0, {repo!r})
-from tests.unit.test_acceptance_log import nccl_log
+from tests.nccl_tests_log import nccl_log
 args = sys.argv[1:]
 hosts = [h.split(":")[0] for h in args[args.index("--host") + 1].split(",")]
 binary = next(a for a in args if a.endswith("_perf"))

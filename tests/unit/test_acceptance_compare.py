@@ -14,8 +14,8 @@ from generator.acceptance.command import _prepare, run_results
 from generator.acceptance.compare import compare, match_run
 from generator.acceptance.nccl_log import LogError, parse_text
 from tests.conftest import example
+from tests.nccl_tests_log import GIB, nccl_log
 from tests.unit.test_acceptance_expected import host_names
-from tests.unit.test_acceptance_log import GIB, nccl_log
 
 NIC_BOUND = 4 * 400 / 8 * 0.94
 HOSTS = host_names("medium")

@@ -19,8 +19,9 @@ from generator.acceptance.compare import compare, not_run
 from generator.acceptance.nccl_log import MAX_LOG_BYTES, LogError, parse_log, parse_text
 from tests.cli_runner import run_cli
 from tests.conftest import example
+from tests.nccl_tests_log import nccl_log
 from tests.unit.test_acceptance_expected import host_names
-from tests.unit.test_acceptance_log import OLD_LOG, nccl_log
+from tests.unit.test_acceptance_log import OLD_LOG
 
 SMALL, MEDIUM = str(example("small")), str(example("medium"))
 SMALL_BOUND = 2 * 400 / 8 * 0.94        # small: 2 rails x 400G

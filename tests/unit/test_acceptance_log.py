@@ -2,12 +2,10 @@
 # ruff: noqa: UP031, W291
 """The nccl-tests log parser on output in the exact format nccl-tests prints.
 
-`nccl_log()` lays a log out with the printf formats of NVIDIA/nccl-tests v2.19.6
-(@a0b82b2, src/util.cu: writeDeviceReport, writeResultHeader, writeBenchmarkLinePreamble,
-writeBenchmarkLineBody, getFloatStr, writeResultFooter), restated here as Python %-formats.
+`nccl_log()` (tests/nccl_tests_log.py) lays a log out with the printf formats of
+NVIDIA/nccl-tests v2.19.6.
 The OLD_* logs below are written by hand in the 2022-2024 format (src/common.cu: "[0x%02x]"
 bus ids, "%6.2f" bandwidths, "%5g" #wrong) and in the pre-2019 format without a root column.
-Other test modules import `nccl_log` to make logs for their own fabrics.
 """
 
 from __future__ import annotations
@@ -17,71 +15,7 @@ from pathlib import Path
 import pytest
 
 from generator.acceptance.nccl_log import LogError, parse_log, parse_text
-
-GIB = 1 << 30
-SIZES = [GIB << i for i in range(5)]
-
-
-def get_float_str(value: float, width: int) -> str:
-    """util.cu getFloatStr: the widest of %.2f, %.1f, %.0f that fits, else %e."""
-    for fmt in ("%*.2f", "%*.1f", "%*.0f"):
-        text = fmt % (width, value)
-        if len(text) <= width:
-            return text
-    return ("%*.1e" if width >= 7 else "%*.0e") % (width, value)
-
-
-def _body(time_us: float, algbw: float, busbw: float, wrong: int | None) -> str:
-    cols = (get_float_str(time_us, 7), get_float_str(algbw, 6), get_float_str(busbw, 6))
-    if wrong is None:
-        return "  %7s  %6s  %6s    N/A" % cols
-    return "  %7s  %6s  %6s  %6g" % (*cols, wrong)
-
-
-def nccl_log(hosts: list[str], gpus_per_node: int, busbw: float | list[float], *, sizes: list[int] = SIZES,
-             wrong: tuple[int | None, int | None] = (0, 0), ip_factor: float = 1.0, footer: bool = True,
-             program: str = "all_reduce_perf") -> str:
-    """A complete all_reduce_perf -g 1 log: one process per GPU, `busbw` GB/s out-of-place
-    (per size when a list) and `busbw * ip_factor` in-place; #wrong as given (None = N/A)."""
-    ranks = len(hosts) * gpus_per_node
-    factor = 2 * (ranks - 1) / ranks
-    lines = [
-        "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807",
-        f"# Collective test starting: {program}",
-        "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d agg iters: %d "
-        "validation: %d graph: %d unalign: %d" % (1, 1, min(sizes), max(sizes), 2, "factor", 1, 20, 1, 1, 0, 0),
-        "#",
-        "# Using devices",
-    ]
-    for r in range(ranks):
-        host, dev = hosts[r // gpus_per_node], r % gpus_per_node
-        lines.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s"
-                     % (r, 0, 40000 + r, host, dev, 0, 0x18 + dev, 0, "NVIDIA H100 80GB HBM3"))
-    lines += [
-        "#",
-        "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
-        % ("", "", "", "", ""),
-        "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s"
-        % ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-           "#wrong", 0, ""),
-        "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s"
-        % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, ""),
-    ]
-    cells = []
-    for i, size in enumerate(sizes):
-        bws = busbw if isinstance(busbw, list) else [busbw] * len(sizes)
-        row = "%12li  %12li  %8s  %6s  %6s" % (size, size // 4, "float", "sum", "%6i" % -1)
-        for bw, w in ((bws[i], wrong[0]), (bws[i] * ip_factor, wrong[1])):
-            algbw = bw / factor
-            row += _body(size / 1e9 / algbw * 1e6, algbw, bw, w)
-            cells.append(bw)
-        lines.append(row)
-    if footer:
-        lines += ["# %-20s : %d %s" % ("Out of bounds values", 0, "OK"),
-                  "# %-20s : %g %s" % ("Avg bus bandwidth", sum(cells) / len(cells), ""),
-                  "#", f"# Collective test concluded: {program}", "#"]
-    return "\n".join(lines) + "\n"
-
+from tests.nccl_tests_log import GIB, SIZES, get_float_str, nccl_log, row_body
 
 # By hand, 2022-2024 format (nccl-tests 2.13): 2 nodes x 2 GPUs, validation on for
 # out-of-place only in this build ("N/A" in-place), with NCCL INFO chatter in between.
@@ -176,7 +110,7 @@ def test_per_iteration_and_timestamp_columns() -> None:
     header = ("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s"
               % ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99",
                  "i_cv%", "time", "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", 19, "timestamp"))
-    half = _body(20000.0, 53.69, 100.66, 0) + "  %7s  %7s  %7s  %7s" % ("19990.1", "20100.2", "20099.0", "0.21")
+    half = row_body(20000.0, 53.69, 100.66, 0) + "  %7s  %7s  %7s  %7s" % ("19990.1", "20100.2", "20099.0", "0.21")
     row = "%12li  %12li  %8s  %6s  %6s" % (GIB, GIB // 4, "float", "sum", "%6i" % -1) + half + half + "%21s" % "2026-07-09 16:03:21"
     text = "\n".join(["# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 1073741824 step: 2(factor) warmup iters: 1",
                       "#", header, row, "# Avg bus bandwidth    : 100.66 ", ""])
@@ -188,7 +122,7 @@ def test_large_values_in_exponent_form() -> None:
     """getFloatStr falls back to %e when %.0f does not fit the column (a time over 9999999 us)."""
     assert get_float_str(123456789.0, 7) == "1.2e+08"
     slow = "%12li  %12li  %8s  %6s  %6s" % (16 * GIB, 4 * GIB, "float", "sum", "%6i" % -1)
-    slow += _body(12345678.9, 1.39, 1.39, 0) * 2
+    slow += row_body(12345678.9, 1.39, 1.39, 0) * 2
     text = nccl_log(["a", "b"], 1, 10.0, sizes=[GIB]).replace("# Out of bounds", slow + "\n# Out of bounds")
     assert "1.2e+07" in text
     log = parse_text(text, "e.log")

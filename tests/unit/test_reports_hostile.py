@@ -27,8 +27,8 @@ from tests.hostile_text import (
     assert_prometheus_parses,
     assert_terminal_clean,
 )
+from tests.nccl_tests_log import nccl_log
 from tests.unit.test_acceptance_expected import host_names
-from tests.unit.test_acceptance_log import nccl_log
 
 CHECKS = {"table": assert_terminal_clean, "markdown": assert_markdown_intact, "junit": assert_junit_well_formed,
           "prometheus": assert_prometheus_parses, "json": assert_json_clean}
