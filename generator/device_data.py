@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from generator.common.errors import FabricgenError
+from generator.common.yaml_events import HAS_LIBYAML, NotPlain, plain_data
 
 MAX_DEVICE_BYTES = 32 * 1024 * 1024
 MAX_DEVICE_DEPTH = 64
@@ -67,59 +68,25 @@ class _TooDeep(Exception):
 
 def _parse_yaml_libyaml(text: str) -> Any:
     """The same answer as _DeviceYamlLoader, parsed by libyaml (several times faster: drift and
-    deploy read one running config per switch, 128 of them per run; issue 26). libyaml's composer
-    cannot be subclassed, so its event stream, which is flat, is built into the tree here without
-    recursion: an alias is refused and a nesting deeper than MAX_DEVICE_DEPTH stops the build.
-    As BaseLoader: every scalar a string, an empty document None, a repeated key's last value wins."""
-    root: list = []
-    stack: list = []            # open containers: [dict, pending key or _NO_KEY] or [list]
-    documents = 0
-
-    def add(value) -> None:
-        if not stack:
-            root.append(value)
-            return
-        top = stack[-1]
-        if len(top) == 1:              # a sequence
-            top[0].append(value)
-        elif top[1] is _NO_KEY:
-            if not isinstance(value, str):
-                raise DeviceDataError("a YAML mapping key that is not a scalar")
-            top[1] = value
-        else:
-            top[0][top[1]] = value
-            top[1] = _NO_KEY
-
-    for event in yaml.parse(text, Loader=yaml.CBaseLoader):
-        kind = type(event)             # libyaml yields exactly these classes: no subclass checks
-        if kind is yaml.ScalarEvent:
-            add(event.value)
-        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-            if len(stack) >= MAX_DEVICE_DEPTH:
-                raise _TooDeep
-            node: dict | list = {} if kind is yaml.MappingStartEvent else []
-            add(node)
-            stack.append([node, _NO_KEY] if kind is yaml.MappingStartEvent else [node])
-        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-            stack.pop()
-        elif kind is yaml.AliasEvent:
-            raise DeviceDataError(f"a YAML alias at line {event.start_mark.line + 1}: aliases are not accepted "
-                                  "from a device")
-        elif kind is yaml.DocumentStartEvent:
-            documents += 1
-            if documents > 1:
-                raise DeviceDataError("more than one YAML document")
-    return root[0] if root else None
-
-
-_NO_KEY = object()
+    deploy read one running config per switch, 128 of them per run; issue 26), built without
+    recursion (generator/common/yaml_events.py): an alias is refused and a nesting deeper than
+    MAX_DEVICE_DEPTH stops the build."""
+    try:
+        return plain_data(text, MAX_DEVICE_DEPTH)
+    except NotPlain as exc:
+        if exc.why == "deep":
+            raise _TooDeep from None
+        raise DeviceDataError({
+            "alias": f"a YAML alias at line {exc.line}: aliases are not accepted from a device",
+            "key": "a YAML mapping key that is not a scalar",
+            "documents": "more than one YAML document"}[exc.why]) from None
 
 
 def parse_yaml(text: str, what: str) -> Any:
     """YAML a device printed; scalars stay strings (BaseLoader). DeviceDataError on anything refused."""
     _check_size(text, what)
     try:
-        if yaml.__with_libyaml__:
+        if HAS_LIBYAML:
             return _parse_yaml_libyaml(text)
         return yaml.load(text, Loader=_DeviceYamlLoader)  # noqa: S506 - a BaseLoader subclass: no object tags
     except _TooDeep:
