@@ -113,8 +113,14 @@ def _matcher(os_name: str | None, which: int) -> Callable[[tuple[str, ...]], boo
     fabric asks it for every key of every changed file (~470,000 paths for 97 added nodes), and
     the index lookup and two calls around each question were a third of the redaction's time."""
     index = _index(os_name, which)
+    # a path can match only when one of its last REACH keys is a name some rule ends with: nearly
+    # no path of a rendered config is, and one set operation in C says so
+    reach = max((distance for distance, _ in index), default=1)
+    names = frozenset(name for _, named in index for name in named)
 
     def matches(parts: tuple[str, ...]) -> bool:
+        if names.isdisjoint(parts[-reach:]):
+            return False
         for distance, named in index:
             if len(parts) >= distance:
                 rules = named.get(parts[-distance])
