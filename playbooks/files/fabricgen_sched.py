@@ -110,16 +110,41 @@ def _kubernetes(node: str) -> dict:
             "reason": "cordoned" if cordoned else "", "by": "", "at": "", "ours": False}
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group PGID still runs. Signal 0 finds zombies too: a killed process of
+    the hook whose parent died first waits for PID 1 to reap it, which this VM's init does about
+    once a second and a container's shell as PID 1 never does. A zombie evicts nothing, so the
+    group's members are read from /proc (proc(5): /proc/PID/stat, state then ppid then pgrp after
+    the command's closing parenthesis) and those in state Z do not count."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True                     # no procfs: signal 0 is all there is
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue                    # gone while listed, or not ours to read
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
 def _group_gone(pgid: int, wait: float) -> bool:
-    """True once no process of group PGID is left (signal 0 finds none), within WAIT seconds."""
+    """True once no process of group PGID is left (zombies aside), within WAIT seconds."""
     deadline = time.monotonic() + wait
     while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
+        if not _group_alive(pgid):
             return True
-        except PermissionError:
-            pass
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)

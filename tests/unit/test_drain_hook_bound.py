@@ -57,3 +57,27 @@ def test_a_hook_past_its_bound_is_ended_with_every_process_it_started(tmp_path):
             break
         bound *= 2
     assert len(started) == 3, f"the hook's three processes did not start within {bound:g} s"
+
+
+def test_a_group_of_zombies_is_gone():
+    # a killed hook's processes whose parent died first wait for PID 1 to reap them: never, under a
+    # container's shell as PID 1. Signal 0 still finds a zombie; it evicts nothing, so it is gone.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fabricgen_sched_under_test", SCRIPT)
+    sched = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sched)
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)       # a group of its own
+    try:
+        assert sched._group_alive(child.pid)
+        os.kill(child.pid, 9)
+        # not reaped here yet: a zombie (the test waits for that state, the kernel's, not a time)
+        stat = Path(f"/proc/{child.pid}/stat")
+        while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            pass
+        os.killpg(child.pid, 0)                 # signal 0 still finds the group
+        assert not sched._group_alive(child.pid)
+        assert sched._group_gone(child.pid, 0.0)
+    finally:
+        child.kill()
+        child.wait()
