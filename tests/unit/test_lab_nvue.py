@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
+import time
 
 from generator.lab.faults import FaultSource, write_faults
 from generator.lab.nvue import NvueDevice
@@ -46,6 +48,10 @@ async def run(device, line, answers=()):
 def test_apply_confirm_revert_and_confirm_yes(tmp_path):
     async def scenario():
         device = make_device(tmp_path)
+        # the device's 1 s confirm timer runs in 0.1 s of wall time (the scaling itself:
+        # test_time_scale_runs_the_confirm_timer_faster); the timer and the sleeps below share one
+        # event loop, which runs them in deadline order however busy the machine is
+        device.time_scale = 10.0
         await run(device, "nv set interface swp1 link mtu 9216")
         assert (await run(device, "nv config apply -y"))[0] == 0
         await run(device, "nv set interface swp1 link mtu 9000")
@@ -53,12 +59,12 @@ def test_apply_confirm_revert_and_confirm_yes(tmp_path):
         assert status == 0 and "confirm within 1s" in out
         status, out = await run(device, "nv config apply -y")
         assert status == 1 and "waiting for confirmation" in out
-        await asyncio.sleep(1.3)
+        await asyncio.sleep(0.13)
         assert device.applied["interface"]["swp1"]["link"]["mtu"] == "9216"
         await run(device, "nv set interface swp1 link mtu 9100")
         await run(device, "nv config apply -y --confirm 1s")
         assert (await run(device, "nv config apply --confirm-yes"))[0] == 0
-        await asyncio.sleep(1.2)
+        await asyncio.sleep(0.12)
         assert device.applied["interface"]["swp1"]["link"]["mtu"] == "9100"
         assert device.startup == device.applied
 
@@ -74,11 +80,19 @@ def test_time_scale_runs_the_confirm_timer_faster(tmp_path):
         await run(device, "nv set interface swp1 link mtu 9216")
         await run(device, "nv config apply -y")
         await run(device, "nv set interface swp1 link mtu 9000")
+        before = time.monotonic()
         status, out = await run(device, "nv config apply -y --confirm 30s")
+        applied = time.monotonic()
         assert status == 0 and "confirm within 30s" in out
         await asyncio.sleep(0.5)
+        asked = time.monotonic()
         _, out = await run(device, "nv config apply --confirm-status")
-        assert "15 seconds remaining" in out or "14 seconds remaining" in out, out
+        answered = time.monotonic()
+        # 30 device seconds less the wall time since the apply, times 30: about 15, and exactly
+        # within what the clock allows on a busy machine (a window of 14 or 15 was not)
+        left = int(re.fullmatch(r"Revision \d+ pending confirm: (\d+) seconds remaining\n", out).group(1))
+        assert round(30 - (answered - before) * 30) <= left <= round(30 - (asked - applied) * 30), out
+        assert 0 < left < 30
         await asyncio.sleep(0.8)
         assert device.confirm is None
         assert device.applied["interface"]["swp1"]["link"]["mtu"] == "9216"

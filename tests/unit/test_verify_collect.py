@@ -100,7 +100,10 @@ def test_an_answer_of_the_device_is_not_retried():
     assert Scripted.opened == 1
 
 
-def test_bgp_is_read_until_two_reads_agree_and_no_planned_session_is_connecting():
+def test_bgp_is_read_until_two_reads_agree_and_no_planned_session_is_connecting(monkeypatch):
+    # the scripted reads change per read, not per second: the poll's one-second pause is not what
+    # is tested here (2 s of waiting)
+    monkeypatch.setattr(collect, "SETTLE_POLL_S", 0.01)
     connecting, up_3, up_5 = _bgp(("swp1", False, 0)), _bgp(("swp1", True, 3)), _bgp(("swp1", True, 5))
     reading, _ = _read(_script(bgp=[connecting, up_3, up_5, up_5, connecting]), settle_s=30.0)
     # connecting -> established with prefixes still arriving -> settled: the last stable read counts
