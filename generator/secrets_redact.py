@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import yaml
+
 # NVUE (Cumulus Linux 5.x), paths as in `nv set`:
 # - `system aaa user <u> hashed-password|password` (NVIDIA, Cumulus Linux 5.11 "User Accounts");
 # - `system aaa tacacs server <prio> secret`, `system aaa radius server <srv> secret` (TACACS/RADIUS
@@ -68,6 +70,7 @@ RULES = {"cumulus": (NVUE_VALUE_RULES, NVUE_KEY_RULES), "sonic": (SONIC_VALUE_RU
 ANY = (NVUE_VALUE_RULES + SONIC_VALUE_RULES, NVUE_KEY_RULES + SONIC_KEY_RULES)
 
 MARK = re.compile(r"^<redacted sha256:[0-9a-f]{12}>$")
+_YAML_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)   # strings only, no tags
 
 
 def _rules(os_name: str | None):
@@ -215,7 +218,14 @@ def _unquote(key: str) -> str:
         try:
             return json.loads(key)
         except ValueError:
-            return key[1:-1]
+            pass
+        # YAML's double-quoted escapes beyond JSON's (\x70, \U00000070: YAML 1.2 section 5.7) spell
+        # a key too: `nv config diff` is YAML, and a key hidden that way is still the key
+        try:
+            value = yaml.load(key, Loader=_YAML_LOADER)
+        except yaml.YAMLError:
+            value = None
+        return value if isinstance(value, str) else key[1:-1]
     if key.startswith("'"):
         return key[1:-1].replace("''", "'")
     return key
@@ -251,7 +261,7 @@ def _redact_patch_line(os_name: str | None, m: re.Match) -> str:
 def redact_text(os_name: str | None, text: str) -> str:
     """Secrets out of config text: YAML or JSON (indented, one key per line, as `nv config diff`
     and json.dumps(indent=...) write them), a unified diff of such text, or JSON-patch lines."""
-    if not text:
+    if not text or _nothing_to_redact(os_name, text):
         return text
     lines = text.split("\n")
     unified = any(ln.startswith("@@") for ln in lines)
@@ -272,6 +282,28 @@ def redact_text(os_name: str | None, text: str) -> str:
     return "\n".join(out)
 
 
+@functools.cache
+def _rule_names(os_name: str | None) -> tuple[tuple[str, ...], ...]:
+    """The names each rule of either list holds ("*" aside): a path matches a rule only where
+    every one of them is one of its keys."""
+    value_rules, key_rules = _rules(os_name)
+    return tuple(sorted({tuple(sorted({p for p in rule if p != "*"})) for rule in value_rules + key_rules}))
+
+
+def _nothing_to_redact(os_name: str | None, text: str) -> bool:
+    """True when no line of TEXT can be secret: for every rule, a name it holds does not occur in
+    TEXT. A key is read from the text as written or unquoted; only an escape that spells a
+    character by its code (JSON's \\u0070, YAML's \\x70, \\u0070, \\U00000070) could spell a name
+    the text does not hold, so a text with one is always read line by line. `plan` of a grown
+    fabric hands over thousands of host files (netplan, nccl.conf, scripts) that hold no secret."""
+    if any(escape in text for escape in _CODE_ESCAPES):
+        return False
+    return not any(all(name in text for name in names) for names in _rule_names(os_name))
+
+
+_CODE_ESCAPES = ("\\u", "\\U", "\\x")
+
+
 # One open key of the text: its indent, its key path, and whether a value rule matched that path
 # or one above it (everything below a secret is secret). Carried down the stack, so a line asks one
 # rule question instead of one per level above it.
@@ -287,14 +319,18 @@ def _redact_line(os_name: str | None, body: str, stack: list[_Open]) -> str:
         raw = m.group("key")
         key = _unquote(raw)
         parts = (*stack[-1][1], key) if stack else (key,)
-        if key_secret(os_name, parts):
+        secret_key = key_secret(os_name, parts)
+        if secret_key:
             raw = _quote_like(raw, marker(key))
         val = m.group("val") or ""
         secret = (stack and stack[-1][2]) or value_secret(os_name, parts)
-        if val not in _OPENERS and secret:
+        stack.append((indent, parts, secret))   # a scalar has no children, but its siblings pop it
+        secret_value = val not in _OPENERS and secret
+        if not (secret_key or secret_value):
+            return body                          # as written, spaces and all: only secrets change
+        if secret_value:
             quoted = val.startswith('"')
             val = _quote_like(val, marker(_unquote(val) if quoted or val.startswith("'") else val))
-        stack.append((indent, parts, secret))   # a scalar has no children, but its siblings pop it
         return f"{m.group('lead')}{raw}:{m.group('sp') or (' ' if val else '')}{val}{m.group('comma')}"
     item = _ITEM_LINE.match(body)
     if item and stack:

@@ -97,3 +97,19 @@ def test_drift_report_formats_redact_even_unredacted_results():
         marker = mark("Md5-Key-1") if fmt is not format_markdown else (
             mark("Md5-Key-1").replace("<", "&lt;").replace(">", "&gt;"))
         assert "Md5-Key-1" not in text and marker in text
+
+
+def test_only_secrets_change_in_text():
+    # a line with no secret is given back as written, spaces and all (a diff of whitespace stays one)
+    text = "a: b  \nkey :  v\n- x  \npassword:  hunter2  \n"
+    assert redact_text(None, text).split("\n") == ["a: b  ", "key :  v", "- x  ",
+                                                   "password:  " + mark("hunter2"), ""]
+    # no rule's names in a text: the text itself (NTP_KEY's `value` alone is no secret)
+    plain = "value: 3\nmtu: 9216\n"
+    assert redact_text("sonic", plain) is plain
+
+
+def test_a_key_spelled_with_escapes_is_still_a_secret():
+    # the text holds no "password", but JSON and YAML read these keys as password
+    for text in ('{\n  "\\u0070assword": "hunter2"\n}', '"\\x70assword": hunter2\n', '"\\U00000070assword": hunter2\n'):
+        assert "hunter2" not in redact_text("cumulus", text), text
