@@ -89,10 +89,11 @@ QUICK_TMP ?= /dev/shm
 test: setup
 	$(PYTEST); status=$$?; rm -rf "$(VENV)/pycache$${TMPDIR:-/tmp}"; exit $$status
 
-# for editing: unit and golden tests only, no lab, SSH or namespace
+# for editing: unit and golden tests only, no lab, SSH or namespace; property tests at most 50
+# examples each from a fixed seed (tests/conftest.py QUICK_EXAMPLES), `make test` tries them all
 test-quick: setup
 	@scratch=$$(mktemp -d "$(QUICK_TMP)/fabricgen-test-quick.XXXXXX" 2>/dev/null || mktemp -d) && \
-	TMPDIR="$$scratch" $(PYTEST_RUN) $(call xdist,$(QUICK_WORKERS)) tests/unit tests/golden; status=$$?; \
+	TMPDIR="$$scratch" $(PYTEST_RUN) $(call xdist,$(QUICK_WORKERS)) --hypothesis-profile=quick tests/unit tests/golden; status=$$?; \
 	chmod -R u+w "$$scratch" 2>/dev/null; rm -rf "$$scratch" "$(VENV)/pycache$$scratch"; exit $$status
 
 test-unit: setup

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from generator.common.json_text import config_db_text
 from generator.devices.config_db_diff import config_db_diff
+from tests.conftest import examples
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "medium-sonic" / "switches"
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@\n")
@@ -103,7 +104,7 @@ CONFIG_DB = st.dictionaries(
     max_size=4)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(CONFIG_DB, CONFIG_DB)
 def test_any_two_config_dbs(running, candidate):
     diff = config_db_diff(running, candidate)

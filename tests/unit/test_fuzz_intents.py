@@ -30,7 +30,7 @@ from generator.checks.nccl_path_rules import PATH_KEYS
 from generator.checks.runner import run_checks
 from generator.intent.loader import MAX_DEPTH, MAX_INTENT_BYTES_ENV, IntentError, load_intent
 from generator.render.output import render_files, write_tree
-from tests.conftest import example
+from tests.conftest import example, examples
 
 BASES: dict[str, dict[str, Any]] = {n: yaml.safe_load(example(n).read_text()) for n in ("small", "medium", "large")}
 BASE = BASES["medium"]
@@ -210,7 +210,7 @@ def _run(text: str) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-FUZZ = settings(max_examples=200, deadline=timedelta(seconds=10),
+FUZZ = settings(max_examples=examples(200), deadline=timedelta(seconds=10),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -222,7 +222,7 @@ def test_mutated_intents_fail_cleanly(text):
 
 # Most blind mutations stop at the schema; these keep the shape valid so that rules, the
 # compiler and the renderers see the odd values.
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=examples(150))
 @given(text=mutated_intent(ops=("tweak",), corrupt=False))
 def test_well_formed_oddities_fail_cleanly_or_render(text):
     _run(text)
@@ -271,7 +271,7 @@ def test_huge_host_name_width_is_refused_before_formatting(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # Issue 15, finding 6: the loader's limits (size, depth, alias expansion) under generated input.
 
-@settings(FUZZ, max_examples=40)
+@settings(FUZZ, max_examples=examples(40))
 @given(depth=st.integers(1, 3 * MAX_DEPTH), flow=st.booleans(), key=st.sampled_from(["fabric", "hosts", "x"]))
 def test_nesting_of_any_depth_is_a_clean_outcome(depth, flow, key):
     if flow:
@@ -286,7 +286,7 @@ def test_nesting_of_any_depth_is_a_clean_outcome(depth, flow, key):
     assert outcome == "rejected"
 
 
-@settings(FUZZ, max_examples=40)
+@settings(FUZZ, max_examples=examples(40))
 @given(branch=st.integers(2, 12), levels=st.integers(1, 9), in_key=st.booleans(), keys=st.booleans())
 def test_alias_bombs_fail_fast_and_cleanly(branch, levels, in_key, keys):
     names = [f"a{i}" for i in range(levels + 1)]
@@ -298,7 +298,7 @@ def test_alias_bombs_fail_fast_and_cleanly(branch, levels, in_key, keys):
     _run(text)
 
 
-@settings(FUZZ, max_examples=25)
+@settings(FUZZ, max_examples=examples(25))
 @given(extra=st.integers(-200, 200))
 def test_size_limit_is_exact(extra):
     text = example("small").read_text()
@@ -324,7 +324,7 @@ def test_size_limit_is_exact(extra):
 
 # Issue 15, finding 7: nccl.settings values, path-valued keys above all, are refused, warned
 # about or rendered as plain ASCII; never a crash.
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=examples(60))
 @given(key=st.sampled_from(PATH_KEYS + ("NCCL_DEBUG_SUBSYS", "NCCL_SOCKET_IFNAME")),
        value=st.one_of(st.text(max_size=30), st.sampled_from(["/etc/passwd", "../../tmp/evil", "/tmp/x.%h.%p",
                                                               "aws-ofi", "/opt/nccl/lib.so", "a\0b", "/a/../b"])))

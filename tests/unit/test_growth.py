@@ -23,6 +23,7 @@ from generator.plan.model import ROLE_LEAF, ROLE_SPINE, ROLE_SUPER_SPINE, TIER_H
 from generator.plan.topology import CompileError
 from generator.render.output import render_files
 from tests.cli_runner import run_cli
+from tests.conftest import examples
 
 # libyaml when PyYAML has it: these tests parse thousands of rendered files
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -100,7 +101,7 @@ def growth_cases(draw):
                 groups=draw(st.integers(2, 5)), numbered=draw(st.booleans()))
 
 
-@settings(max_examples=200, deadline=None, derandomize=True,
+@settings(max_examples=examples(200), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(growth_cases())
 def test_growing_within_build_out_only_adds(case) -> None:

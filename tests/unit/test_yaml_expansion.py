@@ -18,6 +18,7 @@ import generator.common.bounded_yaml as bounded_yaml
 import generator.intent.loader as loader
 from generator.common.bounded_yaml import YamlRefused, check_expansion
 from generator.intent.loader import IntentError, Problem
+from tests.conftest import examples
 
 
 def full_check(node: yaml.Node, max_nodes: int, max_depth: int) -> tuple | None:
@@ -145,7 +146,7 @@ def documents(draw) -> str:
     return "top:\n" + "".join(f"  - {p}\n" for p in parts)
 
 
-LIMITS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+LIMITS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _compose(text: str) -> yaml.Node:
