@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from generator.common.yaml_events import HAS_LIBYAML, NotPlain, plain_data
+
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 # libyaml's parser when PyYAML was built with it (the wheels are): the same data as the
 # pure-Python BaseLoader, several times faster on a fabric's hundreds of rendered files.
@@ -146,8 +148,40 @@ def parse_structured(relpath: str, text: str, *, typed: bool = False) -> Any:
     if relpath.endswith(".json"):
         data = json.loads(text) if text.strip() else {}
     else:
-        data = yaml.load(text, Loader=_TypedLoader if typed else _BASE_LOADER) if text.strip() else {}
+        data = _load_yaml(text, typed) if text.strip() else {}
     return keyed_lists(nvue_unwrapped(data))
+
+
+_PLAIN_DEPTH = 100      # a rendered file nests ~12 deep; PyYAML's constructor recurses per level
+
+
+def _load_yaml(text: str, typed: bool) -> Any:
+    """yaml.load(TEXT) with _TypedLoader or BaseLoader: the same data or the same error. Built from
+    libyaml's events (generator/common/yaml_events.py) a rendered startup.yaml takes about half the
+    time PyYAML's Python constructor takes (`plan` reads every changed file twice: 7.9 of the 41 s
+    test_growth.py spent under cProfile); what that build leaves (an alias, a tag, a collection
+    as a key, deep nesting, an error) is read by yaml.load itself."""
+    if HAS_LIBYAML:
+        try:
+            return plain_data(text, _PLAIN_DEPTH, _core_value if typed else None)
+        except (NotPlain, yaml.YAMLError):
+            pass
+    return yaml.load(text, Loader=_TypedLoader if typed else _BASE_LOADER)
+
+
+_CONSTRUCT = {"tag:yaml.org,2002:bool": lambda v: v.lower() == "true", "tag:yaml.org,2002:int": int,
+              "tag:yaml.org,2002:float": float, "tag:yaml.org,2002:null": lambda v: None}
+
+
+def _core_value(value: str, plain: bool) -> Any:
+    """A scalar as _TypedLoader types it: unquoted, the first core-schema type whose pattern
+    matches (its implicit resolvers, tried in order for the value's first character), else the
+    string; SafeConstructor's int() and float() agree on every text those patterns admit."""
+    if plain:
+        for tag, pattern, first in _CORE_TYPES:
+            if (value[:1] in first if value else "" in first) and pattern.match(value):
+                return _CONSTRUCT[tag](value)
+    return value
 
 
 def nvue_unwrapped(data: Any) -> Any:

@@ -16,6 +16,7 @@ startup.yaml (generator/render/nvue_model.py: 0.9 -> 0.45 s for the 93 golden do
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -26,7 +27,7 @@ HAS_LIBYAML = bool(getattr(yaml, "__with_libyaml__", False))
 
 
 class NotPlain(FabricgenError, ValueError):
-    """WHY: "alias", "key", "documents" or "deep"; LINE: 1-based, where known."""
+    """WHY: "alias", "key", "documents", "deep" or "tag"; LINE: 1-based, where known."""
 
     def __init__(self, why: str, line: int | None = None):
         super().__init__(f"not plain YAML data: {why}" + (f" at line {line}" if line else ""))
@@ -36,9 +37,12 @@ class NotPlain(FabricgenError, ValueError):
 _NO_KEY = object()
 
 
-def plain_data(text: str, max_depth: int) -> Any:
+def plain_data(text: str, max_depth: int, resolve: Callable[[str, bool], Any] | None = None) -> Any:
     """BaseLoader's data of TEXT through libyaml (HAS_LIBYAML must hold); NotPlain as above,
-    yaml.YAMLError for what is not YAML."""
+    yaml.YAMLError for what is not YAML. RESOLVE(value, plain): the value of each scalar that is
+    not a mapping key, PLAIN when it was written unquoted, for a loader that types values; its
+    constructors would read a tagged node (`!!int "3"`, `!!set`) their own way, so with RESOLVE a
+    tag is NotPlain too ("tag")."""
     result = None
     documents = 0
     open_: list = []            # the collections being filled, innermost last
@@ -47,9 +51,16 @@ def plain_data(text: str, max_depth: int) -> Any:
         kind = type(event)      # libyaml yields exactly these classes: no subclass checks
         if kind is yaml.ScalarEvent:
             value = event.value
+            if resolve is not None:
+                if event.tag is not None:
+                    raise NotPlain("tag", event.start_mark.line + 1)
+                if not (open_ and type(open_[-1]) is dict and keys[-1] is _NO_KEY):
+                    value = resolve(value, event.implicit[0])
         elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
             if len(open_) >= max_depth:
                 raise NotPlain("deep", event.start_mark.line + 1)
+            if resolve is not None and event.tag is not None:
+                raise NotPlain("tag", event.start_mark.line + 1)
             value = {} if kind is yaml.MappingStartEvent else []
         elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             open_.pop()

@@ -55,3 +55,37 @@ def test_not_yaml_is_the_parsers_error():
         plain_data("a: [unclosed", 64)
     with pytest.raises(yaml.YAMLError):
         _load("a: [unclosed")
+
+
+def _typed(value):
+    """VALUE with the type of every scalar: 3 and '3', 1.0 and 1 are told apart."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}, list(value)
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return type(value).__name__, repr(value)
+
+
+TYPED = ["a: 1", "a: -0", "a: +5", "a: 007", "a: 0x1F", "a: 1_000", "a: 1.5", "a: -0.0", "a: .5", "a: 1e5",
+         "a: -.5e-3", "a: .inf", "a: true", "a: TRUE", "a: yes", "a: on", "a: ~", "a: Null", "a:", "a: ''",
+         "a: '3'", 'a: "3"', "3: x", "'3': y", "a: [1, '2', true, ~, 1.0]", "<<: {b: 1}", "a: !!int '3'",
+         "a: !!str 3", "a: &x 1\nb: *x", "a: 2001-12-14", "a: 12:30", "a: {b: {c: [1, {d: off}]}}", "a: |\n  1\n",
+         "a: 1\na: 2", "a: 1.", "a: 00"]
+
+
+@pytest.mark.parametrize("text", TYPED + sorted(str(p) for p in (REPO / "tests" / "golden" / "small").rglob("*.yaml")))
+def test_plans_typed_reading_types_as_its_yaml_loader_does(text):
+    from generator.common.structured_diff import _load_yaml, _TypedLoader
+
+    if text.endswith(".yaml"):
+        with open(text) as f:
+            text = f.read()
+    assert _typed(_load_yaml(text, typed=True)) == _typed(yaml.load(text, Loader=_TypedLoader))
+    assert _typed(_load_yaml(text, typed=False)) == _typed(yaml.load(text, Loader=yaml.BaseLoader))
+
+
+def test_a_tag_is_not_plain_for_a_typed_reading():
+    with pytest.raises(NotPlain) as caught:
+        plain_data("a: !!int '3'\n", 64, lambda value, plain: value)
+    assert caught.value.why == "tag"
+    assert plain_data("a: !!int '3'\n", 64) == {"a": "3"}          # BaseLoader ignores tags
