@@ -154,11 +154,17 @@ def log(line):
     with open(os.environ["FAKE_SLURM_LOG"], "a") as fh:
         fh.write(line + "\n")
 def alive(pid):
+    # a killed kubectl whose parent died first is a zombie until PID 1 reaps it: signal 0 still
+    # finds it, but it sends the API server nothing (proc(5): state Z in /proc/PID/stat)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 def seconds(text):
     if text == "0":
         return 0
