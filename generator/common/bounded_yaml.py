@@ -71,7 +71,6 @@ class Expansion:
     marks such a node `tainted`)."""
 
     def __init__(self, root: yaml.Node, cap: int, keys_whole: bool = True):
-        self.cap = cap
         self.size: dict[int, int] = {}
         self.height: dict[int, int] = {}
         self.tainted: dict[int, bool] = {}

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from generator.common.yaml_events import HAS_LIBYAML, NotPlain, plain_data
+from generator.common import yaml_events
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 # libyaml's parser when PyYAML was built with it (the wheels are): the same data as the
@@ -152,21 +152,13 @@ def parse_structured(relpath: str, text: str, *, typed: bool = False) -> Any:
     return keyed_lists(nvue_unwrapped(data))
 
 
-_PLAIN_DEPTH = 100      # a rendered file nests ~12 deep; PyYAML's constructor recurses per level
-
-
 def _load_yaml(text: str, typed: bool) -> Any:
-    """yaml.load(TEXT) with _TypedLoader or BaseLoader: the same data or the same error. Built from
-    libyaml's events (generator/common/yaml_events.py) a rendered startup.yaml takes about half the
-    time PyYAML's Python constructor takes (`plan` reads every changed file twice: 7.9 of the 41 s
-    test_growth.py spent under cProfile); what that build leaves (an alias, a tag, a collection
-    as a key, deep nesting, an error) is read by yaml.load itself."""
-    if HAS_LIBYAML:
-        try:
-            return plain_data(text, _PLAIN_DEPTH, _core_value if typed else None)
-        except (NotPlain, yaml.YAMLError):
-            pass
-    return yaml.load(text, Loader=_TypedLoader if typed else _BASE_LOADER)
+    """yaml.load(TEXT) with _TypedLoader or BaseLoader, built from libyaml's events where it can
+    be (common/yaml_events.load): `plan` reads every changed file twice, and PyYAML's Python
+    constructor was 7.9 of the 41 s test_growth.py spent under cProfile."""
+    if typed:
+        return yaml_events.load(text, _TypedLoader, _core_value)
+    return yaml_events.load(text, _BASE_LOADER)
 
 
 _CONSTRUCT = {"tag:yaml.org,2002:bool": lambda v: v.lower() == "true", "tag:yaml.org,2002:int": int,

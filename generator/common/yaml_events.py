@@ -92,4 +92,20 @@ def plain_data(text: str, max_depth: int, resolve: Callable[[str, bool], Any] | 
     return result
 
 
-__all__ = ["HAS_LIBYAML", "NotPlain", "plain_data"]
+PLAIN_DEPTH = 100       # rendered and device documents nest ~12 deep; PyYAML's constructor recurses per level
+
+
+def load(text: str, loader: type, resolve: Callable[[str, bool], Any] | None = None) -> Any:
+    """yaml.load(TEXT, Loader=LOADER): the same data, or the same error. Built from the events when
+    that build is plain (RESOLVE typing the scalars as LOADER's resolvers and constructors would);
+    what it leaves (an alias, a tag, a collection as a key, a second document, deep nesting, an
+    error) is read by yaml.load itself."""
+    if HAS_LIBYAML:
+        try:
+            return plain_data(text, PLAIN_DEPTH, resolve)
+        except (NotPlain, yaml.YAMLError):
+            pass
+    return yaml.load(text, Loader=loader)  # noqa: S506 - callers pass BaseLoader or a SafeLoader subclass
+
+
+__all__ = ["HAS_LIBYAML", "PLAIN_DEPTH", "NotPlain", "load", "plain_data"]

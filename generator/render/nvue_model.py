@@ -24,8 +24,8 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from generator.common import yaml_events
 from generator.common.release_catalog import NVUE_MODELS_PACKAGE, cumulus_releases
-from generator.common.yaml_events import HAS_LIBYAML, NotPlain, plain_data
 
 MODELS_PACKAGE = NVUE_MODELS_PACKAGE
 _LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)   # same resolver (strings only), in C
@@ -99,7 +99,9 @@ def model_class(release: str) -> type[BaseModel]:
 
 def load_set_body(text: str) -> dict:
     """The `set` mapping of a startup.yaml (list of header/set items) or of a bare mapping."""
-    data = _load(text)
+    # from libyaml's events (common/yaml_events.load): PyYAML's composer and constructor were two
+    # thirds of validate_nvue's time; the 93 golden startup.yaml files 0.9 s -> 0.45 s
+    data = yaml_events.load(text, _LOADER)
     if data in (None, ""):
         return {}
     if isinstance(data, dict):
@@ -114,23 +116,6 @@ def load_set_body(text: str) -> dict:
             elif item["set"] not in (None, ""):
                 raise ValueError("'set' must be a mapping")
     return body
-
-
-_PLAIN_DEPTH = 100      # NVUE documents nest ~10 deep; PyYAML's constructor recurses per level
-
-
-def _load(text: str) -> Any:
-    """yaml.load(TEXT, Loader=_LOADER): the same data, or the same error. PyYAML's composer and
-    constructor were two thirds of validate_nvue's time on a rendered document; built from
-    libyaml's events (generator/common/yaml_events.py) the 93 golden startup.yaml files take
-    0.45 s instead of 0.9 s. What that build does not do as BaseConstructor does (an alias, a
-    collection as a key, a second document, deep nesting, an error) is read again by yaml.load."""
-    if HAS_LIBYAML and not (_LOADER.yaml_constructors or _LOADER.yaml_multi_constructors):
-        try:
-            return plain_data(text, _PLAIN_DEPTH)
-        except (NotPlain, yaml.YAMLError):
-            pass
-    return yaml.load(text, Loader=_LOADER)
 
 
 def _merge(target: dict, patch: dict) -> None:

@@ -7,9 +7,15 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from generator.common.yaml_events import HAS_LIBYAML, NotPlain, plain_data
-from generator.render.nvue_model import _load
+from generator.common.yaml_events import HAS_LIBYAML, NotPlain, load, plain_data
+from generator.render.nvue_model import _LOADER
 from tests.conftest import REPO
+
+
+def _load(text: str):
+    """What nvue_model reads a document as."""
+    return load(text, _LOADER)
+
 
 pytestmark = pytest.mark.skipif(not HAS_LIBYAML, reason="PyYAML built without libyaml")
 
